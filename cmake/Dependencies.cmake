@@ -1,0 +1,36 @@
+# Debian 12 dependency stack; see docs/building.md for the quirks handled here.
+find_package(PkgConfig REQUIRED)
+
+# Kokkos 3.4 from Trilinos: the exported Kokkos::kokkos target carries a bogus include path, so use
+# the include directory and the trilinos_kokkos* libraries directly.
+find_package(Kokkos REQUIRED)
+find_library(UFNO_KOKKOSCORE trilinos_kokkoscore REQUIRED)
+find_library(UFNO_KOKKOSCONTAINERS trilinos_kokkoscontainers REQUIRED)
+set(UFNO_KOKKOS_LIBS ${UFNO_KOKKOSCORE} ${UFNO_KOKKOSCONTAINERS} dl)
+if(NOT Kokkos_INCLUDE_DIRS)
+  set(Kokkos_INCLUDE_DIRS /usr/include/trilinos)
+endif()
+
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+set(HDF5_PREFER_PARALLEL ON)
+find_package(HDF5 REQUIRED COMPONENTS C)
+if(NOT HDF5_IS_PARALLEL)
+  message(WARNING "HDF5 is not parallel: distributed I/O will not be available")
+endif()
+
+pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)
+find_library(FFTW3F_THREADS_LIB fftw3f_threads REQUIRED)
+
+# oneDNN 2.x: Debian's dnnl-config.cmake insists on OpenCL (its GPU runtime), which the CPU path
+# does not use, so the library is found directly.
+find_library(UFNO_DNNL_LIB dnnl REQUIRED)
+find_path(UFNO_DNNL_INCLUDE dnnl.hpp REQUIRED)
+
+find_library(UFNO_BLAS_LIB openblas REQUIRED)
+find_path(UFNO_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas REQUIRED)
+
+find_package(CLI11 QUIET)
+find_package(Catch2 2 QUIET)
+
+find_package(OpenMP REQUIRED COMPONENTS CXX)  # oneDNN's thread pool is OpenMP

@@ -1,0 +1,47 @@
+#pragma once
+// Backend-neutral plan for a batched 1-D FFT along the middle axis of a contiguous array viewed as
+// (outer, n, inner). Any axis of a row-major tensor has this form, which is all the per-axis
+// Fourier layer and the distributed FFT need. Built once, executed many times; no vendor types
+// appear here so that CUDA and FFTW stay out of public headers.
+#include <memory>
+#include <string>
+
+#include "operators/Tensor.hpp"
+
+namespace ufno::fft {
+
+enum class Transform {
+  R2C,          // real (outer, n, inner) -> complex (outer, n/2+1, inner), unnormalised
+  C2R,          // complex (outer, n/2+1, inner) -> real (outer, n, inner), unnormalised; input
+                // is destroyed; imaginary parts of the k=0 (and Nyquist) bins are ignored
+  C2C_FORWARD,  // exp(-i...), unnormalised; in place allowed
+  C2C_BACKWARD  // exp(+i...), unnormalised; in place allowed
+};
+
+struct Batch1d {
+  long outer = 1;
+  int n = 1;
+  long inner = 1;
+  bool operator==(const Batch1d& o) const {
+    return outer == o.outer && n == o.n && inner == o.inner;
+  }
+};
+
+std::string to_string(Transform t);
+
+class Fft1dPlan {
+ public:
+  virtual ~Fft1dPlan() = default;
+  virtual Transform transform() const = 0;
+  virtual const Batch1d& batch() const = 0;
+  // in/out are device pointers of the element type the transform implies (float or complexf).
+  virtual void execute(void* in, void* out) = 0;
+};
+
+// Creates the plan of the backend this build uses for the default memory space.
+std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b);
+
+// Threads used by the host FFT backend (process-wide setting, applied to new plans).
+void set_fft_threads(int n);
+
+}  // namespace ufno::fft

@@ -1,0 +1,25 @@
+#pragma once
+// The paper's encoding of a reservoir case into the network's 12 input channels
+// (docs/case-format.md lists them): log-permeabilities, porosity, the perforation, five scalar
+// parameters mapped to [0, 1] over the training ranges, and the r, z and t coordinates.
+#include <vector>
+
+#include "io/CaseFile.hpp"
+#include "operators/WeightSource.hpp"
+
+namespace ufno {
+
+constexpr int kInputChannels = 12;
+
+// The paper's report times: t_k = sum_{i<=k} 1.421245^i days, k = 0..n-1 (24: 1 day to 30 years).
+std::vector<double> paper_times_days(int n);
+
+// Channel-last (1, X, Y, T, 12) for T report times (the case's TIMES if it has them, which must
+// then number T, else the paper's times).
+HostArray encode_case(const ReservoirCase& c, int nt);
+
+// The inverse of the scalar encodings, for reports and tests.
+double encoded_rate(double rate_mt_per_year);
+double decoded_rate(double a);
+
+}  // namespace ufno

@@ -1,0 +1,153 @@
+#include "io/CaseFile.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "io/Hdf5File.hpp"
+
+namespace ufno {
+
+namespace {
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+void check_units(const h5::File& f, const std::string& name, const std::string& units) {
+  auto u = f.string_attribute(name, "units");
+  if (!u) throw InputError(f.path(), name, "has no units attribute (expected \"" + units + "\")");
+  if (*u != units)
+    throw InputError(f.path(), name, "units \"" + *u + "\" are not supported (expected \"" + units + "\")");
+}
+
+std::vector<double> read_array(const h5::File& f, const std::string& name,
+                               const std::vector<std::size_t>& shape, const std::string& units) {
+  h5::Numeric n = f.read_numeric(name);
+  if (f.kind(name) != h5::Kind::Float)
+    throw InputError(f.path(), name, "must be a floating-point dataset");
+  if (n.shape != shape)
+    throw InputError(f.path(), name, "shape " + shape_string(n.shape) + " but expected " +
+                                         shape_string(shape));
+  for (double v : n.values)
+    if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
+  check_units(f, name, units);
+  return n.values;
+}
+
+double read_scalar(const h5::File& f, const std::string& name, const std::string& units) {
+  if (!f.has_dataset(name)) throw InputError(f.path(), name, "dataset is missing");
+  h5::Numeric n = f.read_numeric(name);
+  if (n.values.size() != 1)
+    throw InputError(f.path(), name, "must be a scalar, has shape " + shape_string(n.shape));
+  if (!std::isfinite(n.values[0])) throw InputError(f.path(), name, "is NaN or Inf");
+  check_units(f, name, units);
+  return n.values[0];
+}
+
+
+}  // namespace
+
+ReservoirCase read_case(const std::string& path, int ex, int ey) {
+  h5::File f = h5::File::open_read(path);
+  ReservoirCase c;
+  c.path = path;
+  if (!f.has_dataset("PERMX")) throw InputError(path, "PERMX", "dataset is missing");
+  auto s = f.shape("PERMX");
+  if (s.size() != 2) throw InputError(path, "PERMX", "must be 2-D (X layers, Y radial cells)");
+  c.nx = int(s[0]);
+  c.ny = int(s[1]);
+  if ((ex && c.nx != ex) || (ey && c.ny != ey))
+    throw InputError(path, "PERMX", "grid " + shape_string(s) + " differs from the model grid (" +
+                                        std::to_string(ex) + "," + std::to_string(ey) +
+                                        "); resample the case with ufno_import");
+  const std::vector<std::size_t> xy{s[0], s[1]};
+  c.permx = read_array(f, "PERMX", xy, "mD");
+  c.permz = read_array(f, "PERMZ", xy, "mD");
+  c.poro = read_array(f, "PORO", xy, "1");
+  c.dr = read_array(f, "DR", {s[1]}, "m");
+  c.dz = read_array(f, "DZ", {s[0]}, "m");
+  for (std::size_t i = 0; i < c.permx.size(); ++i) {
+    const int x = int(i / c.ny), y = int(i % c.ny);
+    const std::string at = " at layer " + std::to_string(x) + ", radial cell " + std::to_string(y);
+    if (c.permx[i] < 0) throw InputError(path, "PERMX", "negative permeability " + fmt(c.permx[i]) + at);
+    if (c.permz[i] < 0) throw InputError(path, "PERMZ", "negative permeability " + fmt(c.permz[i]) + at);
+    if (c.permx[i] > 0 && c.permz[i] == 0)
+      throw InputError(path, "PERMZ", "zero in an active cell (PERMX > 0)" + at);
+    if (c.permx[i] > 0 && !(c.poro[i] > 0 && c.poro[i] <= 1))
+      throw InputError(path, "PORO", "porosity " + fmt(c.poro[i]) + " outside (0, 1]" + at);
+  }
+  for (double v : c.dr) if (v <= 0) throw InputError(path, "DR", "cell widths must be positive");
+  for (double v : c.dz) if (v <= 0) throw InputError(path, "DZ", "layer thicknesses must be positive");
+
+  // Perforation: a per-layer flag, or the first and last perforated layer (1-based, inclusive,
+  // as ECLIPSE COMPDAT K1/K2).
+  c.perforated.assign(c.nx, 0);
+  if (f.has_dataset("PERF")) {
+    h5::Numeric p = f.read_numeric("PERF");
+    if (p.shape != std::vector<std::size_t>{s[0]})
+      throw InputError(path, "PERF", "shape " + shape_string(p.shape) + " but expected (" +
+                                         std::to_string(c.nx) + ")");
+    for (int x = 0; x < c.nx; ++x) {
+      if (p.values[x] != 0 && p.values[x] != 1)
+        throw InputError(path, "PERF", "flags must be 0 or 1");
+      c.perforated[x] = int(p.values[x]);
+    }
+  } else if (f.has_dataset("PERF_TOP") || f.has_dataset("PERF_BOTTOM")) {
+    const double top = read_scalar(f, "PERF_TOP", "1");
+    const double bottom = read_scalar(f, "PERF_BOTTOM", "1");
+    if (top != std::floor(top) || top < 1 || top > c.nx)
+      throw InputError(path, "PERF_TOP", "must be a layer index in 1.." + std::to_string(c.nx));
+    if (bottom != std::floor(bottom) || bottom < top || bottom > c.nx)
+      throw InputError(path, "PERF_BOTTOM", "must be a layer index in PERF_TOP.." + std::to_string(c.nx));
+    for (int x = int(top) - 1; x < int(bottom); ++x) c.perforated[x] = 1;
+  } else {
+    throw InputError(path, "PERF", "dataset is missing (give PERF, or PERF_TOP and PERF_BOTTOM)");
+  }
+  int n_perf = 0;
+  for (int x = 0; x < c.nx; ++x)
+    if (c.perforated[x]) {
+      ++n_perf;
+      if (!c.active(x, 0)) throw InputError(path, "PERF", "layer " + std::to_string(x + 1) + " is perforated but inactive (PERMX = 0 at the well)");
+    }
+  if (n_perf == 0) throw InputError(path, "PERF", "no layer is perforated");
+
+  c.rate_mt_per_year = read_scalar(f, "INJ_RATE", "Mt/yr");
+  if (c.rate_mt_per_year <= 0) throw InputError(path, "INJ_RATE", "must be positive");
+  c.temperature_c = read_scalar(f, "TEMP", "degC");
+  c.pressure_bar = read_scalar(f, "PRESSURE", "bar");
+  if (c.pressure_bar <= 0) throw InputError(path, "PRESSURE", "must be positive");
+  c.swi = read_scalar(f, "SWI", "1");
+  if (c.swi < 0 || c.swi >= 1) throw InputError(path, "SWI", "must be in [0, 1)");
+  c.vg_lambda = read_scalar(f, "VG_LAMBDA", "1");
+  if (c.vg_lambda <= 0) throw InputError(path, "VG_LAMBDA", "must be positive");
+  if (f.has_dataset("TIMES")) {
+    h5::Numeric t = f.read_numeric("TIMES");
+    if (t.shape.size() != 1 || t.values.empty())
+      throw InputError(path, "TIMES", "must be a 1-D list of report times");
+    check_units(f, "TIMES", "day");
+    for (std::size_t i = 0; i < t.values.size(); ++i)
+      if (!std::isfinite(t.values[i]) || t.values[i] <= 0 || (i && t.values[i] <= t.values[i - 1]))
+        throw InputError(path, "TIMES", "must be positive and increasing");
+    c.times_days = t.values;
+  }
+  return c;
+}
+
+std::vector<std::string> out_of_training_range(const ReservoirCase& c) {
+  std::vector<std::string> w;
+  auto check = [&](const char* name, double v, double lo, double hi, const char* units) {
+    if (v < lo || v > hi)
+      w.push_back(std::string(name) + " = " + fmt(v) + " " + units + " is outside the training range [" +
+                  fmt(lo) + ", " + fmt(hi) + "]");
+  };
+  check("INJ_RATE", c.rate_mt_per_year, 0.2, 2.0, "Mt/yr");
+  check("TEMP", c.temperature_c, 30, 180, "degC");
+  check("PRESSURE", c.pressure_bar, 100, 300, "bar");
+  check("SWI", c.swi, 0.1, 0.3, "");
+  check("VG_LAMBDA", c.vg_lambda, 0.3, 0.7, "");
+  return w;
+}
+
+}  // namespace ufno

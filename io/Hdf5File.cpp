@@ -1,0 +1,227 @@
+#include "io/Hdf5File.hpp"
+
+#include <cmath>
+
+namespace ufno::h5 {
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    this->~Handle();
+    id_ = o.id_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: break;
+  }
+  id_ = -1;
+}
+
+void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+
+File File::open_read(const std::string& path) {
+  silence_errors();
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw InputError(path, "", "cannot be opened (missing or unreadable)");
+    std::fclose(f);
+    throw InputError(path, "", "is not a readable HDF5 file (corrupt or truncated?)");
+  }
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) throw InputError(path, "", "is not a readable HDF5 file (corrupt or truncated?)");
+  return File(path, id);
+}
+
+File File::create(const std::string& path) {
+  silence_errors();
+  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (id < 0) throw InputError(path, "", "cannot be created (directory missing or not writable?)");
+  return File(path, id);
+}
+
+void File::close() {
+  if (file_.valid() && H5Fflush(file_.id(), H5F_SCOPE_GLOBAL) < 0)
+    throw InputError(path_, "", "could not be flushed to disk");
+  file_ = Handle();
+}
+
+bool File::has_dataset(const std::string& name) const {
+  if (H5Lexists(file_.id(), name.c_str(), H5P_DEFAULT) <= 0) return false;
+  Handle d(H5Dopen2(file_.id(), name.c_str(), H5P_DEFAULT));
+  return d.valid();
+}
+
+bool File::has_attribute(const std::string& name, const std::string& object) const {
+  return H5Aexists_by_name(file_.id(), object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+Handle File::open_dataset(const std::string& name) const {
+  if (!has_dataset(name)) throw InputError(path_, name, "dataset is missing");
+  Handle d(H5Dopen2(file_.id(), name.c_str(), H5P_DEFAULT));
+  if (!d.valid()) throw InputError(path_, name, "dataset cannot be opened (corrupt file?)");
+  return d;
+}
+
+std::vector<std::size_t> File::shape(const std::string& name) const {
+  Handle d = open_dataset(name);
+  Handle sp(H5Dget_space(d.id()));
+  const int rank = H5Sget_simple_extent_ndims(sp.id());
+  if (rank < 0) throw InputError(path_, name, "dataspace cannot be read (corrupt file?)");
+  std::vector<hsize_t> dims(rank);
+  H5Sget_simple_extent_dims(sp.id(), dims.data(), nullptr);
+  return std::vector<std::size_t>(dims.begin(), dims.end());
+}
+
+Kind File::kind(const std::string& name) const {
+  Handle d = open_dataset(name);
+  Handle t(H5Dget_type(d.id()));
+  switch (H5Tget_class(t.id())) {
+    case H5T_FLOAT: return Kind::Float;
+    case H5T_INTEGER: return Kind::Integer;
+    case H5T_STRING: return Kind::String;
+    default: return Kind::Other;
+  }
+}
+
+std::vector<std::string> File::dataset_names() const {
+  std::vector<std::string> names;
+  H5G_info_t info;
+  if (H5Gget_info(file_.id(), &info) < 0) throw InputError(path_, "/", "cannot list the root group");
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    char buf[1024];
+    ssize_t n = H5Lget_name_by_idx(file_.id(), "/", H5_INDEX_NAME, H5_ITER_INC, i, buf,
+                                   sizeof buf, H5P_DEFAULT);
+    if (n > 0 && std::size_t(n) < sizeof buf && has_dataset(buf)) names.emplace_back(buf);
+  }
+  return names;
+}
+
+namespace {
+std::size_t product(const std::vector<std::size_t>& s) {
+  std::size_t n = 1;
+  for (auto v : s) n *= v;
+  return n;
+}
+}  // namespace
+
+std::vector<float> File::read_floats(const std::string& name,
+                                     std::vector<std::size_t>* shape_out) const {
+  const Kind k = kind(name);
+  if (k != Kind::Float && k != Kind::Integer)
+    throw InputError(path_, name, "has a non-numeric datatype (expected float32 or float64)");
+  auto s = shape(name);
+  std::vector<float> v(product(s));
+  Handle d = open_dataset(name);
+  if (!v.empty() && H5Dread(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
+  if (shape_out) *shape_out = s;
+  return v;
+}
+
+Numeric File::read_numeric(const std::string& name) const {
+  const Kind k = kind(name);
+  if (k != Kind::Float && k != Kind::Integer)
+    throw InputError(path_, name, "has a non-numeric datatype");
+  Numeric n;
+  n.shape = shape(name);
+  n.values.resize(product(n.shape));
+  Handle d = open_dataset(name);
+  if (!n.values.empty() &&
+      H5Dread(d.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, n.values.data()) < 0)
+    throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
+  return n;
+}
+
+std::optional<std::string> File::string_attribute(const std::string& object,
+                                                  const std::string& attr) const {
+  if (!has_attribute(attr, object)) return std::nullopt;
+  Handle a(H5Aopen_by_name(file_.id(), object.c_str(), attr.c_str(), H5P_DEFAULT, H5P_DEFAULT));
+  Handle t(H5Aget_type(a.id()));
+  if (H5Tget_class(t.id()) != H5T_STRING)
+    throw InputError(path_, object == "/" ? attr : object + "@" + attr, "attribute is not a string");
+  if (H5Tis_variable_str(t.id()) > 0) {
+    Handle mt(H5Tcopy(H5T_C_S1));
+    H5Tset_size(mt.id(), H5T_VARIABLE);
+    H5Tset_cset(mt.id(), H5Tget_cset(t.id()));
+    char* s = nullptr;
+    if (H5Aread(a.id(), mt.id(), &s) < 0 || !s)
+      throw InputError(path_, attr, "attribute cannot be read");
+    std::string r(s);
+    H5free_memory(s);
+    return r;
+  }
+  const std::size_t n = H5Tget_size(t.id());
+  std::string r(n, '\0');
+  Handle mt(H5Tcopy(H5T_C_S1));
+  H5Tset_size(mt.id(), n);
+  if (H5Aread(a.id(), mt.id(), r.data()) < 0) throw InputError(path_, attr, "attribute cannot be read");
+  r.resize(r.find('\0') == std::string::npos ? n : r.find('\0'));
+  return r;
+}
+
+std::string File::string_attribute_required(const std::string& attr,
+                                            const std::string& object) const {
+  auto s = string_attribute(object, attr);
+  if (!s) throw InputError(path_, attr, "attribute is missing");
+  return *s;
+}
+
+std::vector<double> File::numeric_attribute(const std::string& attr,
+                                            const std::string& object) const {
+  if (!has_attribute(attr, object)) throw InputError(path_, attr, "attribute is missing");
+  Handle a(H5Aopen_by_name(file_.id(), object.c_str(), attr.c_str(), H5P_DEFAULT, H5P_DEFAULT));
+  Handle t(H5Aget_type(a.id()));
+  const auto cls = H5Tget_class(t.id());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER)
+    throw InputError(path_, attr, "attribute is not numeric");
+  Handle sp(H5Aget_space(a.id()));
+  const hssize_t n = H5Sget_simple_extent_npoints(sp.id());
+  std::vector<double> v(n < 0 ? 0 : n);
+  if (!v.empty() && H5Aread(a.id(), H5T_NATIVE_DOUBLE, v.data()) < 0)
+    throw InputError(path_, attr, "attribute cannot be read");
+  return v;
+}
+
+void File::write_floats(const std::string& name, const std::vector<std::size_t>& shape,
+                        const float* data) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle sp(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, sp.id(), H5P_DEFAULT,
+                      H5P_DEFAULT, H5P_DEFAULT));
+  if (!d.valid() || H5Dwrite(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw InputError(path_, name, "dataset could not be written (disk full?)");
+}
+
+void File::write_string_attribute(const std::string& object, const std::string& attr,
+                                  const std::string& value) {
+  Handle t(H5Tcopy(H5T_C_S1));
+  H5Tset_size(t.id(), value.empty() ? 1 : value.size());
+  H5Tset_cset(t.id(), H5T_CSET_UTF8);
+  Handle sp(H5Screate(H5S_SCALAR));
+  Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), t.id(), sp.id(),
+                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!a.valid() || H5Awrite(a.id(), t.id(), value.c_str()) < 0)
+    throw InputError(path_, attr, "attribute could not be written");
+}
+
+void File::write_double_attribute(const std::string& object, const std::string& attr,
+                                  double value) {
+  Handle sp(H5Screate(H5S_SCALAR));
+  Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), H5T_IEEE_F64LE, sp.id(),
+                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!a.valid() || H5Awrite(a.id(), H5T_NATIVE_DOUBLE, &value) < 0)
+    throw InputError(path_, attr, "attribute could not be written");
+}
+
+}  // namespace ufno::h5

@@ -1,0 +1,83 @@
+#pragma once
+// A thin RAII layer over the HDF5 C API for the project's files: typed reads with the checks every
+// reader needs (exists, numeric type, shape) and InputErrors that name the file and the field.
+#include <hdf5.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/InputError.hpp"
+
+namespace ufno::h5 {
+
+// Owns one HDF5 identifier and closes it with the right function.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& o) noexcept : id_(o.id_) { o.id_ = -1; }
+  Handle& operator=(Handle&& o) noexcept;
+  ~Handle();
+  hid_t id() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+};
+
+enum class Kind { Float, Integer, String, Other };
+
+struct Numeric {
+  std::vector<std::size_t> shape;
+  std::vector<double> values;
+};
+
+class File {
+ public:
+  static File open_read(const std::string& path);
+  // Creates (truncates) `path`; the caller renames a temporary into place when complete.
+  static File create(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  hid_t id() const { return file_.id(); }
+
+  bool has_dataset(const std::string& name) const;
+  bool has_attribute(const std::string& name, const std::string& object = "/") const;
+  std::vector<std::size_t> shape(const std::string& name) const;
+  Kind kind(const std::string& name) const;
+  std::vector<std::string> dataset_names() const;  // at the root
+
+  // Reads a numeric dataset, converted by HDF5 to float/double; rejects non-numeric types.
+  std::vector<float> read_floats(const std::string& name, std::vector<std::size_t>* shape) const;
+  Numeric read_numeric(const std::string& name) const;
+  // A dataset's string attribute, if present.
+  std::optional<std::string> string_attribute(const std::string& object,
+                                              const std::string& attr) const;
+  // Numeric attribute of the root (or of `object`) as doubles.
+  std::vector<double> numeric_attribute(const std::string& attr,
+                                        const std::string& object = "/") const;
+  std::string string_attribute_required(const std::string& attr,
+                                        const std::string& object = "/") const;
+
+  void write_floats(const std::string& name, const std::vector<std::size_t>& shape,
+                    const float* data);
+  void write_string_attribute(const std::string& object, const std::string& attr,
+                              const std::string& value);
+  void write_double_attribute(const std::string& object, const std::string& attr, double value);
+  void close();
+
+ private:
+  File(std::string path, hid_t id) : path_(std::move(path)), file_(id) {}
+  Handle open_dataset(const std::string& name) const;
+  std::string path_;
+  Handle file_;
+};
+
+// Turns off HDF5's own error stack printing: errors are reported once, as InputErrors.
+void silence_errors();
+
+}  // namespace ufno::h5

@@ -1,0 +1,54 @@
+#include "operators/Conv3d.hpp"
+
+namespace ufno {
+
+Conv3d::Conv3d(backend::ConvSpec spec, std::vector<float> weights, std::vector<float> bias,
+               const BatchNorm3d* bn)
+    : spec_(spec) {
+  if (bn) {
+    bn->fold_into(weights, bias);
+    spec_.has_bias = true;
+  }
+  prim_ = backend::make_conv_primitive(spec_, weights, bias);
+}
+
+Conv3d Conv3d::load_block(const WeightSource& w, const std::string& prefix, int in, int out,
+                          int stride, double eps, float slope) {
+  backend::ConvSpec s;
+  s.in_channels = in;
+  s.out_channels = out;
+  s.kernel = 3;
+  s.stride = stride;
+  s.padding = 1;
+  s.activation = Activation::LeakyReLU;
+  s.slope = slope;
+  const std::size_t k = 3;
+  auto weights = w.take(prefix + ".0.weight", {std::size_t(out), std::size_t(in), k, k, k}).data;
+  BatchNorm3d bn = BatchNorm3d::load(w, prefix + ".1", out, eps);
+  return Conv3d(s, std::move(weights), {}, &bn);
+}
+
+Conv3d Conv3d::load_plain(const WeightSource& w, const std::string& prefix, int in, int out,
+                          int kernel) {
+  backend::ConvSpec s;
+  s.in_channels = in;
+  s.out_channels = out;
+  s.kernel = kernel;
+  s.padding = (kernel - 1) / 2;
+  s.has_bias = true;
+  const std::size_t k = kernel;
+  auto weights = w.take(prefix + ".weight", {std::size_t(out), std::size_t(in), k, k, k}).data;
+  auto bias = w.take(prefix + ".bias", {std::size_t(out)}).data;
+  return Conv3d(s, std::move(weights), std::move(bias));
+}
+
+Tensor Conv3d::forward(const Tensor& x) const {
+  Tensor y("conv3d.out", x.extent(0), spec_.out_channels,
+           backend::conv_output_extent(spec_, x.extent(2)),
+           backend::conv_output_extent(spec_, x.extent(3)),
+           backend::conv_output_extent(spec_, x.extent(4)));
+  prim_->forward(x, y);
+  return y;
+}
+
+}  // namespace ufno

@@ -1,0 +1,34 @@
+#pragma once
+// Conv3d: kernel k (3 here), stride 1 or 2, padding 1, optional bias, optional BatchNorm folded in
+// and the activation fused, as the U-Net's conv blocks (Conv3d -> BatchNorm3d -> LeakyReLU) and
+// its output layer use it. PyTorch weight layout (out, in, k, k, k).
+#include <memory>
+#include <string>
+
+#include "operators/BatchNorm3d.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
+
+namespace ufno {
+
+class Conv3d {
+ public:
+  Conv3d() = default;
+  Conv3d(backend::ConvSpec spec, std::vector<float> weights, std::vector<float> bias,
+         const BatchNorm3d* bn = nullptr);
+
+  // A conv block `prefix.0` (Conv3d, no bias) + `prefix.1` (BatchNorm3d) + LeakyReLU(slope).
+  static Conv3d load_block(const WeightSource& w, const std::string& prefix, int in, int out,
+                           int stride, double eps, float slope);
+  // A plain Conv3d `prefix` with bias, padding 1, no activation.
+  static Conv3d load_plain(const WeightSource& w, const std::string& prefix, int in, int out,
+                           int kernel);
+
+  Tensor forward(const Tensor& x) const;
+  const backend::ConvSpec& spec() const { return spec_; }
+
+ private:
+  backend::ConvSpec spec_;
+  std::shared_ptr<backend::ConvPrimitive> prim_;
+};
+
+}  // namespace ufno

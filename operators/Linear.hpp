@@ -1,0 +1,35 @@
+#pragma once
+// Linear: a per-voxel channel mix y[c'] = sum_c W[c', c] x[c] + b[c'] on (B, C, X, Y, T) tensors.
+// It is PyTorch's nn.Linear on a channel-last tensor (fc0, fc1, fc2) and also the 1x1 Conv1d w_k
+// of the Fourier layers; both are one GEMM per batch entry, (Cout x Cin) * (Cin x voxels).
+#include <string>
+
+#include "operators/Activation.hpp"
+#include "operators/Tensor.hpp"
+#include "operators/WeightSource.hpp"
+
+namespace ufno {
+
+class Linear {
+ public:
+  Linear() = default;
+  // weight (out, in) or (out, in, 1) for a Conv1d, bias (out)
+  Linear(int in, int out, const HostArray& weight, const HostArray& bias);
+  // Reads `prefix.weight` and `prefix.bias`; conv1d = true expects the (out, in, 1) Conv1d shape.
+  static Linear load(const WeightSource& w, const std::string& prefix, int in, int out,
+                     bool conv1d = false);
+
+  Tensor forward(const Tensor& x, Activation act = Activation::None) const;
+  // y = act(y + W x + b): accumulate into an existing output (fuses the Fourier-layer sum).
+  void forward_accumulate(const Tensor& x, const Tensor& y, Activation act = Activation::None) const;
+
+  int in_channels() const { return in_; }
+  int out_channels() const { return out_; }
+
+ private:
+  int in_ = 0, out_ = 0;
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> w_;
+  Kokkos::View<float*, DeviceSpace> b_;
+};
+
+}  // namespace ufno

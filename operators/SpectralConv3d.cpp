@@ -1,0 +1,132 @@
+#include "operators/SpectralConv3d.hpp"
+
+#include <stdexcept>
+
+#include "operators/SpectralTruncation.hpp"
+
+namespace ufno {
+
+using fft::Batch1d;
+using fft::Transform;
+
+SpectralConv3d::SpectralConv3d(int in, int out, std::array<int, 3> modes,
+                               const std::array<HostArray, 4>& corners)
+    : in_(in), out_(out), m_(modes), w_("spectral.w", 2 * modes[0], 2 * modes[1], modes[2], in, out) {
+  const int mx = m_[0], my = m_[1], mt = m_[2];
+  auto h = Kokkos::create_mirror_view(w_);
+  for (int q = 0; q < 4; ++q) {
+    const auto& d = corners[q].data;
+    if (d.size() != std::size_t(in) * out * mx * my * mt * 2)
+      throw std::invalid_argument("SpectralConv3d: corner weight size mismatch");
+    // weights1: (low X, low Y); weights2: (high X, low Y); weights3: (low X, high Y); weights4: both high
+    const int xo = (q == 1 || q == 3) ? mx : 0;
+    const int yo = (q == 2 || q == 3) ? my : 0;
+    for (int i = 0; i < in; ++i)
+      for (int o = 0; o < out; ++o)
+        for (int a = 0; a < mx; ++a)
+          for (int b = 0; b < my; ++b)
+            for (int c = 0; c < mt; ++c) {
+              const std::size_t k = ((((std::size_t(i) * out + o) * mx + a) * my + b) * mt + c) * 2;
+              h(xo + a, yo + b, c, i, o) = complexf(d[k], d[k + 1]);
+            }
+  }
+  Kokkos::deep_copy(w_, h);
+}
+
+SpectralConv3d SpectralConv3d::load(const WeightSource& w, const std::string& prefix, int in,
+                                    int out, std::array<int, 3> modes) {
+  const std::vector<std::size_t> s{std::size_t(in), std::size_t(out), std::size_t(modes[0]),
+                                   std::size_t(modes[1]), std::size_t(modes[2]), 2};
+  std::array<HostArray, 4> c;
+  for (int q = 0; q < 4; ++q) c[q] = w.take(prefix + ".weights" + std::to_string(q + 1), s);
+  return SpectralConv3d(in, out, modes, c);
+}
+
+SpectralConv3d::Plans& SpectralConv3d::plans_for(const Shape5& s, int co) {
+  auto key = std::make_pair(s, co);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return *it->second;
+  const long B = s[0], C = s[1], X = s[2], Y = s[3], T = s[4];
+  const int mx = m_[0], my = m_[1], mt = m_[2];
+  if (2 * mx > X || 2 * my > Y || mt > T / 2 + 1)
+    throw std::invalid_argument("SpectralConv3d: modes (" + std::to_string(mx) + "," +
+                                std::to_string(my) + "," + std::to_string(mt) +
+                                ") do not fit the grid " + to_string(s));
+  auto p = std::make_shared<Plans>();
+  p->t_r2c = fft::make_fft1d_plan(Transform::R2C, {B * C * X * Y, int(T), 1});
+  p->y_fwd = fft::make_fft1d_plan(Transform::C2C_FORWARD, {B * C * X, int(Y), mt});
+  p->x_fwd = fft::make_fft1d_plan(Transform::C2C_FORWARD, {B * C, int(X), 2L * my * mt});
+  p->x_bwd = fft::make_fft1d_plan(Transform::C2C_BACKWARD, {B * co, int(X), 2L * my * mt});
+  p->y_bwd = fft::make_fft1d_plan(Transform::C2C_BACKWARD, {B * co * X, int(Y), mt});
+  p->t_c2r = fft::make_fft1d_plan(Transform::C2R, {B * co * X * Y, int(T), 1});
+  return *plans_.emplace(key, p).first->second;
+}
+
+CTensor SpectralConv3d::forward_modes(const Tensor& x) {
+  const Shape5 s = shape_of(x);
+  const int B = s[0], C = s[1], X = s[2], Y = s[3], T = s[4];
+  const int mx = m_[0], my = m_[1], mt = m_[2];
+  Plans& p = plans_for(s, out_);
+  // T: r2c, keep the low mt bins.
+  CTensor full_t("spec.t", B, C, X, Y, T / 2 + 1);
+  p.t_r2c->execute(const_cast<float*>(x.data()), full_t.data());
+  CTensor kt("spec.kt", B, C, X, Y, mt);
+  truncate_modes(full_t, kt, 4, mt, 0);
+  full_t = CTensor();
+  // Y: in-place c2c, keep my low and my high bins.
+  p.y_fwd->execute(kt.data(), kt.data());
+  CTensor ky("spec.ky", B, C, X, 2 * my, mt);
+  truncate_modes(kt, ky, 3, my, my);
+  kt = CTensor();
+  // X: the same.
+  p.x_fwd->execute(ky.data(), ky.data());
+  CTensor kx("spec.kx", B, C, 2 * mx, 2 * my, mt);
+  truncate_modes(ky, kx, 2, mx, mx);
+  return kx;
+}
+
+CTensor SpectralConv3d::mix(const CTensor& a, float scale) const {
+  const int B = a.extent(0), I = in_, O = out_;
+  if (int(a.extent(1)) != I) throw std::invalid_argument("SpectralConv3d: channel mismatch");
+  CTensor out("spec.mixed", B, O, a.extent(2), a.extent(3), a.extent(4));
+  auto w = w_;
+  Kokkos::parallel_for(
+      "ufno::spectral_mix", range5(out), KOKKOS_LAMBDA(int b, int o, int x, int y, int t) {
+        complexf acc(0.f, 0.f);
+        for (int i = 0; i < I; ++i) acc += a(b, i, x, y, t) * w(x, y, t, i, o);
+        out(b, o, x, y, t) = acc * scale;
+      });
+  return out;
+}
+
+Tensor SpectralConv3d::inverse_modes(const CTensor& kx, const Shape5& s) {
+  const int B = s[0], O = s[1], X = s[2], Y = s[3], T = s[4];
+  const int mx = m_[0], my = m_[1], mt = m_[2];
+  Plans& p = plans_for({B, in_, X, Y, T}, O);
+  CTensor px("ispec.x", B, O, X, 2 * my, mt);
+  zero_pad_modes(kx, px, 2, mx, mx);
+  p.x_bwd->execute(px.data(), px.data());
+  CTensor py("ispec.y", B, O, X, Y, mt);
+  zero_pad_modes(px, py, 3, my, my);
+  px = CTensor();
+  p.y_bwd->execute(py.data(), py.data());
+  CTensor pt("ispec.t", B, O, X, Y, T / 2 + 1);
+  zero_pad_modes(py, pt, 4, mt, 0);
+  py = CTensor();
+  Tensor out("spectral.out", B, O, X, Y, T);
+  p.t_c2r->execute(pt.data(), out.data());
+  return out;
+}
+
+Tensor SpectralConv3d::forward(const Tensor& x) {
+  const Shape5 s = shape_of(x);
+  if (s[1] != in_)
+    throw std::invalid_argument("SpectralConv3d: input " + to_string(s) + " has not " +
+                                std::to_string(in_) + " channels");
+  // The 1/N of the inverse transform is folded into the mode multiply.
+  const float scale = 1.f / (float(s[2]) * float(s[3]) * float(s[4]));
+  CTensor modes = mix(forward_modes(x), scale);
+  return inverse_modes(modes, {s[0], out_, s[2], s[3], s[4]});
+}
+
+}  // namespace ufno

@@ -1,0 +1,57 @@
+#pragma once
+// Tensors of the network: rank-5 Kokkos Views in PyTorch order (B, C, X, Y, T), row-major, so a
+// tensor's data() is the contiguous NCDHW buffer that FFT, convolution and GEMM libraries expect.
+// The memory space is a template parameter; DeviceSpace is where the default execution space
+// runs its kernels (HostSpace in this build, CudaSpace with a CUDA-enabled Kokkos).
+#include <Kokkos_Complex.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string>
+
+namespace ufno {
+
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using DeviceSpace = ExecSpace::memory_space;
+using complexf = Kokkos::complex<float>;
+
+template <class Space = DeviceSpace>
+using TensorT = Kokkos::View<float*****, Kokkos::LayoutRight, Space>;
+template <class Space = DeviceSpace>
+using CTensorT = Kokkos::View<complexf*****, Kokkos::LayoutRight, Space>;
+
+using Tensor = TensorT<>;
+using CTensor = CTensorT<>;
+
+using Shape5 = std::array<int, 5>;
+
+template <class View>
+Shape5 shape_of(const View& v) {
+  return {int(v.extent(0)), int(v.extent(1)), int(v.extent(2)), int(v.extent(3)),
+          int(v.extent(4))};
+}
+
+inline Tensor make_tensor(const std::string& label, const Shape5& s) {
+  return Tensor(label, s[0], s[1], s[2], s[3], s[4]);
+}
+
+inline CTensor make_ctensor(const std::string& label, const Shape5& s) {
+  return CTensor(label, s[0], s[1], s[2], s[3], s[4]);
+}
+
+inline std::string to_string(const Shape5& s) {
+  std::string r = "(";
+  for (int i = 0; i < 5; ++i) r += std::to_string(s[i]) + (i < 4 ? "," : ")");
+  return r;
+}
+
+// Index range over all five dimensions, for MDRange kernels.
+template <class View>
+Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>> range5(const View& v) {
+  return {{0, 0, 0, 0, 0},
+          {int64_t(v.extent(0)), int64_t(v.extent(1)), int64_t(v.extent(2)),
+           int64_t(v.extent(3)), int64_t(v.extent(4))}};
+}
+
+}  // namespace ufno

@@ -1,0 +1,37 @@
+#pragma once
+// Where layers take their weights from: a named store of host arrays (the model file, or a test's
+// own arrays). Layers ask for a name and the shape their attributes imply; a mismatch is an
+// InputError naming the store and the tensor, so a model file that contradicts itself is caught.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "io/InputError.hpp"
+
+namespace ufno {
+
+struct HostArray {
+  std::vector<std::size_t> shape;
+  std::vector<float> data;  // row-major; complex arrays have a trailing dimension 2 (re, im)
+};
+
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  virtual bool has(const std::string& name) const = 0;
+  virtual HostArray get(const std::string& name) const = 0;  // throws InputError if missing
+  virtual std::string origin() const = 0;                    // file name, for messages
+
+  // The array `name` with exactly the shape `expected`.
+  HostArray take(const std::string& name, const std::vector<std::size_t>& expected) const {
+    HostArray a = get(name);
+    if (a.shape != expected)
+      throw InputError(origin(), name,
+                       "shape " + shape_string(a.shape) + " does not match the " +
+                           shape_string(expected) + " implied by the model attributes");
+    return a;
+  }
+};
+
+
+}  // namespace ufno

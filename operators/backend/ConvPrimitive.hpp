@@ -1,0 +1,43 @@
+#pragma once
+// Convolution backend used by Conv3d and ConvTranspose3d: oneDNN on the host, cuDNN with a device
+// build. A primitive is made once per layer with its weights, and caches whatever it plans per
+// input shape. Activations are fused as post-ops.
+#include <memory>
+#include <vector>
+
+#include "operators/Activation.hpp"
+#include "operators/Tensor.hpp"
+
+namespace ufno::backend {
+
+struct ConvSpec {
+  bool transposed = false;  // ConvTranspose3d
+  int in_channels = 0, out_channels = 0;
+  int kernel = 3, stride = 1, padding = 1;
+  bool has_bias = false;
+  Activation activation = Activation::None;
+  float slope = 0.f;  // LeakyReLU
+};
+
+// Output extent along one spatial axis.
+inline int conv_output_extent(const ConvSpec& s, int n) {
+  return s.transposed ? (n - 1) * s.stride - 2 * s.padding + s.kernel
+                      : (n + 2 * s.padding - s.kernel) / s.stride + 1;
+}
+
+class ConvPrimitive {
+ public:
+  virtual ~ConvPrimitive() = default;
+  // src (B, Cin, X, Y, T) -> dst (B, Cout, X', Y', T'), dst already allocated.
+  virtual void forward(const Tensor& src, const Tensor& dst) = 0;
+};
+
+// weights: (out, in, k, k, k) row-major for both kinds (a transposed convolution's PyTorch
+// (in, out, ...) weights are swapped by the caller); bias: out values or empty.
+std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
+                                                   const std::vector<float>& weights,
+                                                   const std::vector<float>& bias);
+
+void set_conv_threads(int n);
+
+}  // namespace ufno::backend

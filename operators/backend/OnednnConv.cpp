@@ -1,0 +1,150 @@
+// oneDNN 2.x implementation of ConvPrimitive: (de)convolution_forward with blocked formats chosen
+// by the library (format_tag::any), reorders to and from the plain NCDHW tensors, the activation
+// as an eltwise post-op. Primitives and reordered weights are cached per input shape.
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include <map>
+#include <stdexcept>
+
+#include "operators/backend/ConvPrimitive.hpp"
+
+namespace ufno::backend {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+class OnednnConv final : public ConvPrimitive {
+ public:
+  OnednnConv(const ConvSpec& s, const std::vector<float>& w, const std::vector<float>& b)
+      : s_(s), w_(w), b_(b) {
+    const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
+    if (w_.size() != std::size_t(s.out_channels) * s.in_channels * k3)
+      throw std::invalid_argument("conv: weight size does not match the spec");
+    if (s.has_bias && b_.size() != std::size_t(s.out_channels))
+      throw std::invalid_argument("conv: bias size does not match the spec");
+  }
+
+  void forward(const Tensor& src, const Tensor& dst) override {
+    const Shape5 ss = shape_of(src), ds = shape_of(dst);
+    if (ss[1] != s_.in_channels || ds[1] != s_.out_channels || ds[0] != ss[0])
+      throw std::invalid_argument("conv: channel/batch mismatch " + to_string(ss) + " -> " +
+                                  to_string(ds));
+    for (int a = 2; a < 5; ++a)
+      if (ds[a] != conv_output_extent(s_, ss[a]))
+        throw std::invalid_argument("conv: output extent mismatch " + to_string(ss) + " -> " +
+                                    to_string(ds));
+    Plan& p = plan_for(ss, ds);
+    auto& eng = cpu_engine();
+    dnnl::stream strm(eng);
+    memory user_src(p.user_src_md, eng, const_cast<float*>(src.data()));
+    memory user_dst(p.user_dst_md, eng, dst.data());
+    memory src_m = user_src, dst_m = user_dst;
+    if (p.pd_src_md != p.user_src_md) {
+      src_m = memory(p.pd_src_md, eng);
+      dnnl::reorder(user_src, src_m).execute(strm, user_src, src_m);
+    }
+    if (p.pd_dst_md != p.user_dst_md) dst_m = memory(p.pd_dst_md, eng);
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst_m}};
+    if (s_.has_bias) args.insert({DNNL_ARG_BIAS, p.bias});
+    p.prim.execute(strm, args);
+    if (dst_m != user_dst) dnnl::reorder(dst_m, user_dst).execute(strm, dst_m, user_dst);
+    strm.wait();
+  }
+
+ private:
+  struct Plan {
+    dnnl::primitive prim;
+    memory::desc user_src_md, user_dst_md, pd_src_md, pd_dst_md;
+    memory weights, bias;
+  };
+
+  Plan& plan_for(const Shape5& ss, const Shape5& ds) {
+    auto it = plans_.find(ss);
+    if (it != plans_.end()) return it->second;
+    auto& eng = cpu_engine();
+    const memory::dims src_dims{ss[0], ss[1], ss[2], ss[3], ss[4]};
+    const memory::dims dst_dims{ds[0], ds[1], ds[2], ds[3], ds[4]};
+    const memory::dims w_dims{s_.out_channels, s_.in_channels, s_.kernel, s_.kernel, s_.kernel};
+    const memory::dims strides{s_.stride, s_.stride, s_.stride};
+    const memory::dims pad{s_.padding, s_.padding, s_.padding};
+    memory::desc src_any(src_dims, dt::f32, tag::any), dst_any(dst_dims, dt::f32, tag::any);
+    memory::desc w_any(w_dims, dt::f32, tag::any), b_md({s_.out_channels}, dt::f32, tag::x);
+
+    dnnl::primitive_attr attr;
+    if (s_.activation != Activation::None) {
+      dnnl::post_ops ops;
+      const float alpha = s_.activation == Activation::LeakyReLU ? s_.slope : 0.f;
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, alpha, 0.f);
+      attr.set_post_ops(ops);
+    }
+    Plan p;
+    memory::desc pd_w_md;
+    if (!s_.transposed) {
+      auto d = s_.has_bias
+                   ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                     dnnl::algorithm::convolution_direct, src_any,
+                                                     w_any, b_md, dst_any, strides, pad, pad)
+                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                     dnnl::algorithm::convolution_direct, src_any,
+                                                     w_any, dst_any, strides, pad, pad);
+      dnnl::convolution_forward::primitive_desc pd(d, attr, eng);
+      p.prim = dnnl::convolution_forward(pd);
+      p.pd_src_md = pd.src_desc();
+      p.pd_dst_md = pd.dst_desc();
+      pd_w_md = pd.weights_desc();
+    } else {
+      auto d = s_.has_bias
+                   ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::deconvolution_direct,
+                                                       src_any, w_any, b_md, dst_any, strides, pad,
+                                                       pad)
+                   : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                       dnnl::algorithm::deconvolution_direct,
+                                                       src_any, w_any, dst_any, strides, pad, pad);
+      dnnl::deconvolution_forward::primitive_desc pd(d, attr, eng);
+      p.prim = dnnl::deconvolution_forward(pd);
+      p.pd_src_md = pd.src_desc();
+      p.pd_dst_md = pd.dst_desc();
+      pd_w_md = pd.weights_desc();
+    }
+    p.user_src_md = memory::desc(src_dims, dt::f32, tag::ncdhw);
+    p.user_dst_md = memory::desc(dst_dims, dt::f32, tag::ncdhw);
+    // Weights are reordered into the primitive's format once per plan.
+    dnnl::stream strm(eng);
+    memory user_w(memory::desc(w_dims, dt::f32, tag::oidhw), eng, w_.data());
+    p.weights = memory(pd_w_md, eng);
+    dnnl::reorder(user_w, p.weights).execute(strm, user_w, p.weights);
+    if (s_.has_bias) {
+      p.bias = memory(b_md, eng);
+      std::copy(b_.begin(), b_.end(), static_cast<float*>(p.bias.get_data_handle()));
+    }
+    strm.wait();
+    return plans_.emplace(ss, std::move(p)).first->second;
+  }
+
+  ConvSpec s_;
+  std::vector<float> w_, b_;
+  std::map<Shape5, Plan> plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
+                                                   const std::vector<float>& weights,
+                                                   const std::vector<float>& bias) {
+  return std::make_unique<OnednnConv>(spec, weights, bias);
+}
+
+void set_conv_threads(int n) { omp_set_num_threads(n < 1 ? 1 : n); }
+
+}  // namespace ufno::backend

@@ -1,0 +1,10 @@
+#pragma once
+// One thread setting for every library that starts its own pool (FFTW threads, OpenBLAS pthreads,
+// oneDNN's OpenMP), so that ranks x threads never oversubscribe the cores.
+namespace ufno::backend {
+
+void set_threads(int n);
+// Cores of this machine divided by the ranks sharing it, at least 1.
+int default_threads(int ranks_on_node = 1);
+
+}  // namespace ufno::backend
