@@ -161,10 +161,12 @@ std::optional<std::string> File::string_attribute(const std::string& object,
     H5free_memory(s);
     return r;
   }
-  const std::size_t n = H5Tget_size(t.id());
+  // One byte more than stored, so a NULLPAD string of full length keeps its last character.
+  const std::size_t n = H5Tget_size(t.id()) + 1;
   std::string r(n, '\0');
   Handle mt(H5Tcopy(H5T_C_S1));
   H5Tset_size(mt.id(), n);
+  H5Tset_strpad(mt.id(), H5T_STR_NULLTERM);
   if (H5Aread(a.id(), mt.id(), r.data()) < 0) throw InputError(path_, attr, "attribute cannot be read");
   r.resize(r.find('\0') == std::string::npos ? n : r.find('\0'));
   return r;

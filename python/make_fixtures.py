@@ -1,0 +1,193 @@
+#!/usr/bin/python3
+"""Generate the golden fixtures of the C++ tests into tests/data/ (deterministic, fixed seeds).
+
+Usage:  /usr/bin/python3 python/make_fixtures.py [--out DIR] [--ckpt-dir DIR]
+
+Files (all float32 unless noted; see python/README.md for the layouts):
+  ufno_small.h5, ufno_small_io.h5   U-FNO (3+3 layers), width 8, modes (4,5,3), variable dP
+  fno_small.h5,  fno_small_io.h5    FNO (6 layers),     width 8, modes (4,5,3), variable SG
+  spectral_small.h5                 one SpectralConv3d(3 -> 4, modes (3,4,2))
+  unet_small.h5                     one U_net(4, 4) with random BatchNorm statistics
+The model files go through ufno_convert.convert(), the converter's own code path.
+
+Golden outputs are computed in float64 from the float32 weights and inputs (so they are the exact
+answer for those float32 numbers, not PyTorch's float32 rounding) and stored as float32. The
+float32 PyTorch result is checked against them as a sanity check.
+
+A tiny model is also saved as a state_dict and as a whole pickled module (classes of module
+`ufno`, like the published checkpoints) into --ckpt-dir (default: a fresh temporary directory,
+not part of the repository), and both are converted to check the round trip.
+"""
+
+import argparse
+import copy
+import os
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import ufno_convert  # noqa: E402
+from ufno_torch import (Net3d, SpectralConv3d, U_net, init_random_weights,  # noqa: E402
+                        save_as_published_pickle, to_float64)
+
+SEED = 20220401
+GRID = (16, 24, 8)     # unpadded X, Y, T; padded by 8: 24 x 32 x 16 (divisible by 8)
+PADDING = 8
+WIDTH = 8
+MODES = (4, 5, 3)      # different per axis to catch axis mix-ups
+BATCH = 2
+INACTIVE_ROWS = 3      # bottom X rows with channel 0 (kr) = 0, like cells below the formation
+
+
+def float64_forward(module, *inputs):
+    """Evaluate an eval-mode module in float64 on float32 inputs; returns float64 numpy."""
+    m64 = to_float64(copy.deepcopy(module)).eval()
+    with torch.no_grad():
+        return m64(*(x.double() for x in inputs)).numpy()
+
+
+def check_close(name, ref64, module, *inputs):
+    with torch.no_grad():
+        out32 = module(*inputs).numpy()
+    err = np.abs(out32 - ref64).max() / max(np.abs(ref64).max(), 1e-30)
+    if err > 1e-4:
+        sys.exit("make_fixtures: %s: float32 and float64 outputs differ by %.2e" % (name, err))
+    return err
+
+
+def write_datasets(path, datasets, attrs=None):
+    tmp = path + ".tmp"
+    with h5py.File(tmp, "w", libver="earliest") as f:
+        for k, v in (attrs or {}).items():
+            f.attrs.create(k, np.bytes_(v.encode("ascii")) if isinstance(v, str) else v)
+        for k in sorted(datasets):
+            f.create_dataset(k, data=datasets[k], track_times=False)
+    os.replace(tmp, path)
+
+
+def complex_as_real(t):
+    """complex (..., ) tensor -> float32 numpy (..., 2) with (real, imag)."""
+    return torch.view_as_real(t.detach().to(torch.complex64)).numpy().copy()
+
+
+def make_network_fixture(out_dir, stem, variable, n_fourier, n_ufourier, seed):
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)  # the constructors draw from the global generator
+    model = Net3d(width=WIDTH, modes=MODES, n_fourier=n_fourier, n_ufourier=n_ufourier,
+                  padding=PADDING)
+    init_random_weights(model, gen)
+    model.eval()
+
+    model_path = os.path.join(out_dir, stem + ".h5")
+    ufno_convert.convert(None, model_path, variable, GRID, PADDING,
+                         state_dict=model.state_dict(), source=stem + ".pt")
+
+    x = torch.rand((BATCH,) + GRID + (12,), generator=gen)
+    x[:, GRID[0] - INACTIVE_ROWS:, :, :, 0] = 0.0
+    raw = float64_forward(model, x)
+    err = check_close(stem, raw, model, x)
+    scale, offset, _ = ufno_convert.VARIABLES[variable]
+    write_datasets(os.path.join(out_dir, stem + "_io.h5"), {
+        "input": x.numpy(),
+        "output_raw": raw.astype(np.float32),
+        "output": (raw * scale + offset).astype(np.float32),
+    }, {"model": stem + ".h5", "seed": np.int64(seed), "reference_precision": "float64"})
+    print("  %s: raw output mean %.3f std %.3f; float32 torch rel. error %.1e"
+          % (stem, raw.mean(), raw.std(), err))
+    return model
+
+
+def make_spectral_fixture(out_dir, seed):
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    layer = SpectralConv3d(3, 4, (3, 4, 2))
+    init_random_weights(layer, gen)
+    x = torch.randn((2, 3, 10, 12, 8), generator=gen)
+    out = float64_forward(layer, x)
+    check_close("spectral_small", out, layer, x)
+    data = {"input": x.numpy(), "output": out.astype(np.float32)}
+    for k in range(1, 5):
+        data["weights%d" % k] = complex_as_real(getattr(layer, "weights%d" % k))
+    write_datasets(os.path.join(out_dir, "spectral_small.h5"), data, {
+        "in_channels": np.int32(3), "out_channels": np.int32(4),
+        "modes": np.array([3, 4, 2], dtype=np.int32), "seed": np.int64(seed)})
+
+
+def make_unet_fixture(out_dir, seed):
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    unet = U_net(4, 4, 3, 0.0)
+    init_random_weights(unet, gen)
+    unet.eval()
+    x = torch.randn((1, 4, 16, 24, 8), generator=gen)
+    out = float64_forward(unet, x)
+    check_close("unet_small", out, unet, x)
+    data = {"input": x.numpy(), "output": out.astype(np.float32)}
+    for k, v in unet.state_dict().items():
+        data[k] = v.numpy().astype(np.int64 if k.endswith("num_batches_tracked") else np.float32)
+    write_datasets(os.path.join(out_dir, "unet_small.h5"), data, {
+        "width": np.int32(4), "leaky_relu_slope": np.float64(0.1),
+        "batchnorm_eps": np.float64(1e-5), "batchnorm_mode": "eval", "seed": np.int64(seed)})
+
+
+def make_checkpoints(ckpt_dir, seed):
+    """A tiny U-FNO as state_dict and as a published-style pickle; both must convert alike."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = Net3d(width=4, modes=(2, 3, 2), n_fourier=2, n_ufourier=1, hidden=16)
+    init_random_weights(model, gen)
+    # Same basename in two folders: the model file records the checkpoint's basename.
+    paths = {}
+    for kind in ("state_dict", "pickled"):
+        d = os.path.join(ckpt_dir, kind)
+        os.makedirs(d, exist_ok=True)
+        paths[kind] = os.path.join(d, "tiny.pt")
+    torch.save(model.state_dict(), paths["state_dict"])
+    save_as_published_pickle(model, paths["pickled"])
+    outputs = []
+    for kind, p in sorted(paths.items()):
+        out = os.path.join(os.path.dirname(p), "tiny.h5")
+        ufno_convert.convert(p, out, "SG", GRID, PADDING)
+        with open(out, "rb") as f:
+            outputs.append(f.read())
+        print("  checkpoint %s -> %s" % (p, out))
+    if outputs[0] != outputs[1]:
+        sys.exit("make_fixtures: state_dict and pickled checkpoints convert differently")
+    print("  round trip: state_dict and pickled conversions are byte-identical")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "tests", "data"))
+    p.add_argument("--ckpt-dir", default=None,
+                   help="where the round-trip checkpoints go (default: a new temporary dir)")
+    args = p.parse_args()
+    torch.set_num_threads(1)  # small problems; keep the machine free for builds
+    os.makedirs(args.out, exist_ok=True)
+
+    print("make_fixtures: writing into %s" % args.out)
+    make_network_fixture(args.out, "ufno_small", "dP", 3, 3, SEED)
+    make_network_fixture(args.out, "fno_small", "SG", 6, 0, SEED + 1)
+    make_spectral_fixture(args.out, SEED + 2)
+    make_unet_fixture(args.out, SEED + 3)
+    names = ["ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
+             "spectral_small.h5", "unet_small.h5"]
+    total = 0
+    for n in names:
+        size = os.path.getsize(os.path.join(args.out, n))
+        total += size
+        print("  %-20s %9d bytes" % (n, size))
+    print("  %-20s %9d bytes" % ("total", total))
+
+    ckpt_dir = args.ckpt_dir or tempfile.mkdtemp(prefix="ufno_ckpt_")
+    make_checkpoints(ckpt_dir, SEED + 4)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,43 @@
+// The whole U-FNO and FNO against PyTorch outputs saved as fixtures (python/make_fixtures.py):
+// relative L2 <= 1e-5 and max abs error <= 1e-5 x max |reference|, in float32.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "io/ModelFile.hpp"
+#include "operators/Net3d.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+
+namespace {
+
+void check_model(const std::string& model_name, const std::string& io_name, const std::string& arch) {
+  ModelFile mf(test::data_path(model_name));
+  REQUIRE(mf.spec().architecture == arch);
+  Net3d net(mf.spec(), mf);
+  auto io = test::read_all(test::data_path(io_name));
+  const HostArray& in = io.arrays.at("input");
+  Tensor x = test::to_device(in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]),
+                                       int(in.shape[3]), int(in.shape[4])});
+  for (const bool raw : {true, false}) {
+    Tensor y = raw ? net.forward_raw(x) : net.forward(x);
+    const HostArray& ref = io.arrays.at(raw ? "output_raw" : "output");
+    REQUIRE(y.span() == ref.data.size());
+    auto e = test::compare(test::to_host(y), ref.data);
+    std::printf("%s %s: rel L2 %.3g, max abs %.3g (max |ref| %.3g)\n", model_name.c_str(),
+                raw ? "raw" : "de-scaled", e.rel_l2, e.max_abs, e.max_ref);
+    CHECK(e.rel_l2 <= 1e-5);
+    CHECK(e.max_abs <= 1e-5 * e.max_ref);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("U-FNO matches the PyTorch reference", "[model][parity]") {
+  check_model("ufno_small.h5", "ufno_small_io.h5", "UFNO");
+}
+
+TEST_CASE("FNO matches the PyTorch reference", "[model][parity]") {
+  check_model("fno_small.h5", "fno_small_io.h5", "FNO");
+}
