@@ -1,0 +1,88 @@
+// Conv3d (stride 1 and 2, bias, BatchNorm folding, fused LeakyReLU) and ConvTranspose3d against
+// direct loops.
+#include <catch2/catch.hpp>
+
+#include "operators/Conv3d.hpp"
+#include "operators/ConvTranspose3d.hpp"
+#include "support/Naive.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+
+TEST_CASE("Conv3d matches direct convolution", "[conv]") {
+  const int out = 4;
+  for (const test::Dims5 d : {test::Dims5{2, 3, 8, 6, 4}, test::Dims5{1, 2, 7, 9, 5}}) {
+    for (int stride : {1, 2}) {
+      auto x = test::random_vector(d.size(), 7);
+      auto w = test::random_vector(std::size_t(out) * d.c * 27, 8);
+      auto b = test::random_vector(out, 9);
+      test::Dims5 od{};
+      auto ref = test::naive_conv3d(x, d, w, b, out, 3, stride, 1, &od);
+      backend::ConvSpec s;
+      s.in_channels = d.c;
+      s.out_channels = out;
+      s.stride = stride;
+      s.has_bias = true;
+      Conv3d conv(s, w, b);
+      Tensor y = conv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}));
+      REQUIRE(shape_of(y) == Shape5{od.n, od.c, od.x, od.y, od.t});
+      INFO("grid " << d.x << "x" << d.y << "x" << d.t << " stride " << stride);
+      CHECK(test::rel_l2(test::to_host(y), ref) < 1e-6);
+    }
+  }
+}
+
+TEST_CASE("Conv3d folds BatchNorm and fuses LeakyReLU", "[conv][batchnorm]") {
+  const test::Dims5 d{1, 3, 8, 8, 8};
+  const int out = 5;
+  auto x = test::random_vector(d.size(), 17);
+  auto w = test::random_vector(std::size_t(out) * d.c * 27, 18);
+  BatchNorm3d bn;
+  bn.gamma = test::random_vector(out, 19, 0.5f, 1.5f);
+  bn.beta = test::random_vector(out, 20);
+  bn.mean = test::random_vector(out, 21);
+  bn.var = test::random_vector(out, 22, 0.5f, 2.f);
+  bn.eps = 1e-5;
+  test::Dims5 od{};
+  auto ref = test::naive_conv3d(x, d, w, {}, out, 3, 2, 1, &od);
+  const std::size_t per_c = std::size_t(od.x) * od.y * od.t;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const int c = int((i / per_c) % out);
+    double v = (ref[i] - bn.mean[c]) / std::sqrt(double(bn.var[c]) + bn.eps) * bn.gamma[c] + bn.beta[c];
+    ref[i] = v > 0 ? v : 0.1 * v;
+  }
+  backend::ConvSpec s;
+  s.in_channels = d.c;
+  s.out_channels = out;
+  s.stride = 2;
+  s.activation = Activation::LeakyReLU;
+  s.slope = 0.1f;
+  Conv3d conv(s, w, {}, &bn);
+  Tensor y = conv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}));
+  CHECK(test::rel_l2(test::to_host(y), ref) < 1e-6);
+}
+
+TEST_CASE("ConvTranspose3d matches the scatter definition", "[conv][transpose]") {
+  const int out = 3;
+  for (const test::Dims5 d : {test::Dims5{2, 4, 3, 4, 2}, test::Dims5{1, 2, 5, 3, 4}}) {
+    auto x = test::random_vector(d.size(), 31);
+    auto w = test::random_vector(std::size_t(d.c) * out * 64, 32);  // (in, out, 4, 4, 4)
+    auto b = test::random_vector(out, 33);
+    test::Dims5 od{};
+    auto ref = test::naive_conv_transpose3d(x, d, w, b, out, 4, 2, 1, &od);
+    for (auto& v : ref) v = v > 0 ? v : 0.1 * v;
+    backend::ConvSpec s;
+    s.in_channels = d.c;
+    s.out_channels = out;
+    s.kernel = 4;
+    s.stride = 2;
+    s.padding = 1;
+    s.has_bias = true;
+    s.activation = Activation::LeakyReLU;
+    s.slope = 0.1f;
+    ConvTranspose3d deconv(s, w, b);
+    Tensor y = deconv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}));
+    REQUIRE(shape_of(y) == Shape5{od.n, od.c, 2 * d.x, 2 * d.y, 2 * d.t});
+    CHECK(test::rel_l2(test::to_host(y), ref) < 1e-6);
+  }
+}

@@ -1,0 +1,93 @@
+// Fft1dPlan against direct DFTs along the middle axis of (outer, n, inner) arrays, for every
+// transform kind, odd and even lengths, and inner strides > 1.
+#include <catch2/catch.hpp>
+
+#include <complex>
+
+#include "fft/Fft1dPlan.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+using cd = std::complex<double>;
+
+namespace {
+
+// Direct DFT of one line; sign -1 forward, +1 backward; unnormalised.
+std::vector<cd> dft(const std::vector<cd>& v, int sign) {
+  const int n = int(v.size());
+  std::vector<cd> r(n);
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j) r[k] += v[j] * std::polar(1.0, sign * 2 * M_PI * double(k) * j / n);
+  return r;
+}
+
+using ComplexView = Kokkos::View<complexf*, Kokkos::HostSpace>;
+using RealView = Kokkos::View<float*, Kokkos::HostSpace>;
+
+}  // namespace
+
+TEST_CASE("batched 1-D FFTs match direct DFTs", "[fft]") {
+  for (int n : {6, 7, 16}) {
+    for (long inner : {1L, 3L}) {
+      const long outer = 4;
+      const fft::Batch1d b{outer, n, inner};
+      const int nc = n / 2 + 1;
+      auto r = test::random_vector(outer * n * inner, 11 + n);
+      auto im = test::random_vector(outer * n * inner, 97 + n);
+      auto idx = [&](long o, int k, long i, int len) { return (o * len + k) * inner + i; };
+      SECTION("r2c n=" + std::to_string(n) + " inner=" + std::to_string(inner)) {
+        RealView in("in", outer * n * inner);
+        ComplexView out("out", outer * nc * inner);
+        for (std::size_t i = 0; i < in.size(); ++i) in(i) = r[i];
+        fft::make_fft1d_plan(fft::Transform::R2C, b)->execute(in.data(), out.data());
+        for (long o = 0; o < outer; ++o)
+          for (long i = 0; i < inner; ++i) {
+            std::vector<cd> line(n);
+            for (int k = 0; k < n; ++k) line[k] = r[idx(o, k, i, n)];
+            auto ref = dft(line, -1);
+            for (int k = 0; k < nc; ++k) {
+              CHECK(out(idx(o, k, i, nc)).real() == Approx(ref[k].real()).margin(1e-4));
+              CHECK(out(idx(o, k, i, nc)).imag() == Approx(ref[k].imag()).margin(1e-4));
+            }
+          }
+      }
+      SECTION("c2c both signs, in place, n=" + std::to_string(n) + " inner=" + std::to_string(inner)) {
+        for (auto t : {fft::Transform::C2C_FORWARD, fft::Transform::C2C_BACKWARD}) {
+          ComplexView a("a", outer * n * inner);
+          for (std::size_t i = 0; i < a.size(); ++i) a(i) = complexf(r[i], im[i]);
+          fft::make_fft1d_plan(t, b)->execute(a.data(), a.data());
+          for (long o = 0; o < outer; ++o)
+            for (long i = 0; i < inner; ++i) {
+              std::vector<cd> line(n);
+              for (int k = 0; k < n; ++k) line[k] = cd(r[idx(o, k, i, n)], im[idx(o, k, i, n)]);
+              auto ref = dft(line, t == fft::Transform::C2C_FORWARD ? -1 : 1);
+              for (int k = 0; k < n; ++k) {
+                CHECK(a(idx(o, k, i, n)).real() == Approx(ref[k].real()).margin(1e-4));
+                CHECK(a(idx(o, k, i, n)).imag() == Approx(ref[k].imag()).margin(1e-4));
+              }
+            }
+        }
+      }
+      SECTION("c2r ignores the imaginary part of bin 0, n=" + std::to_string(n) + " inner=" + std::to_string(inner)) {
+        ComplexView in("in", outer * nc * inner);
+        RealView out("out", outer * n * inner);
+        std::vector<cd> spec(outer * nc * inner);
+        for (std::size_t i = 0; i < spec.size(); ++i) spec[i] = cd(r[i], im[i]);
+        for (std::size_t i = 0; i < in.size(); ++i) in(i) = complexf(spec[i].real(), spec[i].imag());
+        fft::make_fft1d_plan(fft::Transform::C2R, b)->execute(in.data(), out.data());
+        for (long o = 0; o < outer; ++o)
+          for (long i = 0; i < inner; ++i)
+            for (int t = 0; t < n; ++t) {
+              double v = 0;
+              for (int k = 0; k < nc; ++k) {
+                const cd z = spec[idx(o, k, i, nc)];
+                const bool self = k == 0 || (n % 2 == 0 && k == n / 2);
+                v += self ? z.real() * std::cos(2 * M_PI * k * t / n)
+                          : 2 * (z * std::polar(1.0, 2 * M_PI * double(k) * t / n)).real();
+              }
+              CHECK(out(idx(o, t, i, n)) == Approx(v).margin(1e-4));
+            }
+      }
+    }
+  }
+}

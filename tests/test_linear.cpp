@@ -1,0 +1,43 @@
+// Linear (pointwise channel mix, also the 1x1 Conv1d w_k) against direct sums.
+#include <catch2/catch.hpp>
+
+#include "operators/Linear.hpp"
+#include "support/Naive.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+
+TEST_CASE("Linear matches a direct per-voxel sum", "[linear]") {
+  const test::Dims5 d{2, 5, 3, 4, 6};
+  const int out = 7;
+  auto x = test::random_vector(d.size(), 1);
+  auto w = test::random_array({std::size_t(out), std::size_t(d.c)}, 2);
+  auto b = test::random_array({std::size_t(out)}, 3);
+  Linear lin(d.c, out, w, b);
+  auto ref = test::naive_linear(x, d, w.data, b.data, out);
+  Tensor xt = test::to_device(x, {d.n, d.c, d.x, d.y, d.t});
+
+  SECTION("plain") { CHECK(test::rel_l2(test::to_host(lin.forward(xt)), ref) < 1e-6); }
+  SECTION("with ReLU") {
+    for (auto& v : ref) v = v > 0 ? v : 0;
+    CHECK(test::rel_l2(test::to_host(lin.forward(xt, Activation::ReLU)), ref) < 1e-6);
+  }
+  SECTION("accumulating into an existing output") {
+    auto y0 = test::random_vector(std::size_t(d.n) * out * d.x * d.y * d.t, 4);
+    Tensor yt = test::to_device(y0, {d.n, out, d.x, d.y, d.t});
+    lin.forward_accumulate(xt, yt, Activation::None);
+    for (std::size_t i = 0; i < ref.size(); ++i) ref[i] += y0[i];
+    CHECK(test::rel_l2(test::to_host(yt), ref) < 1e-6);
+  }
+  SECTION("loads the Conv1d (out, in, 1) shape and rejects a wrong one") {
+    test::MapWeights ws;
+    auto w3 = w;
+    w3.shape.push_back(1);
+    ws.arrays["w0.weight"] = w3;
+    ws.arrays["w0.bias"] = b;
+    Linear l2 = Linear::load(ws, "w0", d.c, out, true);
+    CHECK(test::rel_l2(test::to_host(l2.forward(xt)), ref) < 1e-6);
+    CHECK_THROWS_WITH(Linear::load(ws, "w0", d.c + 1, out, true),
+                      Catch::Contains("w0.weight") && Catch::Contains("does not match"));
+  }
+}
