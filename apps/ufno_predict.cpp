@@ -34,8 +34,11 @@ int run(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
+    std::cerr << "ufno_predict: error: " << e.what() << " (see --help)\n";
+    return 2;
   }
   if (tensor.empty() == case_path.empty()) {
     std::cerr << "ufno_predict: error: give exactly one of --tensor or --case\n";
@@ -74,7 +77,8 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Kokkos::ScopeGuard kokkos(argc, argv);
+  // Kokkos gets no arguments: it would take --threads as its own option.
+  Kokkos::ScopeGuard kokkos;
   try {
     return run(argc, argv);
   } catch (const ufno::InputError& e) {

@@ -167,6 +167,7 @@ std::optional<std::string> File::string_attribute(const std::string& object,
   Handle mt(H5Tcopy(H5T_C_S1));
   H5Tset_size(mt.id(), n);
   H5Tset_strpad(mt.id(), H5T_STR_NULLTERM);
+  H5Tset_cset(mt.id(), H5Tget_cset(t.id()));  // HDF5 does not convert between ASCII and UTF-8
   if (H5Aread(a.id(), mt.id(), r.data()) < 0) throw InputError(path_, attr, "attribute cannot be read");
   r.resize(r.find('\0') == std::string::npos ? n : r.find('\0'));
   return r;
@@ -208,7 +209,7 @@ void File::write_floats(const std::string& name, const std::vector<std::size_t>&
 void File::write_string_attribute(const std::string& object, const std::string& attr,
                                   const std::string& value) {
   Handle t(H5Tcopy(H5T_C_S1));
-  H5Tset_size(t.id(), value.empty() ? 1 : value.size());
+  H5Tset_size(t.id(), value.size() + 1);  // NULLTERM: room for the terminator
   H5Tset_cset(t.id(), H5T_CSET_UTF8);
   Handle sp(H5Screate(H5S_SCALAR));
   Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), t.id(), sp.id(),

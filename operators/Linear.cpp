@@ -24,7 +24,9 @@ Linear Linear::load(const WeightSource& w, const std::string& prefix, int in, in
                     bool conv1d) {
   std::vector<std::size_t> ws{std::size_t(out), std::size_t(in)};
   if (conv1d) ws.push_back(1);
-  return Linear(in, out, w.take(prefix + ".weight", ws), w.take(prefix + ".bias", {std::size_t(out)}));
+  HostArray weight = w.take(prefix + ".weight", ws);
+  HostArray bias = w.take(prefix + ".bias", {std::size_t(out)});
+  return Linear(in, out, weight, bias);
 }
 
 Tensor Linear::forward(const Tensor& x, Activation act) const {

@@ -1,0 +1,157 @@
+// ufno_predict end to end: a tensor run equals the PyTorch fixture, a case run writes SG and dP,
+// and every kind of bad input exits with code 2, one stderr line naming file and field, and no
+// output file (nor temporary) left behind.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/Hdf5File.hpp"
+#include "support/CaseWriter.hpp"
+#include "support/FileTamper.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run predict(const std::string& args) {
+  const std::string cmd = std::string(UFNO_PREDICT_EXE) + " " + args +
+                          " > cli_stdout.txt 2> cli_stderr.txt";
+  const int status = std::system(cmd.c_str());
+  auto slurp = [](const char* p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("cli_stdout.txt"), slurp("cli_stderr.txt")};
+}
+
+// Nothing named out.h5 or out.h5.tmp.* remains in the working directory.
+bool no_output_left(const std::string& out) {
+  for (const auto& e : fs::directory_iterator("."))
+    if (e.path().filename().string().rfind(out, 0) == 0) return false;
+  return true;
+}
+
+void expect_failure(const std::string& args, const std::string& file, const std::string& field,
+                    const std::string& what) {
+  fs::remove("out_bad.h5");
+  Run r = predict(args + " --out out_bad.h5");
+  INFO("args: " << args << "\nstderr: " << r.err);
+  CHECK(r.code == 2);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find(file) != std::string::npos);
+  CHECK(r.err.find(field) != std::string::npos);
+  CHECK(r.err.find(what) != std::string::npos);
+  CHECK(no_output_left("out_bad.h5"));
+}
+
+}  // namespace
+
+TEST_CASE("ufno_predict --tensor reproduces the PyTorch output", "[cli]") {
+  const std::string model = test::data_path("ufno_small.h5"), io = test::data_path("ufno_small_io.h5");
+  fs::remove("out_tensor.h5");
+  Run r = predict("--model " + model + " --tensor " + io + " --out out_tensor.h5 --threads 1");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("ufno_predict: 2 case(s) dP") == 0);
+  CHECK(r.out.find(" s (load") != std::string::npos);
+  auto f = h5::File::open_read("out_tensor.h5");
+  std::vector<std::size_t> shape;
+  auto dp = f.read_floats("dP", &shape);
+  CHECK(shape == std::vector<std::size_t>{2, 8, 16, 24});  // (B, T, X, Y)
+  CHECK(f.string_attribute("dP", "units").value_or("") == "bar");
+  CHECK(!f.has_dataset("SG"));
+  // The fixture is (B, X, Y, T): transpose to compare.
+  auto ref = test::read_all(io).arrays.at("output").data;
+  std::vector<float> ref_t(ref.size());
+  for (int b = 0; b < 2; ++b)
+    for (int x = 0; x < 16; ++x)
+      for (int y = 0; y < 24; ++y)
+        for (int t = 0; t < 8; ++t)
+          ref_t[((b * 8 + t) * 16 + x) * 24 + y] = ref[((b * 16 + x) * 24 + y) * 8 + t];
+  auto e = test::compare(dp, ref_t);
+  CHECK(e.rel_l2 <= 1e-5);
+  CHECK(e.max_abs <= 1e-5 * e.max_ref);
+  fs::remove("out_tensor.h5");
+}
+
+TEST_CASE("ufno_predict --case with an SG and a dP model writes both fields", "[cli]") {
+  test::write_case("cli_case.h5", test::valid_case(16, 24));
+  fs::remove("out_case.h5");
+  Run r = predict("--model " + test::data_path("ufno_small.h5") + " --model " +
+                  test::data_path("fno_small.h5") + " --case cli_case.h5 --out out_case.h5");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto f = h5::File::open_read("out_case.h5");
+  CHECK(f.shape("SG") == std::vector<std::size_t>{1, 8, 16, 24});
+  CHECK(f.shape("dP") == std::vector<std::size_t>{1, 8, 16, 24});
+  CHECK(f.string_attribute("SG", "units").value_or("") == "1");
+  CHECK(f.shape("TIMES") == std::vector<std::size_t>{8});
+  fs::remove("out_case.h5");
+}
+
+TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
+  const std::string model = test::data_path("ufno_small.h5");
+  const std::string io = test::data_path("ufno_small_io.h5");
+  SECTION("missing model file") {
+    expect_failure("--model nope.h5 --tensor " + io, "nope.h5", "--model", "does not exist");
+  }
+  SECTION("tensor file without /input") {
+    expect_failure("--model " + model + " --tensor " + model, model, "input", "dataset is missing");
+  }
+  SECTION("tensor of the wrong shape") {
+    const std::string spec = test::data_path("spectral_small.h5");
+    expect_failure("--model " + model + " --tensor " + spec, spec, "input", "but the model expects");
+  }
+  SECTION("NaN in the tensor") {
+    test::copy_fixture(io, "nan_input.h5");
+    test::poison_first_value("nan_input.h5", "input", std::nanf(""));
+    expect_failure("--model " + model + " --tensor nan_input.h5", "nan_input.h5", "input", "NaN or Inf");
+    fs::remove("nan_input.h5");
+  }
+  SECTION("truncated tensor file") {
+    test::copy_fixture(io, "cut_input.h5");
+    test::truncate_file("cut_input.h5", 4096);
+    expect_failure("--model " + model + " --tensor cut_input.h5", "cut_input.h5", "input", "");
+    fs::remove("cut_input.h5");
+  }
+  SECTION("case with negative permeability") {
+    auto c = test::valid_case(16, 24);
+    c["PERMX"].values[30] = -5;
+    test::write_case("neg_case.h5", c);
+    expect_failure("--model " + model + " --case neg_case.h5", "neg_case.h5", "PERMX", "negative permeability");
+    fs::remove("neg_case.h5");
+  }
+  SECTION("case with porosity above 1") {
+    auto c = test::valid_case(16, 24);
+    c["PORO"].values[3] = 1.5;
+    test::write_case("poro_case.h5", c);
+    expect_failure("--model " + model + " --case poro_case.h5", "poro_case.h5", "PORO", "outside (0, 1]");
+    fs::remove("poro_case.h5");
+  }
+  SECTION("model whose attributes contradict its weights") {
+    test::copy_fixture(model, "bad_width.h5");
+    test::set_int_attribute("bad_width.h5", "width", {9});
+    expect_failure("--model bad_width.h5 --tensor " + io, "bad_width.h5", "conv1.fc0.weight", "does not match");
+    fs::remove("bad_width.h5");
+  }
+  SECTION("two models for the same variable") {
+    expect_failure("--model " + model + " --model " + model + " --tensor " + io, model, "variable", "two models");
+  }
+  SECTION("output directory that does not exist") {
+    Run r = predict("--model " + model + " --tensor " + io + " --out no_dir/out.h5");
+    CHECK(r.code == 2);
+    CHECK(r.err.find("no_dir/out.h5") != std::string::npos);
+  }
+}
