@@ -1,4 +1,4 @@
-# Debian 12 dependency stack; see docs/building.md for the quirks handled here.
+# Debian 12 dependency stack; see README.md (Building) for the quirks handled here.
 find_package(PkgConfig REQUIRED)
 
 # Kokkos 3.4 from Trilinos: the exported Kokkos::kokkos target carries a bogus include path, so use
