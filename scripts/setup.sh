@@ -31,4 +31,12 @@ fi
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j "$JOBS"
-echo "setup: done; ufno_predict is build/apps/ufno_predict"
+echo "setup: ufno_predict is build/apps/ufno_predict"
+
+# The same tests built with AddressSanitizer + UBSan, run by scripts/test.sh. Skip with
+# UFNO_SKIP_SANITIZE=1 when only the executables are wanted.
+if [ "${UFNO_SKIP_SANITIZE:-0}" != 1 ]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DUFNO_SANITIZE=ON -DUFNO_BUILD_BENCHMARKS=OFF
+  cmake --build build-asan -j "$JOBS"
+fi
+echo "setup: done"
