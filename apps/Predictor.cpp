@@ -65,7 +65,8 @@ void write_prediction(const std::string& path, const Prediction& p, const std::s
   OutputFile out(path);
   for (const auto& f : p.fields) {
     const std::string what = f.name == "SG" ? "gas saturation" : "pressure buildup";
-    out.write_field(f.name, f.shape, f.values, f.units, what + ", (case, time, layer, radial cell)");
+    out.write_field(f.name, f.shape, f.values, f.units,
+                    what + ", (case, time, layer, radial cell)");
   }
   out.write_times(p.times_days);
   out.set_attribute("source", source);

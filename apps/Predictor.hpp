@@ -13,8 +13,8 @@
 namespace ufno {
 
 struct Field {
-  std::string name;   // "SG" or "dP"
-  std::string units;  // "1" or "bar"
+  std::string name;                // "SG" or "dP"
+  std::string units;               // "1" or "bar"
   std::vector<std::size_t> shape;  // (B, T, X, Y)
   std::vector<float> values;
 };

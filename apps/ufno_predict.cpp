@@ -26,7 +26,8 @@ int run(int argc, char** argv) {
   app.add_option("--model", models, "model file (HDF5); give twice for an SG and a dP model")
       ->required()
       ->check(CLI::ExistingFile);
-  auto* opt_tensor = app.add_option("--tensor", tensor, "encoded input: dataset /input (B,X,Y,T,12)");
+  auto* opt_tensor =
+      app.add_option("--tensor", tensor, "encoded input: dataset /input (B,X,Y,T,12)");
   auto* opt_case = app.add_option("--case", case_path, "reservoir case file (docs/case-format.md)");
   opt_tensor->excludes(opt_case);
   app.add_option("--out", out, "output file (HDF5): /SG, /dP as (B,T,X,Y)")->required();
@@ -68,9 +69,11 @@ int run(int argc, char** argv) {
   }
   const double t_predict = seconds_since(t1);
   ufno::write_prediction(out, p, source);
-  std::printf("ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), %d thread(s) -> %s\n",
-              cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
-              spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, threads, out.c_str());
+  std::printf(
+      "ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), %d "
+      "thread(s) -> %s\n",
+      cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
+      spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, threads, out.c_str());
   return 0;
 }
 

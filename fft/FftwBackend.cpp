@@ -46,8 +46,7 @@ class FftwPlan1d final : public Fft1dPlan {
         fftwf_execute_dft_c2r(plan_, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
         break;
       default:
-        fftwf_execute_dft(plan_, static_cast<fftwf_complex*>(in),
-                          static_cast<fftwf_complex*>(out));
+        fftwf_execute_dft(plan_, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
     }
   }
 
@@ -76,12 +75,13 @@ class FftwPlan1d final : public Fft1dPlan {
                                         static_cast<float*>(out), flags | FFTW_DESTROY_INPUT);
         break;
       default:
-        plan_ = fftwf_plan_guru_dft(1, &dim, 2, many, static_cast<fftwf_complex*>(in),
-                                    static_cast<fftwf_complex*>(out),
-                                    t_ == Transform::C2C_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD,
-                                    flags);
+        plan_ = fftwf_plan_guru_dft(
+            1, &dim, 2, many, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out),
+            t_ == Transform::C2C_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
     }
-    if (!plan_) throw std::runtime_error("fft: FFTW could not plan a " + to_string(t_) + " of length " + std::to_string(n));
+    if (!plan_)
+      throw std::runtime_error("fft: FFTW could not plan a " + to_string(t_) + " of length " +
+                               std::to_string(n));
     align_in_ = fftwf_alignment_of(static_cast<float*>(in));
     align_out_ = fftwf_alignment_of(static_cast<float*>(out));
     inplace_ = in == out;
@@ -98,10 +98,14 @@ class FftwPlan1d final : public Fft1dPlan {
 
 std::string to_string(Transform t) {
   switch (t) {
-    case Transform::R2C: return "r2c";
-    case Transform::C2R: return "c2r";
-    case Transform::C2C_FORWARD: return "c2c forward";
-    default: return "c2c backward";
+    case Transform::R2C:
+      return "r2c";
+    case Transform::C2R:
+      return "c2r";
+    case Transform::C2C_FORWARD:
+      return "c2c forward";
+    default:
+      return "c2c backward";
   }
 }
 

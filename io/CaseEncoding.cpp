@@ -28,8 +28,9 @@ HostArray encode_case(const ReservoirCase& c, int nt) {
   const int X = c.nx, Y = c.ny, T = nt;
   std::vector<double> times = c.times_days.empty() ? paper_times_days(T) : c.times_days;
   if (int(times.size()) != T)
-    throw InputError(c.path, "TIMES", "has " + std::to_string(times.size()) +
-                                          " report times but the model predicts " + std::to_string(T));
+    throw InputError(c.path, "TIMES",
+                     "has " + std::to_string(times.size()) +
+                         " report times but the model predicts " + std::to_string(T));
   // Radial coordinate: cumulative cell widths, normalised to [0, 1] (min-max).
   std::vector<double> r(Y);
   double cum = 0;

@@ -19,7 +19,8 @@ void check_units(const h5::File& f, const std::string& name, const std::string& 
   auto u = f.string_attribute(name, "units");
   if (!u) throw InputError(f.path(), name, "has no units attribute (expected \"" + units + "\")");
   if (*u != units)
-    throw InputError(f.path(), name, "units \"" + *u + "\" are not supported (expected \"" + units + "\")");
+    throw InputError(f.path(), name,
+                     "units \"" + *u + "\" are not supported (expected \"" + units + "\")");
 }
 
 std::vector<double> read_array(const h5::File& f, const std::string& name,
@@ -28,8 +29,8 @@ std::vector<double> read_array(const h5::File& f, const std::string& name,
   if (f.kind(name) != h5::Kind::Float)
     throw InputError(f.path(), name, "must be a floating-point dataset");
   if (n.shape != shape)
-    throw InputError(f.path(), name, "shape " + shape_string(n.shape) + " but expected " +
-                                         shape_string(shape));
+    throw InputError(f.path(), name,
+                     "shape " + shape_string(n.shape) + " but expected " + shape_string(shape));
   for (double v : n.values)
     if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
   check_units(f, name, units);
@@ -46,7 +47,6 @@ double read_scalar(const h5::File& f, const std::string& name, const std::string
   return n.values[0];
 }
 
-
 }  // namespace
 
 ReservoirCase read_case(const std::string& path, int ex, int ey) {
@@ -59,9 +59,10 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
   c.nx = int(s[0]);
   c.ny = int(s[1]);
   if ((ex && c.nx != ex) || (ey && c.ny != ey))
-    throw InputError(path, "PERMX", "grid " + shape_string(s) + " differs from the model grid (" +
-                                        std::to_string(ex) + "," + std::to_string(ey) +
-                                        "); resample the case with ufno_import");
+    throw InputError(path, "PERMX",
+                     "grid " + shape_string(s) + " differs from the model grid (" +
+                         std::to_string(ex) + "," + std::to_string(ey) +
+                         "); resample the case with ufno_import");
   const std::vector<std::size_t> xy{s[0], s[1]};
   c.permx = read_array(f, "PERMX", xy, "mD");
   c.permz = read_array(f, "PERMZ", xy, "mD");
@@ -71,15 +72,19 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
   for (std::size_t i = 0; i < c.permx.size(); ++i) {
     const int x = int(i / c.ny), y = int(i % c.ny);
     const std::string at = " at layer " + std::to_string(x) + ", radial cell " + std::to_string(y);
-    if (c.permx[i] < 0) throw InputError(path, "PERMX", "negative permeability " + fmt(c.permx[i]) + at);
-    if (c.permz[i] < 0) throw InputError(path, "PERMZ", "negative permeability " + fmt(c.permz[i]) + at);
+    if (c.permx[i] < 0)
+      throw InputError(path, "PERMX", "negative permeability " + fmt(c.permx[i]) + at);
+    if (c.permz[i] < 0)
+      throw InputError(path, "PERMZ", "negative permeability " + fmt(c.permz[i]) + at);
     if (c.permx[i] > 0 && c.permz[i] == 0)
       throw InputError(path, "PERMZ", "zero in an active cell (PERMX > 0)" + at);
     if (c.permx[i] > 0 && !(c.poro[i] > 0 && c.poro[i] <= 1))
       throw InputError(path, "PORO", "porosity " + fmt(c.poro[i]) + " outside (0, 1]" + at);
   }
-  for (double v : c.dr) if (v <= 0) throw InputError(path, "DR", "cell widths must be positive");
-  for (double v : c.dz) if (v <= 0) throw InputError(path, "DZ", "layer thicknesses must be positive");
+  for (double v : c.dr)
+    if (v <= 0) throw InputError(path, "DR", "cell widths must be positive");
+  for (double v : c.dz)
+    if (v <= 0) throw InputError(path, "DZ", "layer thicknesses must be positive");
 
   // Perforation: a per-layer flag, or the first and last perforated layer (1-based, inclusive,
   // as ECLIPSE COMPDAT K1/K2).
@@ -87,8 +92,9 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
   if (f.has_dataset("PERF")) {
     h5::Numeric p = f.read_numeric("PERF");
     if (p.shape != std::vector<std::size_t>{s[0]})
-      throw InputError(path, "PERF", "shape " + shape_string(p.shape) + " but expected (" +
-                                         std::to_string(c.nx) + ")");
+      throw InputError(
+          path, "PERF",
+          "shape " + shape_string(p.shape) + " but expected (" + std::to_string(c.nx) + ")");
     for (int x = 0; x < c.nx; ++x) {
       if (p.values[x] != 0 && p.values[x] != 1)
         throw InputError(path, "PERF", "flags must be 0 or 1");
@@ -100,7 +106,8 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
     if (top != std::floor(top) || top < 1 || top > c.nx)
       throw InputError(path, "PERF_TOP", "must be a layer index in 1.." + std::to_string(c.nx));
     if (bottom != std::floor(bottom) || bottom < top || bottom > c.nx)
-      throw InputError(path, "PERF_BOTTOM", "must be a layer index in PERF_TOP.." + std::to_string(c.nx));
+      throw InputError(path, "PERF_BOTTOM",
+                       "must be a layer index in PERF_TOP.." + std::to_string(c.nx));
     for (int x = int(top) - 1; x < int(bottom); ++x) c.perforated[x] = 1;
   } else {
     throw InputError(path, "PERF", "dataset is missing (give PERF, or PERF_TOP and PERF_BOTTOM)");
@@ -109,7 +116,10 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
   for (int x = 0; x < c.nx; ++x)
     if (c.perforated[x]) {
       ++n_perf;
-      if (!c.active(x, 0)) throw InputError(path, "PERF", "layer " + std::to_string(x + 1) + " is perforated but inactive (PERMX = 0 at the well)");
+      if (!c.active(x, 0))
+        throw InputError(path, "PERF",
+                         "layer " + std::to_string(x + 1) +
+                             " is perforated but inactive (PERMX = 0 at the well)");
     }
   if (n_perf == 0) throw InputError(path, "PERF", "no layer is perforated");
 
@@ -139,8 +149,8 @@ std::vector<std::string> out_of_training_range(const ReservoirCase& c) {
   std::vector<std::string> w;
   auto check = [&](const char* name, double v, double lo, double hi, const char* units) {
     if (v < lo || v > hi)
-      w.push_back(std::string(name) + " = " + fmt(v) + " " + units + " is outside the training range [" +
-                  fmt(lo) + ", " + fmt(hi) + "]");
+      w.push_back(std::string(name) + " = " + fmt(v) + " " + units +
+                  " is outside the training range [" + fmt(lo) + ", " + fmt(hi) + "]");
   };
   check("INJ_RATE", c.rate_mt_per_year, 0.2, 2.0, "Mt/yr");
   check("TEMP", c.temperature_c, 30, 180, "degC");

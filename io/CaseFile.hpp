@@ -10,19 +10,19 @@ namespace ufno {
 
 struct ReservoirCase {
   std::string path;
-  int nx = 0, ny = 0;             // X = vertical layers (0 = top), Y = radial cells (0 = well)
-  std::vector<double> permx;      // kr [mD], (X, Y) row-major; 0 marks cells outside the formation
-  std::vector<double> permz;      // kz [mD]
-  std::vector<double> poro;       // [1]
-  std::vector<double> dr;         // radial cell widths [m], Y
-  std::vector<double> dz;         // layer thicknesses [m], X
-  std::vector<int> perforated;    // per layer flag, X
-  double rate_mt_per_year = 0;    // INJ_RATE
-  double temperature_c = 0;       // TEMP
-  double pressure_bar = 0;        // PRESSURE (initial)
-  double swi = 0;                 // SWI
-  double vg_lambda = 0;           // VG_LAMBDA
-  std::vector<double> times_days; // TIMES, optional (empty: the paper's 24 times)
+  int nx = 0, ny = 0;              // X = vertical layers (0 = top), Y = radial cells (0 = well)
+  std::vector<double> permx;       // kr [mD], (X, Y) row-major; 0 marks cells outside the formation
+  std::vector<double> permz;       // kz [mD]
+  std::vector<double> poro;        // [1]
+  std::vector<double> dr;          // radial cell widths [m], Y
+  std::vector<double> dz;          // layer thicknesses [m], X
+  std::vector<int> perforated;     // per layer flag, X
+  double rate_mt_per_year = 0;     // INJ_RATE
+  double temperature_c = 0;        // TEMP
+  double pressure_bar = 0;         // PRESSURE (initial)
+  double swi = 0;                  // SWI
+  double vg_lambda = 0;            // VG_LAMBDA
+  std::vector<double> times_days;  // TIMES, optional (empty: the paper's 24 times)
 
   bool active(int x, int y) const { return permx[std::size_t(x) * ny + y] > 0; }
 };

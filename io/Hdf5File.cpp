@@ -16,14 +16,29 @@ Handle& Handle::operator=(Handle&& o) noexcept {
 Handle::~Handle() {
   if (id_ < 0) return;
   switch (H5Iget_type(id_)) {
-    case H5I_FILE: H5Fclose(id_); break;
-    case H5I_DATASET: H5Dclose(id_); break;
-    case H5I_DATASPACE: H5Sclose(id_); break;
-    case H5I_DATATYPE: H5Tclose(id_); break;
-    case H5I_ATTR: H5Aclose(id_); break;
-    case H5I_GROUP: H5Gclose(id_); break;
-    case H5I_GENPROP_LST: H5Pclose(id_); break;
-    default: break;
+    case H5I_FILE:
+      H5Fclose(id_);
+      break;
+    case H5I_DATASET:
+      H5Dclose(id_);
+      break;
+    case H5I_DATASPACE:
+      H5Sclose(id_);
+      break;
+    case H5I_DATATYPE:
+      H5Tclose(id_);
+      break;
+    case H5I_ATTR:
+      H5Aclose(id_);
+      break;
+    case H5I_GROUP:
+      H5Gclose(id_);
+      break;
+    case H5I_GENPROP_LST:
+      H5Pclose(id_);
+      break;
+    default:
+      break;
   }
   id_ = -1;
 }
@@ -87,21 +102,26 @@ Kind File::kind(const std::string& name) const {
   Handle d = open_dataset(name);
   Handle t(H5Dget_type(d.id()));
   switch (H5Tget_class(t.id())) {
-    case H5T_FLOAT: return Kind::Float;
-    case H5T_INTEGER: return Kind::Integer;
-    case H5T_STRING: return Kind::String;
-    default: return Kind::Other;
+    case H5T_FLOAT:
+      return Kind::Float;
+    case H5T_INTEGER:
+      return Kind::Integer;
+    case H5T_STRING:
+      return Kind::String;
+    default:
+      return Kind::Other;
   }
 }
 
 std::vector<std::string> File::dataset_names() const {
   std::vector<std::string> names;
   H5G_info_t info;
-  if (H5Gget_info(file_.id(), &info) < 0) throw InputError(path_, "/", "cannot list the root group");
+  if (H5Gget_info(file_.id(), &info) < 0)
+    throw InputError(path_, "/", "cannot list the root group");
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     char buf[1024];
-    ssize_t n = H5Lget_name_by_idx(file_.id(), "/", H5_INDEX_NAME, H5_ITER_INC, i, buf,
-                                   sizeof buf, H5P_DEFAULT);
+    ssize_t n = H5Lget_name_by_idx(file_.id(), "/", H5_INDEX_NAME, H5_ITER_INC, i, buf, sizeof buf,
+                                   H5P_DEFAULT);
     if (n > 0 && std::size_t(n) < sizeof buf && has_dataset(buf)) names.emplace_back(buf);
   }
   return names;
@@ -149,7 +169,8 @@ std::optional<std::string> File::string_attribute(const std::string& object,
   Handle a(H5Aopen_by_name(file_.id(), object.c_str(), attr.c_str(), H5P_DEFAULT, H5P_DEFAULT));
   Handle t(H5Aget_type(a.id()));
   if (H5Tget_class(t.id()) != H5T_STRING)
-    throw InputError(path_, object == "/" ? attr : object + "@" + attr, "attribute is not a string");
+    throw InputError(path_, object == "/" ? attr : object + "@" + attr,
+                     "attribute is not a string");
   if (H5Tis_variable_str(t.id()) > 0) {
     Handle mt(H5Tcopy(H5T_C_S1));
     H5Tset_size(mt.id(), H5T_VARIABLE);
@@ -168,7 +189,8 @@ std::optional<std::string> File::string_attribute(const std::string& object,
   H5Tset_size(mt.id(), n);
   H5Tset_strpad(mt.id(), H5T_STR_NULLTERM);
   H5Tset_cset(mt.id(), H5Tget_cset(t.id()));  // HDF5 does not convert between ASCII and UTF-8
-  if (H5Aread(a.id(), mt.id(), r.data()) < 0) throw InputError(path_, attr, "attribute cannot be read");
+  if (H5Aread(a.id(), mt.id(), r.data()) < 0)
+    throw InputError(path_, attr, "attribute cannot be read");
   r.resize(r.find('\0') == std::string::npos ? n : r.find('\0'));
   return r;
 }
@@ -200,8 +222,8 @@ void File::write_floats(const std::string& name, const std::vector<std::size_t>&
                         const float* data) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle sp(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, sp.id(), H5P_DEFAULT,
-                      H5P_DEFAULT, H5P_DEFAULT));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, sp.id(), H5P_DEFAULT, H5P_DEFAULT,
+                      H5P_DEFAULT));
   if (!d.valid() || H5Dwrite(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     throw InputError(path_, name, "dataset could not be written (disk full?)");
 }
@@ -212,8 +234,8 @@ void File::write_string_attribute(const std::string& object, const std::string& 
   H5Tset_size(t.id(), value.size() + 1);  // NULLTERM: room for the terminator
   H5Tset_cset(t.id(), H5T_CSET_UTF8);
   Handle sp(H5Screate(H5S_SCALAR));
-  Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), t.id(), sp.id(),
-                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), t.id(), sp.id(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT));
   if (!a.valid() || H5Awrite(a.id(), t.id(), value.c_str()) < 0)
     throw InputError(path_, attr, "attribute could not be written");
 }

@@ -23,7 +23,8 @@ class InputError : public std::runtime_error {
 // "(a,b,c)" for messages about array shapes.
 inline std::string shape_string(const std::vector<std::size_t>& s) {
   std::string r = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) r += std::to_string(s[i]) + (i + 1 < s.size() ? "," : "");
+  for (std::size_t i = 0; i < s.size(); ++i)
+    r += std::to_string(s[i]) + (i + 1 < s.size() ? "," : "");
   return r + ")";
 }
 

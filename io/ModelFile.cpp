@@ -49,13 +49,15 @@ void ModelFile::read_spec() {
   const auto& f = file_;
   const std::string fmt = f.string_attribute("/", "format").value_or("");
   if (fmt != "ufno-model")
-    throw InputError(f.path(), "format", "not a ufno model file (attribute format != \"ufno-model\")");
+    throw InputError(f.path(), "format",
+                     "not a ufno model file (attribute format != \"ufno-model\")");
   if (int_attr(f, "format_version", 1) != 1)
     throw InputError(f.path(), "format_version", "unsupported version (this build reads 1)");
   ModelSpec& s = spec_;
   s.architecture = f.string_attribute_required("architecture");
   if (s.architecture != "UFNO" && s.architecture != "FNO")
-    throw InputError(f.path(), "architecture", "must be \"UFNO\" or \"FNO\", not \"" + s.architecture + "\"");
+    throw InputError(f.path(), "architecture",
+                     "must be \"UFNO\" or \"FNO\", not \"" + s.architecture + "\"");
   s.variable = f.string_attribute_required("variable");
   if (s.variable != "SG" && s.variable != "dP")
     throw InputError(f.path(), "variable", "must be \"SG\" or \"dP\", not \"" + s.variable + "\"");
@@ -74,18 +76,21 @@ void ModelFile::read_spec() {
   s.bn_eps = double_attr(f, "batchnorm_eps");
   if (s.layers() < 1) throw InputError(f.path(), "n_fourier", "the model has no Fourier layer");
   if ((s.architecture == "FNO") != (s.n_ufourier == 0))
-    throw InputError(f.path(), "n_ufourier",
-                     "contradicts architecture " + s.architecture + " (FNO has no U-Fourier layer)");
+    throw InputError(
+        f.path(), "n_ufourier",
+        "contradicts architecture " + s.architecture + " (FNO has no U-Fourier layer)");
   const auto p = s.padded_grid();
   const char* axis[3] = {"X", "Y", "T"};
   for (int a = 0; a < 3; ++a) {
     const int limit = a == 2 ? p[a] / 2 + 1 : p[a] / 2;
     if (s.modes[a] > limit)
-      throw InputError(f.path(), "modes", std::string("mode count along ") + axis[a] +
-                                              " exceeds what the padded grid holds");
+      throw InputError(
+          f.path(), "modes",
+          std::string("mode count along ") + axis[a] + " exceeds what the padded grid holds");
     if (s.n_ufourier > 0 && p[a] % 8 != 0)
-      throw InputError(f.path(), "grid", std::string("padded ") + axis[a] +
-                                             " extent must be divisible by 8 for the U-Net");
+      throw InputError(
+          f.path(), "grid",
+          std::string("padded ") + axis[a] + " extent must be divisible by 8 for the U-Net");
   }
 }
 
@@ -106,10 +111,11 @@ void ModelFile::check_layers() const {
     const std::string u = pre + "unet" + std::to_string(k) + ".conv1.0.weight";
     const bool want = k >= spec_.n_fourier;
     if (has(u) != want)
-      throw InputError(file_.path(), u,
-                       want ? "dataset is missing but layer " + std::to_string(k) + " is a U-Fourier layer"
-                            : "dataset present but layer " + std::to_string(k) +
-                                  " is a plain Fourier layer in the attributes");
+      throw InputError(
+          file_.path(), u,
+          want ? "dataset is missing but layer " + std::to_string(k) + " is a U-Fourier layer"
+               : "dataset present but layer " + std::to_string(k) +
+                     " is a plain Fourier layer in the attributes");
   }
 }
 

@@ -17,13 +17,14 @@ HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& g
                                       std::size_t(grid[1]), std::size_t(grid[2]),
                                       std::size_t(channels)};
   if (a.shape.size() != 5 || a.shape != want || a.shape[0] == 0)
-    throw InputError(path, "input", "shape " + shape_string(a.shape) + " but the model expects (B," +
-                                        std::to_string(grid[0]) + "," + std::to_string(grid[1]) +
-                                        "," + std::to_string(grid[2]) + "," +
-                                        std::to_string(channels) + ")");
+    throw InputError(path, "input",
+                     "shape " + shape_string(a.shape) + " but the model expects (B," +
+                         std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," +
+                         std::to_string(grid[2]) + "," + std::to_string(channels) + ")");
   for (std::size_t i = 0; i < a.data.size(); ++i)
     if (!std::isfinite(a.data[i]))
-      throw InputError(path, "input", "contains NaN or Inf (first at flat index " + std::to_string(i) + ")");
+      throw InputError(path, "input",
+                       "contains NaN or Inf (first at flat index " + std::to_string(i) + ")");
   return a;
 }
 

@@ -33,7 +33,8 @@ struct BatchNorm3d {
     if (bias.empty()) bias.assign(out, 0.f);
     for (std::size_t o = 0; o < out; ++o) {
       const double g = double(gamma[o]) / std::sqrt(double(var[o]) + eps);
-      for (std::size_t k = 0; k < per_out; ++k) weights[o * per_out + k] = float(weights[o * per_out + k] * g);
+      for (std::size_t k = 0; k < per_out; ++k)
+        weights[o * per_out + k] = float(weights[o * per_out + k] * g);
       bias[o] = float((double(bias[o]) - mean[o]) * g + beta[o]);
     }
   }

@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "operators/backend/ConvPrimitive.hpp"
 #include "operators/WeightSource.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
 
 namespace ufno {
 

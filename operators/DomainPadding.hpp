@@ -26,11 +26,12 @@ struct DomainPadding {
 
   // (B, C, Xp, Yp, Tp) -> (B, C, Xp-px, Yp-py, Tp-pt): drop the padded ends.
   Tensor crop(const Tensor& in) const {
-    Tensor out("cropped", in.extent(0), in.extent(1), in.extent(2) - pad[0],
-               in.extent(3) - pad[1], in.extent(4) - pad[2]);
+    Tensor out("cropped", in.extent(0), in.extent(1), in.extent(2) - pad[0], in.extent(3) - pad[1],
+               in.extent(4) - pad[2]);
     Kokkos::parallel_for(
-        "ufno::crop", range5(out),
-        KOKKOS_LAMBDA(int n, int c, int x, int y, int t) { out(n, c, x, y, t) = in(n, c, x, y, t); });
+        "ufno::crop", range5(out), KOKKOS_LAMBDA(int n, int c, int x, int y, int t) {
+          out(n, c, x, y, t) = in(n, c, x, y, t);
+        });
     return out;
   }
 };

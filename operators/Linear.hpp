@@ -21,7 +21,8 @@ class Linear {
 
   Tensor forward(const Tensor& x, Activation act = Activation::None) const;
   // y = act(y + W x + b): accumulate into an existing output (fuses the Fourier-layer sum).
-  void forward_accumulate(const Tensor& x, const Tensor& y, Activation act = Activation::None) const;
+  void forward_accumulate(const Tensor& x, const Tensor& y,
+                          Activation act = Activation::None) const;
 
   int in_channels() const { return in_; }
   int out_channels() const { return out_; }

@@ -14,9 +14,9 @@ struct ModelSpec {
   int n_fourier = 3;                     // plain Fourier layers, first
   int n_ufourier = 3;                    // U-Fourier layers (with a U-Net branch), after them
   int in_channels = 12;
-  int hidden = 128;                      // fc1 width
-  std::array<int, 3> padding{8, 8, 8};   // X zero, Y replicate, T replicate (at the end)
-  std::array<int, 3> grid{96, 200, 24};  // unpadded X, Y, T the model was trained on
+  int hidden = 128;                                // fc1 width
+  std::array<int, 3> padding{8, 8, 8};             // X zero, Y replicate, T replicate (at the end)
+  std::array<int, 3> grid{96, 200, 24};            // unpadded X, Y, T the model was trained on
   double output_scale = 1.0, output_offset = 0.0;  // physical = raw * scale + offset
   std::string output_units = "1";
   double leaky_slope = 0.1;

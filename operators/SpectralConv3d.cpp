@@ -11,14 +11,18 @@ using fft::Transform;
 
 SpectralConv3d::SpectralConv3d(int in, int out, std::array<int, 3> modes,
                                const std::array<HostArray, 4>& corners)
-    : in_(in), out_(out), m_(modes), w_("spectral.w", 2 * modes[0], 2 * modes[1], modes[2], in, out) {
+    : in_(in),
+      out_(out),
+      m_(modes),
+      w_("spectral.w", 2 * modes[0], 2 * modes[1], modes[2], in, out) {
   const int mx = m_[0], my = m_[1], mt = m_[2];
   auto h = Kokkos::create_mirror_view(w_);
   for (int q = 0; q < 4; ++q) {
     const auto& d = corners[q].data;
     if (d.size() != std::size_t(in) * out * mx * my * mt * 2)
       throw std::invalid_argument("SpectralConv3d: corner weight size mismatch");
-    // weights1: (low X, low Y); weights2: (high X, low Y); weights3: (low X, high Y); weights4: both high
+    // weights1: (low X, low Y); weights2: (high X, low Y); weights3: (low X, high Y); weights4:
+    // both high
     const int xo = (q == 1 || q == 3) ? mx : 0;
     const int yo = (q == 2 || q == 3) ? my : 0;
     for (int i = 0; i < in; ++i)
@@ -35,8 +39,9 @@ SpectralConv3d::SpectralConv3d(int in, int out, std::array<int, 3> modes,
 
 SpectralConv3d SpectralConv3d::load(const WeightSource& w, const std::string& prefix, int in,
                                     int out, std::array<int, 3> modes) {
-  const std::vector<std::size_t> s{std::size_t(in), std::size_t(out), std::size_t(modes[0]),
-                                   std::size_t(modes[1]), std::size_t(modes[2]), 2};
+  const std::vector<std::size_t> s{std::size_t(in),       std::size_t(out),
+                                   std::size_t(modes[0]), std::size_t(modes[1]),
+                                   std::size_t(modes[2]), 2};
   std::array<HostArray, 4> c;
   for (int q = 0; q < 4; ++q) c[q] = w.take(prefix + ".weights" + std::to_string(q + 1), s);
   return SpectralConv3d(in, out, modes, c);

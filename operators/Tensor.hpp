@@ -28,8 +28,7 @@ using Shape5 = std::array<int, 5>;
 
 template <class View>
 Shape5 shape_of(const View& v) {
-  return {int(v.extent(0)), int(v.extent(1)), int(v.extent(2)), int(v.extent(3)),
-          int(v.extent(4))};
+  return {int(v.extent(0)), int(v.extent(1)), int(v.extent(2)), int(v.extent(3)), int(v.extent(4))};
 }
 
 inline Tensor make_tensor(const std::string& label, const Shape5& s) {
@@ -50,8 +49,8 @@ inline std::string to_string(const Shape5& s) {
 template <class View>
 Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>> range5(const View& v) {
   return {{0, 0, 0, 0, 0},
-          {int64_t(v.extent(0)), int64_t(v.extent(1)), int64_t(v.extent(2)),
-           int64_t(v.extent(3)), int64_t(v.extent(4))}};
+          {int64_t(v.extent(0)), int64_t(v.extent(1)), int64_t(v.extent(2)), int64_t(v.extent(3)),
+           int64_t(v.extent(4))}};
 }
 
 }  // namespace ufno

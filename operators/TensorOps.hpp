@@ -16,8 +16,7 @@ inline Tensor concat_channels(const Tensor& a, const Tensor& b) {
   Tensor out("concat", sa[0], sa[1] + sb[1], sa[2], sa[3], sa[4]);
   const int ca = sa[1];
   Kokkos::parallel_for(
-      "ufno::concat", range5(out),
-      KOKKOS_LAMBDA(int n, int c, int x, int y, int t) {
+      "ufno::concat", range5(out), KOKKOS_LAMBDA(int n, int c, int x, int y, int t) {
         out(n, c, x, y, t) = c < ca ? a(n, c, x, y, t) : b(n, c - ca, x, y, t);
       });
   return out;

@@ -33,5 +33,4 @@ class WeightSource {
   }
 };
 
-
 }  // namespace ufno

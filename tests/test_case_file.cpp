@@ -68,7 +68,9 @@ TEST_CASE("the encoding follows the paper's channel definitions", "[case][encodi
   const int T = 4;
   HostArray a = encode_case(c, T);
   REQUIRE(a.shape == std::vector<std::size_t>{1, 6, 5, 4, 12});
-  auto at = [&](int x, int y, int t, int ch) { return a.data[((std::size_t(x) * 5 + y) * T + t) * 12 + ch]; };
+  auto at = [&](int x, int y, int t, int ch) {
+    return a.data[((std::size_t(x) * 5 + y) * T + t) * 12 + ch];
+  };
   // kr = exp(15 a): a = ln(kr) / 15; inactive cells are 0.
   CHECK(at(1, 2, 0, 0) == Approx(std::log(16.0) / 15).epsilon(1e-6));
   CHECK(at(1, 2, 3, 1) == Approx(std::log(0.2 * 16.0) / 15).epsilon(1e-6));
@@ -90,8 +92,9 @@ TEST_CASE("the encoding follows the paper's channel definitions", "[case][encodi
   // Radial coordinate from the cumulative DR, min-max normalised; vertical linspace(0, 1, X).
   CHECK(at(0, 0, 0, 9) == 0.f);
   CHECK(at(0, 4, 0, 9) == 1.f);
-  const double r1 = 3.5938 * 1.035012, r_all = 3.5938 * (1.035012 + std::pow(1.035012, 2) +
-                                                         std::pow(1.035012, 3) + std::pow(1.035012, 4));
+  const double r1 = 3.5938 * 1.035012,
+               r_all = 3.5938 * (1.035012 + std::pow(1.035012, 2) + std::pow(1.035012, 3) +
+                                 std::pow(1.035012, 4));
   CHECK(at(0, 1, 0, 9) == Approx(r1 / r_all).epsilon(1e-6));
   CHECK(at(3, 1, 0, 10) == Approx(0.6));
   // Time: t_k = sum_{i<=k} 1.421245^i days over the last time.
@@ -179,7 +182,8 @@ TEST_CASE("bad case files get one-line errors naming file and field", "[case][er
 }
 
 TEST_CASE("missing, truncated and non-HDF5 case files", "[case][errors]") {
-  CHECK_THROWS_WITH(read_case("no_such_case.h5"), Catch::StartsWith("no_such_case.h5: ") && Catch::Contains("cannot be opened"));
+  CHECK_THROWS_WITH(read_case("no_such_case.h5"),
+                    Catch::StartsWith("no_such_case.h5: ") && Catch::Contains("cannot be opened"));
   auto fields = test::valid_case(6, 5);
   const std::string p = tmp_case(fields);
   {  // keep only the first 2 kB

@@ -48,7 +48,8 @@ TEST_CASE("Conv3d folds BatchNorm and fuses LeakyReLU", "[conv][batchnorm]") {
   const std::size_t per_c = std::size_t(od.x) * od.y * od.t;
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const int c = int((i / per_c) % out);
-    double v = (ref[i] - bn.mean[c]) / std::sqrt(double(bn.var[c]) + bn.eps) * bn.gamma[c] + bn.beta[c];
+    double v =
+        (ref[i] - bn.mean[c]) / std::sqrt(double(bn.var[c]) + bn.eps) * bn.gamma[c] + bn.beta[c];
     ref[i] = v > 0 ? v : 0.1 * v;
   }
   backend::ConvSpec s;

@@ -51,7 +51,8 @@ TEST_CASE("batched 1-D FFTs match direct DFTs", "[fft]") {
             }
           }
       }
-      SECTION("c2c both signs, in place, n=" + std::to_string(n) + " inner=" + std::to_string(inner)) {
+      SECTION("c2c both signs, in place, n=" + std::to_string(n) +
+              " inner=" + std::to_string(inner)) {
         for (auto t : {fft::Transform::C2C_FORWARD, fft::Transform::C2C_BACKWARD}) {
           ComplexView a("a", outer * n * inner);
           for (std::size_t i = 0; i < a.size(); ++i) a(i) = complexf(r[i], im[i]);
@@ -68,12 +69,14 @@ TEST_CASE("batched 1-D FFTs match direct DFTs", "[fft]") {
             }
         }
       }
-      SECTION("c2r ignores the imaginary part of bin 0, n=" + std::to_string(n) + " inner=" + std::to_string(inner)) {
+      SECTION("c2r ignores the imaginary part of bin 0, n=" + std::to_string(n) +
+              " inner=" + std::to_string(inner)) {
         ComplexView in("in", outer * nc * inner);
         RealView out("out", outer * n * inner);
         std::vector<cd> spec(outer * nc * inner);
         for (std::size_t i = 0; i < spec.size(); ++i) spec[i] = cd(r[i], im[i]);
-        for (std::size_t i = 0; i < in.size(); ++i) in(i) = complexf(spec[i].real(), spec[i].imag());
+        for (std::size_t i = 0; i < in.size(); ++i)
+          in(i) = complexf(spec[i].real(), spec[i].imag());
         fft::make_fft1d_plan(fft::Transform::C2R, b)->execute(in.data(), out.data());
         for (long o = 0; o < outer; ++o)
           for (long i = 0; i < inner; ++i)

@@ -12,7 +12,8 @@ using namespace ufno;
 namespace {
 
 // Loading the model (file + layers) fails with "path: field: ..." containing `what`.
-void expect_model_error(const std::string& path, const std::string& field, const std::string& what) {
+void expect_model_error(const std::string& path, const std::string& field,
+                        const std::string& what) {
   try {
     ModelFile mf(path);
     Net3d net(mf.spec(), mf);

@@ -12,7 +12,8 @@ using namespace ufno;
 
 namespace {
 
-void check_model(const std::string& model_name, const std::string& io_name, const std::string& arch) {
+void check_model(const std::string& model_name, const std::string& io_name,
+                 const std::string& arch) {
   ModelFile mf(test::data_path(model_name));
   REQUIRE(mf.spec().architecture == arch);
   Net3d net(mf.spec(), mf);

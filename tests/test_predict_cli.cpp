@@ -24,8 +24,8 @@ struct Run {
 };
 
 Run predict(const std::string& args) {
-  const std::string cmd = std::string(UFNO_PREDICT_EXE) + " " + args +
-                          " > cli_stdout.txt 2> cli_stderr.txt";
+  const std::string cmd =
+      std::string(UFNO_PREDICT_EXE) + " " + args + " > cli_stdout.txt 2> cli_stderr.txt";
   const int status = std::system(cmd.c_str());
   auto slurp = [](const char* p) {
     std::ifstream f(p);
@@ -33,7 +33,8 @@ Run predict(const std::string& args) {
     s << f.rdbuf();
     return s.str();
   };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("cli_stdout.txt"), slurp("cli_stderr.txt")};
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("cli_stdout.txt"),
+          slurp("cli_stderr.txt")};
 }
 
 // Nothing named out.h5 or out.h5.tmp.* remains in the working directory.
@@ -59,7 +60,8 @@ void expect_failure(const std::string& args, const std::string& file, const std:
 }  // namespace
 
 TEST_CASE("ufno_predict --tensor reproduces the PyTorch output", "[cli]") {
-  const std::string model = test::data_path("ufno_small.h5"), io = test::data_path("ufno_small_io.h5");
+  const std::string model = test::data_path("ufno_small.h5"),
+                    io = test::data_path("ufno_small_io.h5");
   fs::remove("out_tensor.h5");
   Run r = predict("--model " + model + " --tensor " + io + " --out out_tensor.h5 --threads 1");
   INFO(r.err);
@@ -112,12 +114,14 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
   }
   SECTION("tensor of the wrong shape") {
     const std::string spec = test::data_path("spectral_small.h5");
-    expect_failure("--model " + model + " --tensor " + spec, spec, "input", "but the model expects");
+    expect_failure("--model " + model + " --tensor " + spec, spec, "input",
+                   "but the model expects");
   }
   SECTION("NaN in the tensor") {
     test::copy_fixture(io, "nan_input.h5");
     test::poison_first_value("nan_input.h5", "input", std::nanf(""));
-    expect_failure("--model " + model + " --tensor nan_input.h5", "nan_input.h5", "input", "NaN or Inf");
+    expect_failure("--model " + model + " --tensor nan_input.h5", "nan_input.h5", "input",
+                   "NaN or Inf");
     fs::remove("nan_input.h5");
   }
   SECTION("truncated tensor file") {
@@ -130,24 +134,28 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     auto c = test::valid_case(16, 24);
     c["PERMX"].values[30] = -5;
     test::write_case("neg_case.h5", c);
-    expect_failure("--model " + model + " --case neg_case.h5", "neg_case.h5", "PERMX", "negative permeability");
+    expect_failure("--model " + model + " --case neg_case.h5", "neg_case.h5", "PERMX",
+                   "negative permeability");
     fs::remove("neg_case.h5");
   }
   SECTION("case with porosity above 1") {
     auto c = test::valid_case(16, 24);
     c["PORO"].values[3] = 1.5;
     test::write_case("poro_case.h5", c);
-    expect_failure("--model " + model + " --case poro_case.h5", "poro_case.h5", "PORO", "outside (0, 1]");
+    expect_failure("--model " + model + " --case poro_case.h5", "poro_case.h5", "PORO",
+                   "outside (0, 1]");
     fs::remove("poro_case.h5");
   }
   SECTION("model whose attributes contradict its weights") {
     test::copy_fixture(model, "bad_width.h5");
     test::set_int_attribute("bad_width.h5", "width", {9});
-    expect_failure("--model bad_width.h5 --tensor " + io, "bad_width.h5", "conv1.fc0.weight", "does not match");
+    expect_failure("--model bad_width.h5 --tensor " + io, "bad_width.h5", "conv1.fc0.weight",
+                   "does not match");
     fs::remove("bad_width.h5");
   }
   SECTION("two models for the same variable") {
-    expect_failure("--model " + model + " --model " + model + " --tensor " + io, model, "variable", "two models");
+    expect_failure("--model " + model + " --model " + model + " --tensor " + io, model, "variable",
+                   "two models");
   }
   SECTION("output directory that does not exist") {
     Run r = predict("--model " + model + " --tensor " + io + " --out no_dir/out.h5");

@@ -30,7 +30,11 @@ std::array<std::vector<test::cd>, 4> as_complex(const std::array<HostArray, 4>& 
 }  // namespace
 
 TEST_CASE("SpectralConv3d matches a direct DFT", "[spectral]") {
-  struct Case { test::Dims5 d; int out; std::array<int, 3> m; };
+  struct Case {
+    test::Dims5 d;
+    int out;
+    std::array<int, 3> m;
+  };
   // Even and odd extents; the last case keeps the T Nyquist bin and all X/Y modes.
   for (const Case& k : {Case{{2, 3, 8, 10, 6}, 4, {3, 4, 2}}, Case{{1, 2, 7, 9, 5}, 3, {2, 3, 3}},
                         Case{{1, 2, 6, 4, 6}, 2, {3, 2, 4}}}) {
@@ -55,9 +59,11 @@ TEST_CASE("SpectralConv3d matches the PyTorch layer", "[spectral][parity]") {
   const auto& w1 = f.arrays.at("weights1");
   const int ci = int(w1.shape[0]), co = int(w1.shape[1]);
   const std::array<int, 3> m{int(w1.shape[2]), int(w1.shape[3]), int(w1.shape[4])};
-  SpectralConv3d layer(ci, co, m, {w1, f.arrays.at("weights2"), f.arrays.at("weights3"), f.arrays.at("weights4")});
-  Tensor y = layer.forward(test::to_device(
-      in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]), int(in.shape[3]), int(in.shape[4])}));
+  SpectralConv3d layer(
+      ci, co, m, {w1, f.arrays.at("weights2"), f.arrays.at("weights3"), f.arrays.at("weights4")});
+  Tensor y =
+      layer.forward(test::to_device(in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]),
+                                              int(in.shape[3]), int(in.shape[4])}));
   auto e = test::compare(test::to_host(y), f.arrays.at("output").data);
   INFO("rel L2 " << e.rel_l2 << " max abs " << e.max_abs);
   CHECK(e.rel_l2 < 1e-6);

@@ -19,8 +19,9 @@ TEST_CASE("UNet3d matches the PyTorch U_net", "[unet][parity]") {
   for (auto& [k, v] : f.arrays) w.arrays["u." + k] = v;
   UNet3d unet = UNet3d::load(w, "u", width, eps, slope);
   const auto& in = f.arrays.at("input");
-  Tensor y = unet.forward(test::to_device(
-      in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]), int(in.shape[3]), int(in.shape[4])}));
+  Tensor y =
+      unet.forward(test::to_device(in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]),
+                                             int(in.shape[3]), int(in.shape[4])}));
   auto e = test::compare(test::to_host(y), f.arrays.at("output").data);
   INFO("rel L2 " << e.rel_l2 << " max abs " << e.max_abs);
   CHECK(e.rel_l2 < 1e-6);

@@ -1,8 +1,8 @@
 // oneDNN 2.x implementation of ConvPrimitive: (de)convolution_forward with blocked formats chosen
 // by the library (format_tag::any), reorders to and from the plain NCDHW tensors, the activation
 // as an eltwise post-op. Primitives and reordered weights are cached per input shape.
-#include <dnnl.hpp>
 #include <omp.h>
+#include <dnnl.hpp>
 
 #include <map>
 #include <stdexcept>
@@ -104,10 +104,9 @@ class OnednnConv final : public ConvPrimitive {
       pd_w_md = pd.weights_desc();
     } else {
       auto d = s_.has_bias
-                   ? dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                       dnnl::algorithm::deconvolution_direct,
-                                                       src_any, w_any, b_md, dst_any, strides, pad,
-                                                       pad)
+                   ? dnnl::deconvolution_forward::desc(
+                         dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                         src_any, w_any, b_md, dst_any, strides, pad, pad)
                    : dnnl::deconvolution_forward::desc(dnnl::prop_kind::forward_inference,
                                                        dnnl::algorithm::deconvolution_direct,
                                                        src_any, w_any, dst_any, strides, pad, pad);

@@ -48,11 +48,16 @@ inline CaseFields valid_case(int nx, int ny) {
   std::vector<double> dr(Y), dz(X, 2.0), perf(X, 0.0);
   for (int y = 0; y < ny; ++y) dr[y] = 3.5938 * std::pow(1.035012, y);
   perf[1] = perf[2] = 1.0;
-  c.fields = {{"PERMX", {X, Y}, kx, "mD"},       {"PERMZ", {X, Y}, kz, "mD"},
-              {"PORO", {X, Y}, phi, "1"},        {"DR", {Y}, dr, "m"},
-              {"DZ", {X}, dz, "m"},              {"PERF", {X}, perf, "1"},
-              {"INJ_RATE", {}, {1.0}, "Mt/yr"},  {"TEMP", {}, {80.0}, "degC"},
-              {"PRESSURE", {}, {200.0}, "bar"},  {"SWI", {}, {0.2}, "1"},
+  c.fields = {{"PERMX", {X, Y}, kx, "mD"},
+              {"PERMZ", {X, Y}, kz, "mD"},
+              {"PORO", {X, Y}, phi, "1"},
+              {"DR", {Y}, dr, "m"},
+              {"DZ", {X}, dz, "m"},
+              {"PERF", {X}, perf, "1"},
+              {"INJ_RATE", {}, {1.0}, "Mt/yr"},
+              {"TEMP", {}, {80.0}, "degC"},
+              {"PRESSURE", {}, {200.0}, "bar"},
+              {"SWI", {}, {0.2}, "1"},
               {"VG_LAMBDA", {}, {0.5}, "1"}};
   return c;
 }
@@ -71,8 +76,9 @@ inline void write_units(hid_t obj, const std::string& units) {
 inline void write_case(const std::string& path, const CaseFields& c) {
   hid_t f = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   for (const auto& fld : c.fields) {
-    hid_t sp = fld.shape.empty() ? H5Screate(H5S_SCALAR)
-                                 : H5Screate_simple(int(fld.shape.size()), fld.shape.data(), nullptr);
+    hid_t sp = fld.shape.empty()
+                   ? H5Screate(H5S_SCALAR)
+                   : H5Screate_simple(int(fld.shape.size()), fld.shape.data(), nullptr);
     hid_t d;
     if (fld.type == CaseField::String) {
       hid_t t = H5Tcopy(H5T_C_S1);
@@ -87,7 +93,8 @@ inline void write_case(const std::string& path, const CaseFields& c) {
       d = H5Dcreate2(f, fld.name.c_str(), H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
       H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, iv.data());
     } else {
-      d = H5Dcreate2(f, fld.name.c_str(), H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      d = H5Dcreate2(f, fld.name.c_str(), H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                     H5P_DEFAULT);
       H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, fld.values.data());
     }
     if (!fld.units.empty()) write_units(d, fld.units);

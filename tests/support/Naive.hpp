@@ -30,7 +30,8 @@ inline std::vector<double> naive_linear(const std::vector<float>& x, Dims5 d,
         for (int j = 0; j < d.y; ++j)
           for (int k = 0; k < d.t; ++k) {
             double s = b[co];
-            for (int ci = 0; ci < d.c; ++ci) s += double(w[co * d.c + ci]) * x[d.at(n, ci, i, j, k)];
+            for (int ci = 0; ci < d.c; ++ci)
+              s += double(w[co * d.c + ci]) * x[d.at(n, ci, i, j, k)];
             y[o.at(n, co, i, j, k)] = s;
           }
   return y;
@@ -154,7 +155,8 @@ inline std::vector<double> naive_spectral_conv(const std::vector<float>& x, Dims
             for (int ix = 0; ix < 2 * mx; ++ix)
               for (int iy = 0; iy < 2 * my; ++iy) {
                 const double ph = tau * (double(kxs[ix]) * i / X + double(kys[iy]) * j / Y);
-                Z[kt] += G[(std::size_t(ix) * 2 * my + iy) * mt + kt] * cd(std::cos(ph), std::sin(ph));
+                Z[kt] +=
+                    G[(std::size_t(ix) * 2 * my + iy) * mt + kt] * cd(std::cos(ph), std::sin(ph));
               }
           for (int k = 0; k < T; ++k) {
             double v = 0;

@@ -12,9 +12,12 @@
 
 namespace ufno::test {
 
-inline std::string data_path(const std::string& name) { return std::string(UFNO_TEST_DATA_DIR) + "/" + name; }
+inline std::string data_path(const std::string& name) {
+  return std::string(UFNO_TEST_DATA_DIR) + "/" + name;
+}
 
-inline std::vector<float> random_vector(std::size_t n, unsigned seed, float lo = -1.f, float hi = 1.f) {
+inline std::vector<float> random_vector(std::size_t n, unsigned seed, float lo = -1.f,
+                                        float hi = 1.f) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> d(lo, hi);
   std::vector<float> v(n);
