@@ -1,0 +1,55 @@
+#pragma once
+// Repartition: moves a distributed (B, C, x, y, t) tensor from one layout to another with a single
+// exchange. Leading dimensions (B, C) are always local; each rank holds the box its layout gives
+// it. Planned once from the two layouts (which overlaps go to which rank, buffer offsets), executed
+// many times. The destination boxes need not tile the domain: they may overlap (halos) or reach
+// outside it, and every destination cell no source box covers is set to zero (zero padding).
+// The exchange algorithm is a runtime choice: one MPI_Alltoallv, or point-to-point messages to
+// the ranks that actually share data. Pack and unpack are Kokkos kernels.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "decomposition/PencilLayout.hpp"
+#include "operators/Tensor.hpp"
+
+namespace ufno::dist {
+
+enum class ExchangeAlgorithm { Alltoallv, PointToPoint };
+
+ExchangeAlgorithm parse_exchange_algorithm(const std::string& s);  // "alltoallv" | "p2p"
+
+template <class T>
+class Repartition {
+ public:
+  using View = Kokkos::View<T*****, Kokkos::LayoutRight, DeviceSpace>;
+
+  Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out,
+              ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv);
+
+  // in: (B, C, in box extents) of this rank; returns (B, C, out box extents).
+  View apply(const View& in) const;
+  void apply(const View& in, const View& out) const;
+
+  const PencilLayout& in_layout() const { return in_; }
+  const PencilLayout& out_layout() const { return out_; }
+  // Elements of one (B, C) slice this rank sends to other ranks (self excluded).
+  long cells_sent() const { return cells_sent_; }
+
+ private:
+  struct Peer {
+    int rank;
+    Box3 overlap;  // global indices
+    long offset;   // in cells of one (B, C) slice, within the send or receive buffer
+  };
+  MPI_Comm comm_;
+  int rank_ = 0;
+  PencilLayout in_, out_;
+  ExchangeAlgorithm alg_;
+  std::vector<Peer> sends_, recvs_;
+  long send_cells_ = 0, recv_cells_ = 0, cells_sent_ = 0;
+  bool needs_zero_fill_ = false;
+};
+
+}  // namespace ufno::dist
