@@ -1,0 +1,125 @@
+#include "decomposition/DistributedFft3d.hpp"
+
+#include <stdexcept>
+
+#include "operators/SpectralTruncation.hpp"
+
+namespace ufno::dist {
+
+using fft::Transform;
+
+DistributedFft3d::DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n,
+                                   std::optional<std::array<int, 3>> modes, ExchangeAlgorithm alg)
+    : comm_(grid.comm()), rank_(grid.rank()), n_(n) {
+  const auto& parts = grid.parts();
+  if (parts[2] != 1)
+    throw std::invalid_argument("DistributedFft3d: the process grid must not split T");
+  const int p1 = parts[0], p2 = parts[1];
+  const int nt_c = n[2] / 2 + 1;
+  if (modes) {
+    const auto m = *modes;
+    if (2 * m[0] > n[0] || 2 * m[1] > n[1] || m[2] > nt_c)
+      throw std::invalid_argument("DistributedFft3d: modes do not fit the grid");
+    low_ = m;
+    high_ = {m[0], m[1], 0};
+  } else {
+    low_ = {n[0], n[1], nt_c};
+    high_ = {0, 0, 0};
+  }
+  kn_ = {low_[0] + high_[0], low_[1] + high_[1], low_[2] + high_[2]};
+  s0_ = PencilLayout::block(n, {p1, p2, 1});
+  s1_ = PencilLayout::block({n[0], n[1], kn_[2]}, {p1, p2, 1});
+  s2_ = PencilLayout::block({n[0], n[1], kn_[2]}, {p1, 1, p2});
+  s2t_ = PencilLayout::block({n[0], kn_[1], kn_[2]}, {p1, 1, p2});
+  s3_ = PencilLayout::block({n[0], kn_[1], kn_[2]}, {1, p1, p2});
+  s3t_ = PencilLayout::block(kn_, {1, p1, p2});
+  r1_ = std::make_unique<Repartition<complexf>>(comm_, s1_, s2_, alg);
+  r2_ = std::make_unique<Repartition<complexf>>(comm_, s2t_, s3_, alg);
+  r2b_ = std::make_unique<Repartition<complexf>>(comm_, s3_, s2t_, alg);
+  r1b_ = std::make_unique<Repartition<complexf>>(comm_, s2_, s1_, alg);
+}
+
+DistributedFft3d::LocalPlans& DistributedFft3d::plans(long nl) {
+  auto it = plans_.find(nl);
+  if (it != plans_.end()) return it->second;
+  LocalPlans p;
+  const auto e0 = s0_.box(rank_).extents(), e2 = s2_.box(rank_).extents(),
+             e3 = s3_.box(rank_).extents();
+  auto make = [](Transform t, long outer, int n, long inner) -> std::unique_ptr<fft::Fft1dPlan> {
+    if (outer == 0 || inner == 0) return nullptr;  // this rank holds nothing at this stage
+    return fft::make_fft1d_plan(t, {outer, n, inner});
+  };
+  p.t_r2c = make(Transform::R2C, nl * e0[0] * e0[1], n_[2], 1);
+  p.t_c2r = make(Transform::C2R, nl * e0[0] * e0[1], n_[2], 1);
+  p.y_fwd = make(Transform::C2C_FORWARD, nl * e2[0], n_[1], e2[2]);
+  p.y_bwd = make(Transform::C2C_BACKWARD, nl * e2[0], n_[1], e2[2]);
+  p.x_fwd = make(Transform::C2C_FORWARD, nl, n_[0], long(e3[1]) * e3[2]);
+  p.x_bwd = make(Transform::C2C_BACKWARD, nl, n_[0], long(e3[1]) * e3[2]);
+  return plans_.emplace(nl, std::move(p)).first->second;
+}
+
+void DistributedFft3d::run(std::unique_ptr<fft::Fft1dPlan>& p, void* in, void* out) {
+  if (p) p->execute(in, out);
+}
+
+namespace {
+CTensor local(const std::string& label, int nb, int nc, const Box3& b) {
+  return CTensor(label, nb, nc, b.extent(0), b.extent(1), b.extent(2));
+}
+}  // namespace
+
+CTensor DistributedFft3d::forward(const Tensor& x) {
+  const int nb = x.extent(0), nc = x.extent(1);
+  const auto e0 = s0_.box(rank_).extents();
+  if (int(x.extent(2)) != e0[0] || int(x.extent(3)) != e0[1] || int(x.extent(4)) != e0[2])
+    throw std::invalid_argument("DistributedFft3d: input block does not match the layout");
+  LocalPlans& p = plans(long(nb) * nc);
+  // T: r2c, then keep the low bins.
+  CTensor full_t("dfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
+  run(p.t_r2c, const_cast<float*>(x.data()), full_t.data());
+  CTensor a = local("dfft.kt", nb, nc, s1_.box(rank_));
+  truncate_modes(full_t, a, 4, low_[2], high_[2]);
+  full_t = CTensor();
+  // Y: gather Y, transform, truncate.
+  CTensor b = r1_->apply(a);
+  a = CTensor();
+  run(p.y_fwd, b.data(), b.data());
+  CTensor bt = local("dfft.ky", nb, nc, s2t_.box(rank_));
+  truncate_modes(b, bt, 3, low_[1], high_[1]);
+  b = CTensor();
+  // X: gather X, transform, truncate.
+  CTensor c = r2_->apply(bt);
+  bt = CTensor();
+  run(p.x_fwd, c.data(), c.data());
+  CTensor ct = local("dfft.kx", nb, nc, s3t_.box(rank_));
+  truncate_modes(c, ct, 2, low_[0], high_[0]);
+  return ct;
+}
+
+Tensor DistributedFft3d::backward(const CTensor& s) {
+  const int nb = s.extent(0), nc = s.extent(1);
+  const auto et = s3t_.box(rank_).extents();
+  if (int(s.extent(2)) != et[0] || int(s.extent(3)) != et[1] || int(s.extent(4)) != et[2])
+    throw std::invalid_argument("DistributedFft3d: spectral block does not match the layout");
+  LocalPlans& p = plans(long(nb) * nc);
+  CTensor c = local("idfft.x", nb, nc, s3_.box(rank_));
+  zero_pad_modes(s, c, 2, low_[0], high_[0]);
+  run(p.x_bwd, c.data(), c.data());
+  CTensor bt = r2b_->apply(c);
+  c = CTensor();
+  CTensor b = local("idfft.y", nb, nc, s2_.box(rank_));
+  zero_pad_modes(bt, b, 3, low_[1], high_[1]);
+  bt = CTensor();
+  run(p.y_bwd, b.data(), b.data());
+  CTensor a = r1b_->apply(b);
+  b = CTensor();
+  const auto e0 = s0_.box(rank_).extents();
+  CTensor full_t("idfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
+  zero_pad_modes(a, full_t, 4, low_[2], high_[2]);
+  a = CTensor();
+  Tensor out("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
+  run(p.t_c2r, full_t.data(), out.data());
+  return out;
+}
+
+}  // namespace ufno::dist

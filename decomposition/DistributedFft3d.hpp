@@ -1,0 +1,58 @@
+#pragma once
+// Distributed 3-D FFT over the spatial axes of (B, C, X, Y, T) tensors, heFFTe style: a plan made
+// once from the process grid and the global extents, then forward / backward calls batched over
+// B x C. Pencils: the real input is T-local (blocks of X and Y over p1 x p2 ranks); r2c along T,
+// repartition to Y-local, c2c along Y, repartition to X-local, c2c along X. With kept modes
+// given, each 1-D transform is followed at once by the truncation to those modes (low bins and,
+// for X and Y, the same number of high bins), so only kept modes travel; the inverse zero-pads
+// before each inverse transform and runs in the reverse order. Without kept modes it is the full,
+// unnormalised r2c / c2r transform (backward includes no 1/N).
+#include <array>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "decomposition/ProcessGrid.hpp"
+#include "decomposition/Repartition.hpp"
+#include "fft/Fft1dPlan.hpp"
+
+namespace ufno::dist {
+
+class DistributedFft3d {
+ public:
+  // n: global (X, Y, T); modes: kept (mx, my, mt) or nullopt for the full transform.
+  DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n,
+                   std::optional<std::array<int, 3>> modes = std::nullopt,
+                   ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv);
+
+  // Real input layout (T-local blocks) and the spectral output layout (X-local), over the mode
+  // index extents (KX, KY, KT): (2mx, 2my, mt) truncated, (X, Y, T/2+1) full. In the truncated
+  // spectrum index k < m is bin k and k >= m is bin n - 2m + k (the negative frequencies).
+  const PencilLayout& real_layout() const { return s0_; }
+  const PencilLayout& spectral_layout() const { return s3t_; }
+  std::array<int, 3> spectral_extents() const { return kn_; }
+
+  CTensor forward(const Tensor& x);   // local real block -> local spectral block
+  Tensor backward(const CTensor& s);  // the inverse (unnormalised)
+
+  // Cells of one (B, C) slice this rank sends in the forward transform's two repartitions.
+  long cells_sent_forward() const { return r1_->cells_sent() + r2_->cells_sent(); }
+  long cells_sent_backward() const { return r2b_->cells_sent() + r1b_->cells_sent(); }
+
+ private:
+  struct LocalPlans {
+    std::unique_ptr<fft::Fft1dPlan> t_r2c, y_fwd, x_fwd, x_bwd, y_bwd, t_c2r;
+  };
+  LocalPlans& plans(long nlead);
+  void run(std::unique_ptr<fft::Fft1dPlan>& p, void* in, void* out);
+
+  MPI_Comm comm_;
+  int rank_;
+  std::array<int, 3> n_, kn_;  // global extents; kept mode counts (KX, KY, KT)
+  std::array<int, 3> low_, high_;
+  PencilLayout s0_, s1_, s2_, s2t_, s3_, s3t_;
+  std::unique_ptr<Repartition<complexf>> r1_, r2_, r2b_, r1b_;
+  std::map<long, LocalPlans> plans_;
+};
+
+}  // namespace ufno::dist
