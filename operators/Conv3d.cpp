@@ -9,7 +9,15 @@ Conv3d::Conv3d(backend::ConvSpec spec, std::vector<float> weights, std::vector<f
     bn->fold_into(weights, bias);
     spec_.has_bias = true;
   }
-  prim_ = backend::make_conv_primitive(spec_, weights, bias);
+  weights_ = std::move(weights);
+  bias_ = std::move(bias);
+  prim_ = backend::make_conv_primitive(spec_, weights_, bias_);
+}
+
+Conv3d Conv3d::with_padding(int padding) const {
+  backend::ConvSpec s = spec_;
+  s.padding = padding;
+  return Conv3d(s, weights_, bias_);
 }
 
 Conv3d Conv3d::load_block(const WeightSource& w, const std::string& prefix, int in, int out,

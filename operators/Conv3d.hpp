@@ -25,9 +25,13 @@ class Conv3d {
 
   Tensor forward(const Tensor& x) const;
   const backend::ConvSpec& spec() const { return spec_; }
+  // The same layer with another zero padding (the distributed layer gathers its halo itself
+  // and convolves without padding).
+  Conv3d with_padding(int padding) const;
 
  private:
   backend::ConvSpec spec_;
+  std::vector<float> weights_, bias_;  // BatchNorm already folded in
   std::shared_ptr<backend::ConvPrimitive> prim_;
 };
 

@@ -13,6 +13,14 @@ ConvTranspose3d::ConvTranspose3d(backend::ConvSpec spec, const std::vector<float
     for (std::size_t o = 0; o < O; ++o)
       for (std::size_t k = 0; k < k3; ++k) w[(o * I + i) * k3 + k] = tw[(i * O + o) * k3 + k];
   prim_ = backend::make_conv_primitive(spec_, w, bias);
+  torch_weights_ = tw;
+  bias_ = std::move(bias);
+}
+
+ConvTranspose3d ConvTranspose3d::with_padding(int padding) const {
+  backend::ConvSpec s = spec_;
+  s.padding = padding;
+  return ConvTranspose3d(s, torch_weights_, bias_);
 }
 
 ConvTranspose3d ConvTranspose3d::load_block(const WeightSource& w, const std::string& prefix,

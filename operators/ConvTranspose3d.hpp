@@ -22,9 +22,12 @@ class ConvTranspose3d {
 
   Tensor forward(const Tensor& x) const;
   const backend::ConvSpec& spec() const { return spec_; }
+  // The same layer with another padding (output cropping); the distributed layer uses 0.
+  ConvTranspose3d with_padding(int padding) const;
 
  private:
   backend::ConvSpec spec_;
+  std::vector<float> torch_weights_, bias_;
   std::shared_ptr<backend::ConvPrimitive> prim_;
 };
 

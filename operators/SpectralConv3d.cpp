@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "operators/SpectralTruncation.hpp"
+#include "operators/SpectralWeights.hpp"
 
 namespace ufno {
 
@@ -11,40 +12,14 @@ using fft::Transform;
 
 SpectralConv3d::SpectralConv3d(int in, int out, std::array<int, 3> modes,
                                const std::array<HostArray, 4>& corners)
-    : in_(in),
-      out_(out),
-      m_(modes),
-      w_("spectral.w", 2 * modes[0], 2 * modes[1], modes[2], in, out) {
-  const int mx = m_[0], my = m_[1], mt = m_[2];
-  auto h = Kokkos::create_mirror_view(w_);
-  for (int q = 0; q < 4; ++q) {
-    const auto& d = corners[q].data;
-    if (d.size() != std::size_t(in) * out * mx * my * mt * 2)
-      throw std::invalid_argument("SpectralConv3d: corner weight size mismatch");
-    // weights1: (low X, low Y); weights2: (high X, low Y); weights3: (low X, high Y); weights4:
-    // both high
-    const int xo = (q == 1 || q == 3) ? mx : 0;
-    const int yo = (q == 2 || q == 3) ? my : 0;
-    for (int i = 0; i < in; ++i)
-      for (int o = 0; o < out; ++o)
-        for (int a = 0; a < mx; ++a)
-          for (int b = 0; b < my; ++b)
-            for (int c = 0; c < mt; ++c) {
-              const std::size_t k = ((((std::size_t(i) * out + o) * mx + a) * my + b) * mt + c) * 2;
-              h(xo + a, yo + b, c, i, o) = complexf(d[k], d[k + 1]);
-            }
-  }
-  Kokkos::deep_copy(w_, h);
+    : in_(in), out_(out), m_(modes) {
+  const dist::Box3 all{{0, 0, 0}, {2 * modes[0], 2 * modes[1], modes[2]}};
+  w_ = combine_corner_weights(in, out, modes, corners, all);
 }
 
 SpectralConv3d SpectralConv3d::load(const WeightSource& w, const std::string& prefix, int in,
                                     int out, std::array<int, 3> modes) {
-  const std::vector<std::size_t> s{std::size_t(in),       std::size_t(out),
-                                   std::size_t(modes[0]), std::size_t(modes[1]),
-                                   std::size_t(modes[2]), 2};
-  std::array<HostArray, 4> c;
-  for (int q = 0; q < 4; ++q) c[q] = w.take(prefix + ".weights" + std::to_string(q + 1), s);
-  return SpectralConv3d(in, out, modes, c);
+  return SpectralConv3d(in, out, modes, load_corner_weights(w, prefix, in, out, modes));
 }
 
 SpectralConv3d::Plans& SpectralConv3d::plans_for(const Shape5& s, int co) {
@@ -91,17 +66,7 @@ CTensor SpectralConv3d::forward_modes(const Tensor& x) {
 }
 
 CTensor SpectralConv3d::mix(const CTensor& a, float scale) const {
-  const int B = a.extent(0), I = in_, O = out_;
-  if (int(a.extent(1)) != I) throw std::invalid_argument("SpectralConv3d: channel mismatch");
-  CTensor out("spec.mixed", B, O, a.extent(2), a.extent(3), a.extent(4));
-  auto w = w_;
-  Kokkos::parallel_for(
-      "ufno::spectral_mix", range5(out), KOKKOS_LAMBDA(int b, int o, int x, int y, int t) {
-        complexf acc(0.f, 0.f);
-        for (int i = 0; i < I; ++i) acc += a(b, i, x, y, t) * w(x, y, t, i, o);
-        out(b, o, x, y, t) = acc * scale;
-      });
-  return out;
+  return spectral_mix(a, w_, scale);
 }
 
 Tensor SpectralConv3d::inverse_modes(const CTensor& kx, const Shape5& s) {

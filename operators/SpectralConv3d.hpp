@@ -11,6 +11,7 @@
 #include <string>
 
 #include "fft/Fft1dPlan.hpp"
+#include "operators/SpectralWeights.hpp"
 #include "operators/Tensor.hpp"
 #include "operators/WeightSource.hpp"
 
@@ -43,9 +44,7 @@ class SpectralConv3d {
 
   int in_ = 0, out_ = 0;
   std::array<int, 3> m_{0, 0, 0};
-  // Combined corner weights: (2mx, 2my, mt, in, out); index kx < mx is a low X mode, kx >= mx a
-  // high one (bin X - 2mx + kx); the same for Y.
-  Kokkos::View<complexf*****, Kokkos::LayoutRight, DeviceSpace> w_;
+  SpectralWeightView w_;  // (2mx, 2my, mt, in, out), see SpectralWeights.hpp
   std::map<std::pair<Shape5, int>, std::shared_ptr<Plans>> plans_;
 };
 

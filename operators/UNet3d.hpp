@@ -17,9 +17,14 @@ class UNet3d {
                      float slope);
   Tensor forward(const Tensor& x) const;
 
+  struct Parts {
+    Conv3d conv1, conv2, conv2_1, conv3, conv3_1, output;
+    ConvTranspose3d deconv2, deconv1, deconv0;
+  };
+  const Parts& parts() const { return p_; }
+
  private:
-  Conv3d conv1_, conv2_, conv2_1_, conv3_, conv3_1_, output_;
-  ConvTranspose3d deconv2_, deconv1_, deconv0_;
+  Parts p_;
 };
 
 }  // namespace ufno

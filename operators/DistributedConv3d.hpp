@@ -1,0 +1,43 @@
+#pragma once
+// Conv3d and ConvTranspose3d on a distributed tensor: a halo exchange gathers the input cells this
+// rank's output block needs (zeros outside the domain), then the single-process layer runs on the
+// gathered block without padding. Input and output are block layouts of the same process grid
+// over the input and output extents.
+#include <memory>
+
+#include "decomposition/HaloExchange.hpp"
+#include "operators/Conv3d.hpp"
+#include "operators/ConvTranspose3d.hpp"
+
+namespace ufno {
+
+class DistributedConv3d {
+ public:
+  DistributedConv3d(const Conv3d& conv, MPI_Comm comm, const dist::PencilLayout& in,
+                    const dist::PencilLayout& out, dist::ExchangeAlgorithm alg);
+  Tensor forward(const Tensor& x) const;
+
+ private:
+  Conv3d local_;  // padding 0
+  std::shared_ptr<dist::HaloExchange> halo_;
+  dist::Box3 out_box_;
+};
+
+class DistributedConvTranspose3d {
+ public:
+  DistributedConvTranspose3d(const ConvTranspose3d& conv, MPI_Comm comm,
+                             const dist::PencilLayout& in, const dist::PencilLayout& out,
+                             dist::ExchangeAlgorithm alg);
+  Tensor forward(const Tensor& x) const;
+
+ private:
+  ConvTranspose3d local_;  // padding 0: the full, uncropped output of the gathered block
+  std::shared_ptr<dist::HaloExchange> halo_;
+  dist::Box3 out_box_;
+  std::array<int, 3> crop_offset_{0, 0, 0};
+};
+
+// Output extents of a convolution layer for input extents n.
+std::array<int, 3> conv_output_extents(const backend::ConvSpec& s, const std::array<int, 3>& n);
+
+}  // namespace ufno

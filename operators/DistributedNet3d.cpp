@@ -1,0 +1,65 @@
+#include "operators/DistributedNet3d.hpp"
+
+#include <stdexcept>
+
+#include "operators/TensorOps.hpp"
+
+namespace ufno {
+
+namespace {
+const std::string kPrefix = "conv1.";
+}
+
+DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
+                                   const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg)
+    : spec_(s) {
+  if (grid.parts()[2] != 1)
+    throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
+  const auto np = s.padded_grid();
+  padding_.emplace(grid.comm(), s.grid, s.padding, grid.parts(), alg);
+  const int c = s.width;
+  fc0_ = Linear::load(w, kPrefix + "fc0", s.in_channels, c);
+  for (int k = 0; k < s.layers(); ++k) {
+    const std::string id = std::to_string(k);
+    conv_.push_back(
+        DistributedSpectralConv3d::load(w, kPrefix + "conv" + id, grid, np, c, c, s.modes, alg));
+    w_.push_back(Linear::load(w, kPrefix + "w" + id, c, c, /*conv1d=*/true));
+    if (k >= s.n_fourier) {
+      const UNet3d unet = UNet3d::load(w, kPrefix + "unet" + id, c, s.bn_eps, float(s.leaky_slope));
+      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg);
+    } else {
+      unet_.emplace_back(std::nullopt);
+    }
+  }
+  fc1_ = Linear::load(w, kPrefix + "fc1", c, s.hidden);
+  fc2_ = Linear::load(w, kPrefix + "fc2", s.hidden, 1);
+}
+
+Tensor DistributedNet3d::forward_raw(const Tensor& input) {
+  if (int(input.extent(4)) != spec_.in_channels)
+    throw std::invalid_argument("DistributedNet3d: input has " + std::to_string(input.extent(4)) +
+                                " channels, the model expects " +
+                                std::to_string(spec_.in_channels));
+  Tensor x = fc0_.forward(padding_->pad(input));
+  for (std::size_t k = 0; k < conv_.size(); ++k) {
+    Tensor y = conv_[k].forward(x);
+    if (unet_[k]) add_activate(y, unet_[k]->forward(x), Activation::None);
+    w_[k].forward_accumulate(x, y, Activation::ReLU);
+    x = y;
+  }
+  Tensor h = fc1_.forward(padding_->crop(x), Activation::ReLU);
+  x = Tensor();
+  return fc2_.forward(h);
+}
+
+Tensor DistributedNet3d::forward(const Tensor& input) {
+  Tensor y = forward_raw(input);
+  const float a = float(spec_.output_scale), b = float(spec_.output_offset);
+  float* p = y.data();
+  Kokkos::parallel_for(
+      "ufno::descale", Kokkos::RangePolicy<ExecSpace>(0, y.span()),
+      KOKKOS_LAMBDA(const std::size_t i) { p[i] = p[i] * a + b; });
+  return y;
+}
+
+}  // namespace ufno

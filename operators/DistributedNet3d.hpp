@@ -1,0 +1,43 @@
+#pragma once
+// The U-FNO / FNO on P ranks: the layers of Net3d in the same order, on block layouts of one
+// process grid that splits X and Y (T stays local): the padding and crop act on the global domain,
+// the Fourier layers use the truncating distributed FFT, the U-Nets halo exchanges, and the
+// pointwise layers (fc0, w_k, fc1, fc2) work on the local blocks. Each rank holds only its blocks
+// of the activations and only the spectral weights of the modes it owns.
+#include <optional>
+#include <vector>
+
+#include "decomposition/ProcessGrid.hpp"
+#include "operators/DistributedPadding.hpp"
+#include "operators/DistributedSpectralConv3d.hpp"
+#include "operators/DistributedUNet3d.hpp"
+#include "operators/Linear.hpp"
+#include "operators/ModelSpec.hpp"
+
+namespace ufno {
+
+class DistributedNet3d {
+ public:
+  DistributedNet3d(const ModelSpec& spec, const WeightSource& weights,
+                   const dist::ProcessGrid& grid,
+                   dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv);
+
+  // This rank's block of the channel-last input (B, lx, ly, T, C), in input_layout(), ->
+  // its block of the raw output (B, 1, lx, ly, T).
+  Tensor forward_raw(const Tensor& input);
+  Tensor forward(const Tensor& input);  // de-scaled to physical units
+
+  const ModelSpec& spec() const { return spec_; }
+  // Block layout of the unpadded (X, Y, T) grid: which cells of input and output a rank holds.
+  const dist::PencilLayout& input_layout() const { return padding_->unpadded_layout(); }
+
+ private:
+  ModelSpec spec_;
+  std::optional<DistributedPadding> padding_;
+  Linear fc0_, fc1_, fc2_;
+  std::vector<DistributedSpectralConv3d> conv_;
+  std::vector<Linear> w_;
+  std::vector<std::optional<DistributedUNet3d>> unet_;
+};
+
+}  // namespace ufno

@@ -1,0 +1,33 @@
+#pragma once
+// The reference's domain padding on a distributed tensor: each rank gathers the unpadded cells its
+// padded block replicates (T and Y: the last cell; X: zeros beyond the end) and fills its block;
+// the crop is a repartition from the padded blocks to the unpadded blocks. Both use the block
+// layouts of one process grid over the unpadded and the padded extents.
+#include <array>
+#include <memory>
+
+#include "decomposition/Repartition.hpp"
+
+namespace ufno {
+
+class DistributedPadding {
+ public:
+  DistributedPadding(MPI_Comm comm, std::array<int, 3> grid, std::array<int, 3> pad,
+                     std::array<int, 3> parts, dist::ExchangeAlgorithm alg);
+
+  // Local block of the channel-last input (B, lx, ly, T, C) -> padded channel-first block.
+  Tensor pad(const Tensor& channel_last) const;
+  // Padded channel-first block -> this rank's block of the unpadded grid.
+  Tensor crop(const Tensor& padded) const { return crop_->apply(padded); }
+
+  const dist::PencilLayout& unpadded_layout() const { return unpadded_; }
+  const dist::PencilLayout& padded_layout() const { return padded_; }
+
+ private:
+  int rank_ = 0;
+  std::array<int, 3> n_;
+  dist::PencilLayout unpadded_, padded_, sources_;
+  std::unique_ptr<dist::Repartition<float>> gather_, crop_;
+};
+
+}  // namespace ufno

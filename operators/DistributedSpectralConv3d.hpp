@@ -1,0 +1,34 @@
+#pragma once
+// SpectralConv3d on a distributed tensor: the truncating distributed FFT (only kept modes travel
+// between ranks), the mode multiply with the weights of the modes this rank owns in the X-pencil
+// spectral layout (no rank stores the others'), and the inverse transform.
+#include <array>
+#include <string>
+
+#include "decomposition/DistributedFft3d.hpp"
+#include "operators/SpectralWeights.hpp"
+
+namespace ufno {
+
+class DistributedSpectralConv3d {
+ public:
+  // n: global extents of the (padded) grid the layer acts on.
+  DistributedSpectralConv3d(const dist::ProcessGrid& grid, std::array<int, 3> n, int in, int out,
+                            std::array<int, 3> modes, const std::array<HostArray, 4>& corners,
+                            dist::ExchangeAlgorithm alg);
+  static DistributedSpectralConv3d load(const WeightSource& w, const std::string& prefix,
+                                        const dist::ProcessGrid& grid, std::array<int, 3> n, int in,
+                                        int out, std::array<int, 3> modes,
+                                        dist::ExchangeAlgorithm alg);
+
+  Tensor forward(const Tensor& x);  // local real block -> local real block (same layout)
+  const dist::DistributedFft3d& fft() const { return *fft_; }
+
+ private:
+  int out_;
+  float scale_;
+  std::shared_ptr<dist::DistributedFft3d> fft_;
+  SpectralWeightView w_;  // owned modes only
+};
+
+}  // namespace ufno

@@ -1,0 +1,46 @@
+#include "operators/DistributedUNet3d.hpp"
+
+#include <stdexcept>
+
+#include "operators/TensorOps.hpp"
+
+namespace ufno {
+
+using dist::PencilLayout;
+
+DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
+                                     std::array<int, 3> parts, dist::ExchangeAlgorithm alg) {
+  for (int a = 0; a < 3; ++a)
+    if (n[a] % 8 != 0)
+      throw std::invalid_argument("DistributedUNet3d: extents must be divisible by 8");
+  const auto& p = unet.parts();
+  const auto n1 = conv_output_extents(p.conv1.spec(), n);
+  const auto n2 = conv_output_extents(p.conv2.spec(), n1);
+  const auto n3 = conv_output_extents(p.conv3.spec(), n2);
+  const PencilLayout l0 = PencilLayout::block(n, parts), l1 = PencilLayout::block(n1, parts),
+                     l2 = PencilLayout::block(n2, parts), l3 = PencilLayout::block(n3, parts);
+  conv1_.emplace(p.conv1, comm, l0, l1, alg);
+  conv2_.emplace(p.conv2, comm, l1, l2, alg);
+  conv2_1_.emplace(p.conv2_1, comm, l2, l2, alg);
+  conv3_.emplace(p.conv3, comm, l2, l3, alg);
+  conv3_1_.emplace(p.conv3_1, comm, l3, l3, alg);
+  deconv2_.emplace(p.deconv2, comm, l3, l2, alg);
+  deconv1_.emplace(p.deconv1, comm, l2, l1, alg);
+  deconv0_.emplace(p.deconv0, comm, l1, l0, alg);
+  output_.emplace(p.output, comm, l0, l0, alg);
+}
+
+Tensor DistributedUNet3d::forward(const Tensor& x) const {
+  Tensor e1 = conv1_->forward(x);
+  Tensor e2 = conv2_1_->forward(conv2_->forward(e1));
+  Tensor e3 = conv3_1_->forward(conv3_->forward(e2));
+  Tensor d2 = deconv2_->forward(e3);
+  e3 = Tensor();
+  Tensor d1 = deconv1_->forward(concat_channels(e2, d2));
+  e2 = d2 = Tensor();
+  Tensor d0 = deconv0_->forward(concat_channels(e1, d1));
+  e1 = d1 = Tensor();
+  return output_->forward(concat_channels(x, d0));
+}
+
+}  // namespace ufno

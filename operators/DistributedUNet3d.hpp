@@ -1,0 +1,25 @@
+#pragma once
+// The U-Net branch on a distributed tensor: the same levels as UNet3d, each level's tensors in the
+// block layout of that level's extents on one process grid, so skip connections and upsampled
+// features meet on the same rank and concatenate locally.
+#include <array>
+#include <optional>
+
+#include "operators/DistributedConv3d.hpp"
+#include "operators/UNet3d.hpp"
+
+namespace ufno {
+
+class DistributedUNet3d {
+ public:
+  // n: extents of the input (each divisible by 8); parts: the process grid.
+  DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
+                    std::array<int, 3> parts, dist::ExchangeAlgorithm alg);
+  Tensor forward(const Tensor& x) const;
+
+ private:
+  std::optional<DistributedConv3d> conv1_, conv2_, conv2_1_, conv3_, conv3_1_, output_;
+  std::optional<DistributedConvTranspose3d> deconv2_, deconv1_, deconv0_;
+};
+
+}  // namespace ufno
