@@ -1,23 +1,39 @@
 #include "apps/Predictor.hpp"
 
+#include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
 #include "io/OutputFile.hpp"
+#include "io/TensorFile.hpp"
 
 namespace ufno {
 
-Predictor::Predictor(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw InputError("--model", "", "no model file given");
+Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
+                     const std::string& grid_spec, dist::ExchangeAlgorithm alg)
+    : comm_(comm) {
+  dist::collectively(comm, [&] {
+    if (paths.empty()) throw InputError("--model", "", "no model file given");
+  });
   for (const auto& path : paths) {
-    ModelFile mf(path);
-    auto net = std::make_unique<Net3d>(mf.spec(), mf);
-    for (const auto& m : models_) {
-      if (m->spec().grid != net->spec().grid || m->spec().in_channels != net->spec().in_channels)
-        throw InputError(path, "grid", "differs from the grid of the first model");
-      if (m->spec().variable == net->spec().variable)
-        throw InputError(path, "variable", "two models predict " + net->spec().variable);
-    }
-    models_.push_back(std::move(net));
+    std::unique_ptr<ModelFile> mf;
+    dist::collectively(comm, [&] {
+      mf = std::make_unique<ModelFile>(path);
+      for (const auto& m : models_) {
+        if (m->spec().grid != mf->spec().grid || m->spec().in_channels != mf->spec().in_channels)
+          throw InputError(path, "grid", "differs from the grid of the first model");
+        if (m->spec().variable == mf->spec().variable)
+          throw InputError(path, "variable", "two models predict " + mf->spec().variable);
+      }
+      if (!grid_) {
+        const auto& g = mf->spec().grid;
+        grid_ = std::make_unique<dist::ProcessGrid>(
+            dist::ProcessGrid::from_string(comm, grid_spec, {g[0], g[1], 1}));
+      }
+    });
+    // Weight shapes are checked as the layers load; every rank reads the same file.
+    dist::collectively(comm, [&] {
+      models_.push_back(std::make_unique<DistributedNet3d>(mf->spec(), *mf, *grid_, alg));
+    });
   }
 }
 
@@ -25,6 +41,16 @@ std::string Predictor::variables() const {
   std::string v;
   for (const auto& m : models_) v += (v.empty() ? "" : "+") + m->spec().variable;
   return v;
+}
+
+CaseBlock Predictor::block() const {
+  const auto b = models_.front()->input_layout().box(grid_->rank());
+  return {b.lo[0], b.lo[1], b.extent(0), b.extent(1)};
+}
+
+std::vector<std::size_t> Predictor::global_shape(std::size_t cases) const {
+  const auto& g = spec().grid;
+  return {cases, std::size_t(g[2]), std::size_t(g[0]), std::size_t(g[1])};
 }
 
 Prediction Predictor::run(const HostArray& in, const std::vector<double>& times) {
@@ -36,9 +62,10 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
 
   Prediction p;
   p.times_days = times;
+  p.cases = s[0];
   const std::size_t B = s[0], X = s[1], Y = s[2], T = s[3];
   for (auto& m : models_) {
-    Tensor y = m->forward(x);  // (B, 1, X, Y, T)
+    Tensor y = m->forward(x);  // (B, 1, lx, ly, T)
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
     Field f;
     f.name = m->spec().variable;
@@ -61,17 +88,44 @@ Prediction Predictor::run_case(const ReservoirCase& c) {
   return run(in, c.times_days.empty() ? paper_times_days(nt) : c.times_days);
 }
 
-void write_prediction(const std::string& path, const Prediction& p, const std::string& source) {
-  OutputFile out(path);
+Prediction Predictor::run_tensor_file(const std::string& path) {
+  HostArray in;
+  dist::collectively(comm_, [&] {
+    in = read_input_tensor(path, spec().grid, spec().in_channels, block(), comm_);
+  });
+  return run(in, paper_times_days(spec().grid[2]));
+}
+
+Prediction Predictor::run_case_file(const std::string& path, std::vector<std::string>* warnings) {
+  ReservoirCase c;
+  dist::collectively(comm_, [&] {
+    c = read_case(path, spec().grid[0], spec().grid[1], block(), comm_);
+    // Encoding checks TIMES against the model's time count.
+    if (!c.times_days.empty() && int(c.times_days.size()) != spec().grid[2])
+      throw InputError(path, "TIMES",
+                       "has " + std::to_string(c.times_days.size()) +
+                           " report times but the model predicts " +
+                           std::to_string(spec().grid[2]));
+  });
+  if (warnings) *warnings = out_of_training_range(c);
+  return run_case(c);
+}
+
+void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,
+                      const std::string& source) {
+  const MPI_Comm comm = predictor.grid().comm();
+  std::unique_ptr<OutputFile> out;
+  dist::collectively(comm, [&] { out = std::make_unique<OutputFile>(path, comm); });
+  const CaseBlock b = predictor.block();
   for (const auto& f : p.fields) {
     const std::string what = f.name == "SG" ? "gas saturation" : "pressure buildup";
-    out.write_field(f.name, f.shape, f.values, f.units,
-                    what + ", (case, time, layer, radial cell)");
+    out->write_field(f.name, predictor.global_shape(p.cases), b.x0, b.y0, f.shape, f.values,
+                     f.units, what + ", (case, time, layer, radial cell)");
   }
-  out.write_times(p.times_days);
-  out.set_attribute("source", source);
-  out.set_attribute("producer", "ufno_predict");
-  out.commit();
+  out->write_times(p.times_days);
+  out->set_attribute("source", source);
+  out->set_attribute("producer", "ufno_predict");
+  dist::collectively(comm, [&] { out->commit(); });
 }
 
 }  // namespace ufno

@@ -1,46 +1,59 @@
 #pragma once
 // What ufno_predict does, as a reusable object (batch runs and the web server keep one warm):
-// the models are loaded once; each call encodes or reads an input, runs every model and returns
-// the physical fields in the output layout (B, T, X, Y).
+// the models are loaded once for a process grid; each call encodes or reads this rank's block of
+// an input, runs every model and returns this rank's block of the physical fields in the output
+// layout (B, T, lx, ly). On one rank the block is the whole grid.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
-#include "operators/Net3d.hpp"
-#include "operators/WeightSource.hpp"
+#include "operators/DistributedNet3d.hpp"
 
 namespace ufno {
 
 struct Field {
   std::string name;                // "SG" or "dP"
   std::string units;               // "1" or "bar"
-  std::vector<std::size_t> shape;  // (B, T, X, Y)
+  std::vector<std::size_t> shape;  // this rank's block (B, T, lx, ly)
   std::vector<float> values;
 };
 
 struct Prediction {
   std::vector<Field> fields;
   std::vector<double> times_days;
+  std::size_t cases = 0;
 };
 
 class Predictor {
  public:
-  // Loads each model file; their grids must agree and their variables must differ.
-  explicit Predictor(const std::vector<std::string>& model_paths);
+  // Loads each model file for the process grid `grid_spec` ("2x2", "auto") over `comm`; the
+  // models' grids must agree and their variables differ. Collective; input errors are agreed.
+  Predictor(const std::vector<std::string>& model_paths, MPI_Comm comm,
+            const std::string& grid_spec = "auto",
+            dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv);
 
   const ModelSpec& spec() const { return models_.front()->spec(); }
-  std::string variables() const;  // e.g. "SG+dP"
+  const dist::ProcessGrid& grid() const { return *grid_; }
+  std::string variables() const;                                   // e.g. "SG+dP"
+  CaseBlock block() const;                                         // this rank's (X, Y) block
+  std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
 
-  // input: channel-last (B, X, Y, T, 12) encoded tensor.
+  // input: this rank's block (B, lx, ly, T, 12) of the encoded tensor.
   Prediction run(const HostArray& input, const std::vector<double>& times_days);
-  Prediction run_case(const ReservoirCase& c);
+  Prediction run_case(const ReservoirCase& c);  // c holds this rank's block
+  Prediction run_tensor_file(const std::string& path);
+  Prediction run_case_file(const std::string& path, std::vector<std::string>* warnings);
 
  private:
-  std::vector<std::unique_ptr<Net3d>> models_;
+  MPI_Comm comm_;
+  std::unique_ptr<dist::ProcessGrid> grid_;
+  std::vector<std::unique_ptr<DistributedNet3d>> models_;
 };
 
-// Writes a prediction through a temporary file renamed into place.
-void write_prediction(const std::string& path, const Prediction& p, const std::string& source);
+// Writes a prediction (every rank its block) through a temporary file renamed into place.
+void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,
+                      const std::string& source);
 
 }  // namespace ufno

@@ -1,15 +1,17 @@
 // ufno_predict: predicts gas saturation SG and pressure buildup dP of a reservoir case (or of an
-// encoded input tensor) with one or two trained U-FNO / FNO models. Exit codes: 0 success,
-// 2 bad input (one-line message naming file and field), 1 anything else.
-#include <CLI/CLI.hpp>
+// encoded input tensor) with one or two trained U-FNO / FNO models, on one process or on P MPI
+// ranks (srun / mpirun) that each hold one block of the grid. Exit codes: 0 success, 2 bad input
+// or options (one line naming file and field, printed by rank 0), 1 anything else. An unexpected
+// error on one rank aborts the whole job rather than leaving the others waiting.
+#include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 
 #include "apps/Predictor.hpp"
-#include "io/CaseEncoding.hpp"
-#include "io/TensorFile.hpp"
+#include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/Threads.hpp"
 
 namespace {
@@ -18,11 +20,20 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run(int argc, char** argv) {
+int ranks_on_this_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int n = 1;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
+int run(int argc, char** argv, int rank) {
   CLI::App app{"ufno_predict: U-FNO / FNO prediction of CO2 gas saturation and pressure buildup"};
   std::vector<std::string> models;
-  std::string tensor, case_path, out;
-  int threads = ufno::backend::default_threads();
+  std::string tensor, case_path, out, grid_spec = "auto", exchange = "alltoallv";
+  int threads = ufno::backend::default_threads(ranks_on_this_node());
   app.add_option("--model", models, "model file (HDF5); give twice for an SG and a dP model")
       ->required()
       ->check(CLI::ExistingFile);
@@ -31,64 +42,78 @@ int run(int argc, char** argv) {
   auto* opt_case = app.add_option("--case", case_path, "reservoir case file (docs/case-format.md)");
   opt_tensor->excludes(opt_case);
   app.add_option("--out", out, "output file (HDF5): /SG, /dP as (B,T,X,Y)")->required();
-  app.add_option("--threads", threads, "threads for FFT, GEMM and convolutions")
+  app.add_option("--threads", threads, "threads per rank for FFT, GEMM and convolutions")
       ->check(CLI::PositiveNumber);
+  app.add_option("--grid", grid_spec,
+                 "process grid PXxPY splitting X (layers) and Y (radial cells), or auto");
+  app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")
+      ->check(CLI::IsMember({"alltoallv", "p2p"}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return rank == 0 ? app.exit(e) : 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "ufno_predict: error: " << e.what() << " (see --help)\n";
+    if (rank == 0) std::cerr << "ufno_predict: error: " << e.what() << " (see --help)\n";
     return 2;
   }
   if (tensor.empty() == case_path.empty()) {
-    std::cerr << "ufno_predict: error: give exactly one of --tensor or --case\n";
+    if (rank == 0) std::cerr << "ufno_predict: error: give exactly one of --tensor or --case\n";
     return 2;
   }
   ufno::backend::set_threads(threads);
   const auto t0 = std::chrono::steady_clock::now();
-  ufno::Predictor predictor(models);
+  ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,
+                            ufno::dist::parse_exchange_algorithm(exchange));
   const double t_load = seconds_since(t0);
   const auto& spec = predictor.spec();
 
   const auto t1 = std::chrono::steady_clock::now();
   ufno::Prediction p;
-  std::string source;
-  std::size_t cases = 1;
-  if (!tensor.empty()) {
-    ufno::HostArray in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels);
-    cases = in.shape[0];
-    p = predictor.run(in, ufno::paper_times_days(spec.grid[2]));
-    source = tensor;
-  } else {
-    ufno::ReservoirCase c = ufno::read_case(case_path, spec.grid[0], spec.grid[1]);
-    for (const auto& w : ufno::out_of_training_range(c))
-      std::cerr << "ufno_predict: warning: " << case_path << ": " << w << "\n";
-    p = predictor.run_case(c);
-    source = case_path;
-  }
+  std::vector<std::string> warnings;
+  if (!tensor.empty())
+    p = predictor.run_tensor_file(tensor);
+  else
+    p = predictor.run_case_file(case_path, &warnings);
   const double t_predict = seconds_since(t1);
-  ufno::write_prediction(out, p, source);
-  std::printf(
-      "ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), %d "
-      "thread(s) -> %s\n",
-      cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
-      spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, threads, out.c_str());
+  if (rank == 0)
+    for (const auto& w : warnings)
+      std::cerr << "ufno_predict: warning: " << case_path << ": " << w << "\n";
+  ufno::write_prediction(out, predictor, p, tensor.empty() ? case_path : tensor);
+  if (rank == 0)
+    std::printf(
+        "ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), "
+        "%d rank(s) as %s x %d thread(s) -> %s\n",
+        p.cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
+        spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, predictor.grid().size(),
+        predictor.grid().str().c_str(), threads, out.c_str());
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Kokkos gets no arguments: it would take --threads as its own option.
-  Kokkos::ScopeGuard kokkos;
-  try {
-    return run(argc, argv);
-  } catch (const ufno::InputError& e) {
-    std::cerr << "ufno_predict: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "ufno_predict: internal error: " << e.what() << "\n";
-    return 1;
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1, code = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  {
+    // Kokkos gets no arguments: it would take --threads as its own option.
+    Kokkos::ScopeGuard kokkos;
+    try {
+      code = run(argc, argv, rank);
+    } catch (const ufno::dist::AgreedInputError& e) {  // every rank has it: rank 0 reports
+      if (rank == 0) std::cerr << "ufno_predict: error: " << e.what() << "\n";
+      code = 2;
+    } catch (const ufno::InputError& e) {
+      std::cerr << "ufno_predict: error: " << e.what() << "\n";
+      if (size > 1) MPI_Abort(MPI_COMM_WORLD, 2);
+      code = 2;
+    } catch (const std::exception& e) {
+      std::cerr << "ufno_predict: internal error on rank " << rank << ": " << e.what() << "\n";
+      if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
+      code = 1;
+    }
   }
+  MPI_Finalize();
+  return code;
 }

@@ -1,5 +1,6 @@
 #include "decomposition/ProcessGrid.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -22,8 +23,9 @@ std::string ProcessGrid::str() const {
 }
 
 std::array<int, 3> ProcessGrid::automatic(int ranks, const std::array<int, 3>& n) {
-  // Among px * py = ranks with px <= X and py <= Y, pick the one whose blocks are closest to
-  // square (smallest halo surface), preferring to split X (the outer axis) on ties.
+  // Among px * py = ranks with px <= X and py <= Y, pick the one whose busiest rank exchanges
+  // the fewest halo cells per layer of T (an interior block has two cuts per split axis),
+  // preferring fewer X blocks on ties.
   std::array<int, 3> best{ranks, 1, 1};
   double best_cost = -1;
   for (int px = 1; px <= ranks; ++px) {
@@ -31,7 +33,7 @@ std::array<int, 3> ProcessGrid::automatic(int ranks, const std::array<int, 3>& n
     const int py = ranks / px;
     if (px > n[0] || py > n[1]) continue;
     const double bx = double(n[0]) / px, by = double(n[1]) / py;
-    const double cost = (px > 1 ? by : 0) + (py > 1 ? bx : 0);  // halo cells per layer of T
+    const double cost = std::min(2, px - 1) * by + std::min(2, py - 1) * bx;
     if (best_cost < 0 || cost < best_cost - 1e-9) {
       best_cost = cost;
       best = {px, py, 1};

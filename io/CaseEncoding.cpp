@@ -25,7 +25,7 @@ std::vector<double> paper_times_days(int n) {
 }
 
 HostArray encode_case(const ReservoirCase& c, int nt) {
-  const int X = c.nx, Y = c.ny, T = nt;
+  const int X = c.nx, Y = c.ny, T = nt;  // global grid; the block is c.x0.., c.y0..
   std::vector<double> times = c.times_days.empty() ? paper_times_days(T) : c.times_days;
   if (int(times.size()) != T)
     throw InputError(c.path, "TIMES",
@@ -41,11 +41,12 @@ HostArray encode_case(const ReservoirCase& c, int nt) {
                              (c.pressure_bar - 100.0) / 200.0, (c.swi - 0.1) / 0.2,
                              (c.vg_lambda - 0.3) / 0.4};
   HostArray a;
-  a.shape = {1, std::size_t(X), std::size_t(Y), std::size_t(T), std::size_t(kInputChannels)};
-  a.data.assign(std::size_t(X) * Y * T * kInputChannels, 0.f);
-  for (int x = 0; x < X; ++x)
-    for (int y = 0; y < Y; ++y) {
-      const std::size_t cell = std::size_t(x) * Y + y;
+  a.shape = {1, std::size_t(c.lx), std::size_t(c.ly), std::size_t(T), std::size_t(kInputChannels)};
+  a.data.assign(std::size_t(c.lx) * c.ly * T * kInputChannels, 0.f);
+  for (int i = 0; i < c.lx; ++i)
+    for (int j = 0; j < c.ly; ++j) {
+      const int x = c.x0 + i, y = c.y0 + j;
+      const std::size_t cell = std::size_t(i) * c.ly + j;
       const bool act = c.permx[cell] > 0;
       float ch[kInputChannels];
       ch[0] = act ? float(std::log(c.permx[cell]) / 15.0) : 0.f;

@@ -14,7 +14,8 @@ constexpr int kInputChannels = 12;
 // The paper's report times: t_k = sum_{i<=k} 1.421245^i days, k = 0..n-1 (24: 1 day to 30 years).
 std::vector<double> paper_times_days(int n);
 
-// Channel-last (1, X, Y, T, 12) for T report times (the case's TIMES if it has them, which must
+// Channel-last (1, lx, ly, T, 12) of the case's block (the whole grid unless read by block) for
+// T report times (the case's TIMES if it has them, which must
 // then number T, else the paper's times).
 HostArray encode_case(const ReservoirCase& c, int nt);
 

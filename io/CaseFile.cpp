@@ -23,18 +23,34 @@ void check_units(const h5::File& f, const std::string& name, const std::string& 
                      "units \"" + *u + "\" are not supported (expected \"" + units + "\")");
 }
 
+// Checks type, shape and units (the same on every rank), then reads [start, start + count).
 std::vector<double> read_array(const h5::File& f, const std::string& name,
-                               const std::vector<std::size_t>& shape, const std::string& units) {
-  h5::Numeric n = f.read_numeric(name);
-  if (f.kind(name) != h5::Kind::Float)
-    throw InputError(f.path(), name, "must be a floating-point dataset");
-  if (n.shape != shape)
+                               const std::vector<std::size_t>& shape, const std::string& units,
+                               const std::vector<std::size_t>& start,
+                               const std::vector<std::size_t>& count) {
+  if (!f.has_dataset(name)) throw InputError(f.path(), name, "dataset is missing");
+  const h5::Kind k = f.kind(name);
+  if (k != h5::Kind::Float)
+    throw InputError(
+        f.path(), name,
+        k == h5::Kind::Integer ? "must be a floating-point dataset" : "has a non-numeric datatype");
+  const auto s = f.shape(name);
+  if (s != shape)
     throw InputError(f.path(), name,
-                     "shape " + shape_string(n.shape) + " but expected " + shape_string(shape));
-  for (double v : n.values)
-    if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
+                     "shape " + shape_string(s) + " but expected " + shape_string(shape));
   check_units(f, name, units);
-  return n.values;
+  auto v = f.read_block(name, start, count);
+  return std::vector<double>(v.begin(), v.end());
+}
+
+std::vector<double> read_whole(const h5::File& f, const std::string& name,
+                               const std::vector<std::size_t>& shape, const std::string& units) {
+  return read_array(f, name, shape, units, std::vector<std::size_t>(shape.size(), 0), shape);
+}
+
+void check_finite(const std::string& path, const std::string& name, const std::vector<double>& v) {
+  for (double x : v)
+    if (!std::isfinite(x)) throw InputError(path, name, "contains NaN or Inf");
 }
 
 double read_scalar(const h5::File& f, const std::string& name, const std::string& units) {
@@ -49,8 +65,8 @@ double read_scalar(const h5::File& f, const std::string& name, const std::string
 
 }  // namespace
 
-ReservoirCase read_case(const std::string& path, int ex, int ey) {
-  h5::File f = h5::File::open_read(path);
+ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block, MPI_Comm comm) {
+  h5::File f = h5::File::open_read(path, comm);
   ReservoirCase c;
   c.path = path;
   if (!f.has_dataset("PERMX")) throw InputError(path, "PERMX", "dataset is missing");
@@ -63,14 +79,27 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
                      "grid " + shape_string(s) + " differs from the model grid (" +
                          std::to_string(ex) + "," + std::to_string(ey) +
                          "); resample the case with ufno_import");
-  const std::vector<std::size_t> xy{s[0], s[1]};
-  c.permx = read_array(f, "PERMX", xy, "mD");
-  c.permz = read_array(f, "PERMZ", xy, "mD");
-  c.poro = read_array(f, "PORO", xy, "1");
-  c.dr = read_array(f, "DR", {s[1]}, "m");
-  c.dz = read_array(f, "DZ", {s[0]}, "m");
+  if (block.lx < 0) block = {0, 0, c.nx, c.ny};
+  c.x0 = block.x0;
+  c.y0 = block.y0;
+  c.lx = block.lx;
+  c.ly = block.ly;
+  // Every collective read comes before any check of the values a rank read, so that one rank's
+  // bad block cannot leave the others waiting in a read.
+  const std::vector<std::size_t> xy{s[0], s[1]}, at{std::size_t(c.x0), std::size_t(c.y0)},
+      n{std::size_t(c.lx), std::size_t(c.ly)};
+  c.permx = read_array(f, "PERMX", xy, "mD", at, n);
+  c.permz = read_array(f, "PERMZ", xy, "mD", at, n);
+  c.poro = read_array(f, "PORO", xy, "1", at, n);
+  c.dr = read_whole(f, "DR", {s[1]}, "m");
+  c.dz = read_whole(f, "DZ", {s[0]}, "m");
+  check_finite(path, "PERMX", c.permx);
+  check_finite(path, "PERMZ", c.permz);
+  check_finite(path, "PORO", c.poro);
+  check_finite(path, "DR", c.dr);
+  check_finite(path, "DZ", c.dz);
   for (std::size_t i = 0; i < c.permx.size(); ++i) {
-    const int x = int(i / c.ny), y = int(i % c.ny);
+    const int x = c.x0 + int(i / c.ly), y = c.y0 + int(i % c.ly);
     const std::string at = " at layer " + std::to_string(x) + ", radial cell " + std::to_string(y);
     if (c.permx[i] < 0)
       throw InputError(path, "PERMX", "negative permeability " + fmt(c.permx[i]) + at);
@@ -116,7 +145,9 @@ ReservoirCase read_case(const std::string& path, int ex, int ey) {
   for (int x = 0; x < c.nx; ++x)
     if (c.perforated[x]) {
       ++n_perf;
-      if (!c.active(x, 0))
+      // Checked by the block that holds the well column.
+      const bool here = c.y0 == 0 && c.ly > 0 && x >= c.x0 && x < c.x0 + c.lx;
+      if (here && !c.active(x - c.x0, 0))
         throw InputError(path, "PERF",
                          "layer " + std::to_string(x + 1) +
                              " is perforated but inactive (PERMX = 0 at the well)");

@@ -45,7 +45,24 @@ Handle::~Handle() {
 
 void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
-File File::open_read(const std::string& path) {
+namespace {
+
+// File access through MPI-IO when a communicator is given.
+Handle access_list(MPI_Comm comm) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  if (comm != MPI_COMM_NULL) H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL);
+  return fapl;
+}
+
+Handle transfer_list(bool parallel) {
+  Handle dxpl(H5Pcreate(H5P_DATASET_XFER));
+  if (parallel) H5Pset_dxpl_mpio(dxpl.id(), H5FD_MPIO_COLLECTIVE);
+  return dxpl;
+}
+
+}  // namespace
+
+File File::open_read(const std::string& path, MPI_Comm comm) {
   silence_errors();
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     FILE* f = std::fopen(path.c_str(), "rb");
@@ -53,16 +70,18 @@ File File::open_read(const std::string& path) {
     std::fclose(f);
     throw InputError(path, "", "is not a readable HDF5 file (corrupt or truncated?)");
   }
-  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  Handle fapl = access_list(comm);
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id());
   if (id < 0) throw InputError(path, "", "is not a readable HDF5 file (corrupt or truncated?)");
-  return File(path, id);
+  return File(path, id, comm != MPI_COMM_NULL);
 }
 
-File File::create(const std::string& path) {
+File File::create(const std::string& path, MPI_Comm comm) {
   silence_errors();
-  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  Handle fapl = access_list(comm);
+  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
   if (id < 0) throw InputError(path, "", "cannot be created (directory missing or not writable?)");
-  return File(path, id);
+  return File(path, id, comm != MPI_COMM_NULL);
 }
 
 void File::close() {
@@ -225,6 +244,70 @@ void File::write_floats(const std::string& name, const std::vector<std::size_t>&
   Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, sp.id(), H5P_DEFAULT, H5P_DEFAULT,
                       H5P_DEFAULT));
   if (!d.valid() || H5Dwrite(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw InputError(path_, name, "dataset could not be written (disk full?)");
+}
+
+namespace {
+
+// Selects [start, start + count) in `space`, or nothing when the block is empty.
+void select(hid_t space, const std::vector<std::size_t>& start,
+            const std::vector<std::size_t>& count) {
+  std::size_t n = 1;
+  for (auto c : count) n *= c;
+  if (n == 0) {
+    H5Sselect_none(space);
+    return;
+  }
+  std::vector<hsize_t> s(start.begin(), start.end()), c(count.begin(), count.end());
+  H5Sselect_hyperslab(space, H5S_SELECT_SET, s.data(), nullptr, c.data(), nullptr);
+}
+
+}  // namespace
+
+std::vector<float> File::read_block(const std::string& name, const std::vector<std::size_t>& start,
+                                    const std::vector<std::size_t>& count) const {
+  const Kind k = kind(name);
+  if (k != Kind::Float && k != Kind::Integer)
+    throw InputError(path_, name, "has a non-numeric datatype (expected float32 or float64)");
+  const auto full = shape(name);
+  if (full.size() != count.size())
+    throw InputError(path_, name, "has rank " + std::to_string(full.size()));
+  std::size_t n = 1;
+  for (std::size_t a = 0; a < count.size(); ++a) {
+    if (start[a] + count[a] > full[a]) throw InputError(path_, name, "block outside the dataset");
+    n *= count[a];
+  }
+  Handle d = open_dataset(name);
+  Handle fs(H5Dget_space(d.id()));
+  select(fs.id(), start, count);
+  const hsize_t m = n;
+  Handle ms(H5Screate_simple(1, &m, nullptr));
+  if (n == 0) H5Sselect_none(ms.id());
+  std::vector<float> v(n);
+  Handle dxpl = transfer_list(parallel_);
+  float dummy = 0;
+  if (H5Dread(d.id(), H5T_NATIVE_FLOAT, ms.id(), fs.id(), dxpl.id(), n ? v.data() : &dummy) < 0)
+    throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
+  return v;
+}
+
+void File::write_block(const std::string& name, const std::vector<std::size_t>& global,
+                       const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+                       const float* data) {
+  std::vector<hsize_t> dims(global.begin(), global.end());
+  Handle fs(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, fs.id(), H5P_DEFAULT, H5P_DEFAULT,
+                      H5P_DEFAULT));
+  if (!d.valid()) throw InputError(path_, name, "dataset could not be created");
+  std::size_t n = 1;
+  for (auto c : count) n *= c;
+  select(fs.id(), start, count);
+  const hsize_t m = n;
+  Handle ms(H5Screate_simple(1, &m, nullptr));
+  if (n == 0) H5Sselect_none(ms.id());
+  Handle dxpl = transfer_list(parallel_);
+  const float dummy = 0;
+  if (H5Dwrite(d.id(), H5T_NATIVE_FLOAT, ms.id(), fs.id(), dxpl.id(), n ? data : &dummy) < 0)
     throw InputError(path_, name, "dataset could not be written (disk full?)");
 }
 

@@ -2,6 +2,7 @@
 // A thin RAII layer over the HDF5 C API for the project's files: typed reads with the checks every
 // reader needs (exists, numeric type, shape) and InputErrors that name the file and the field.
 #include <hdf5.h>
+#include <mpi.h>
 
 #include <cstddef>
 #include <optional>
@@ -38,9 +39,11 @@ struct Numeric {
 
 class File {
  public:
-  static File open_read(const std::string& path);
+  // With a communicator the file is opened through MPI-IO by every rank of it (collective), and
+  // block reads and writes are collective.
+  static File open_read(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
   // Creates (truncates) `path`; the caller renames a temporary into place when complete.
-  static File create(const std::string& path);
+  static File create(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
 
   const std::string& path() const { return path_; }
   hid_t id() const { return file_.id(); }
@@ -65,16 +68,27 @@ class File {
 
   void write_floats(const std::string& name, const std::vector<std::size_t>& shape,
                     const float* data);
+
+  // The hyperslab [start, start + count) of a numeric dataset as floats (collective in a
+  // parallel file: every rank calls it, possibly with an empty count).
+  std::vector<float> read_block(const std::string& name, const std::vector<std::size_t>& start,
+                                const std::vector<std::size_t>& count) const;
+  // Creates dataset `name` of shape `global` (collective) and writes this rank's hyperslab.
+  void write_block(const std::string& name, const std::vector<std::size_t>& global,
+                   const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+                   const float* data);
   void write_string_attribute(const std::string& object, const std::string& attr,
                               const std::string& value);
   void write_double_attribute(const std::string& object, const std::string& attr, double value);
   void close();
 
  private:
-  File(std::string path, hid_t id) : path_(std::move(path)), file_(id) {}
+  File(std::string path, hid_t id, bool parallel)
+      : path_(std::move(path)), file_(id), parallel_(parallel) {}
   Handle open_dataset(const std::string& name) const;
   std::string path_;
   Handle file_;
+  bool parallel_ = false;
 };
 
 // Turns off HDF5's own error stack printing: errors are reported once, as InputErrors.

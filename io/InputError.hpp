@@ -13,10 +13,13 @@ class InputError : public std::runtime_error {
       : std::runtime_error(file + ": " + (field.empty() ? "" : field + ": ") + what),
         file_(file),
         field_(field) {}
+  // An error already formatted (for example received from another rank).
+  static InputError from_message(const std::string& message) { return InputError(message); }
   const std::string& file() const { return file_; }
   const std::string& field() const { return field_; }
 
  private:
+  explicit InputError(const std::string& message) : std::runtime_error(message) {}
   std::string file_, field_;
 };
 

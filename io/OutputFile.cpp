@@ -6,10 +6,22 @@
 
 namespace ufno {
 
-OutputFile::OutputFile(const std::string& path)
+namespace {
+// One temporary name for all ranks: rank 0's process id.
+std::string temporary_name(const std::string& path, MPI_Comm comm) {
+  long pid = ::getpid();
+  if (comm != MPI_COMM_NULL) MPI_Bcast(&pid, 1, MPI_LONG, 0, comm);
+  return path + ".tmp." + std::to_string(pid);
+}
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path, MPI_Comm comm)
     : path_(path),
-      tmp_(path + ".tmp." + std::to_string(::getpid())),
-      file_(h5::File::create(tmp_)) {}
+      tmp_(temporary_name(path, comm)),
+      comm_(comm),
+      file_(h5::File::create(tmp_, comm)) {
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank_);
+}
 
 OutputFile::~OutputFile() {
   if (!committed_) {
@@ -17,21 +29,24 @@ OutputFile::~OutputFile() {
       file_.close();
     } catch (...) {
     }
-    std::remove(tmp_.c_str());
+    if (rank_ == 0) std::remove(tmp_.c_str());
   }
 }
 
-void OutputFile::write_field(const std::string& name, const std::vector<std::size_t>& shape,
+void OutputFile::write_field(const std::string& name, const std::vector<std::size_t>& global,
+                             int x0, int y0, const std::vector<std::size_t>& block_shape,
                              const std::vector<float>& values, const std::string& units,
                              const std::string& description) {
-  file_.write_floats(name, shape, values.data());
+  file_.write_block(name, global, {0, 0, std::size_t(x0), std::size_t(y0)}, block_shape,
+                    values.data());
   file_.write_string_attribute(name, "units", units);
   file_.write_string_attribute(name, "description", description);
 }
 
 void OutputFile::write_times(const std::vector<double>& days) {
   std::vector<float> v(days.begin(), days.end());
-  file_.write_floats("TIMES", {v.size()}, v.data());
+  // Written once, by rank 0; the other ranks take part in the collective call with no data.
+  file_.write_block("TIMES", {v.size()}, {0}, {rank_ == 0 ? v.size() : 0}, v.data());
   file_.write_string_attribute("TIMES", "units", "day");
 }
 
@@ -41,8 +56,10 @@ void OutputFile::set_attribute(const std::string& name, const std::string& value
 
 void OutputFile::commit() {
   file_.close();
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw InputError(path_, "", "could not be created by renaming " + tmp_);
+  int ok = 1;
+  if (rank_ == 0) ok = std::rename(tmp_.c_str(), path_.c_str()) == 0;
+  if (comm_ != MPI_COMM_NULL) MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
+  if (!ok) throw InputError(path_, "", "could not be created by renaming " + tmp_);
   committed_ = true;
 }
 

@@ -6,25 +6,30 @@
 
 namespace ufno {
 
-HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels) {
-  h5::File f = h5::File::open_read(path);
+HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels,
+                            CaseBlock block, MPI_Comm comm) {
+  h5::File f = h5::File::open_read(path, comm);
   if (!f.has_dataset("input")) throw InputError(path, "input", "dataset is missing");
   if (f.kind("input") != h5::Kind::Float)
     throw InputError(path, "input", "must be a floating-point dataset");
-  HostArray a;
-  a.data = f.read_floats("input", &a.shape);
-  const std::vector<std::size_t> want{a.shape.empty() ? 0 : a.shape[0], std::size_t(grid[0]),
+  const auto s = f.shape("input");
+  const std::vector<std::size_t> want{s.empty() ? 0 : s[0], std::size_t(grid[0]),
                                       std::size_t(grid[1]), std::size_t(grid[2]),
                                       std::size_t(channels)};
-  if (a.shape.size() != 5 || a.shape != want || a.shape[0] == 0)
+  if (s.size() != 5 || s != want || s[0] == 0)
     throw InputError(path, "input",
-                     "shape " + shape_string(a.shape) + " but the model expects (B," +
+                     "shape " + shape_string(s) + " but the model expects (B," +
                          std::to_string(grid[0]) + "," + std::to_string(grid[1]) + "," +
                          std::to_string(grid[2]) + "," + std::to_string(channels) + ")");
+  if (block.lx < 0) block = {0, 0, grid[0], grid[1]};
+  HostArray a;
+  a.shape = {s[0], std::size_t(block.lx), std::size_t(block.ly), s[3], s[4]};
+  a.data = f.read_block("input", {0, std::size_t(block.x0), std::size_t(block.y0), 0, 0}, a.shape);
   for (std::size_t i = 0; i < a.data.size(); ++i)
     if (!std::isfinite(a.data[i]))
-      throw InputError(path, "input",
-                       "contains NaN or Inf (first at flat index " + std::to_string(i) + ")");
+      throw InputError(
+          path, "input",
+          "contains NaN or Inf (first in this block at flat index " + std::to_string(i) + ")");
   return a;
 }
 

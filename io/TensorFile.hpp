@@ -1,13 +1,18 @@
 #pragma once
 // An already-encoded input tensor file: dataset /input of shape (B, X, Y, T, 12), float.
+#include <mpi.h>
+
 #include <array>
 #include <string>
 
+#include "io/CaseFile.hpp"
 #include "operators/WeightSource.hpp"
 
 namespace ufno {
 
-// Reads /input and checks its rank, channel count, grid (against `grid`) and values.
-HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels);
+// Reads the (X, Y) block `block` (default: all) of /input and checks its rank, channel count,
+// grid (against `grid`) and values. With a communicator the read is collective.
+HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels,
+                            CaseBlock block = {}, MPI_Comm comm = MPI_COMM_NULL);
 
 }  // namespace ufno

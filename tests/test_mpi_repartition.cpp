@@ -5,7 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "decomposition/ProcessGrid.hpp"
 #include "decomposition/Repartition.hpp"
+#include "io/InputError.hpp"
 
 using namespace ufno;
 using namespace ufno::dist;
@@ -116,4 +118,26 @@ TEST_CASE("block layouts split unevenly and may leave ranks empty", "[repartitio
   CHECK(l.box(4).extents() == std::array<int, 3>{2, 5, 1});
   CHECK(l.box(3).empty());  // 3 cells of T over 4 blocks
   CHECK(!grown(l, 1).is_partition());
+}
+
+TEST_CASE("process grids are parsed, chosen and checked against the ranks and the tensor",
+          "[mpi][grid]") {
+  const int P = comm_size();
+  const std::array<int, 3> n{16, 24, 8};
+  auto g = ProcessGrid::from_string(MPI_COMM_WORLD, "auto", n);
+  CHECK(g.parts()[0] * g.parts()[1] == P);
+  CHECK(g.parts()[2] == 1);
+  CHECK(ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P), n).parts() ==
+        std::array<int, 3>{1, P, 1});
+  CHECK_THROWS_WITH(ProcessGrid::from_string(MPI_COMM_WORLD, std::to_string(P + 1) + "x1", n),
+                    Catch::StartsWith("--grid: ") && Catch::Contains("but the job has"));
+  CHECK_THROWS_WITH(ProcessGrid::from_string(MPI_COMM_WORLD, "2by2", n),
+                    Catch::Contains("is not a grid"));
+  if (P > 1)  // Y has 1 cell here: it cannot be split
+    CHECK_THROWS_WITH(
+        ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P), {16, 1, 8}),
+        Catch::Contains("Y is split into " + std::to_string(P) + " blocks but has only 1 cells"));
+  CHECK(ProcessGrid::automatic(4, {104, 208, 32}) == std::array<int, 3>{2, 2, 1});
+  CHECK(ProcessGrid::automatic(4, {208, 208, 32}) == std::array<int, 3>{2, 2, 1});
+  CHECK(ProcessGrid::automatic(2, {104, 208, 32}) == std::array<int, 3>{1, 2, 1});
 }

@@ -1,0 +1,126 @@
+// `mpiexec -n P ufno_predict` end to end: every process grid of 2 and 4 ranks gives the
+// single-process output (relative L2 <= 1e-6), and bad grids or bad input found by one rank make
+// every rank exit non-zero with the message printed once, and leave no output file.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/Hdf5File.hpp"
+#include "support/CaseWriter.hpp"
+#include "support/FileTamper.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run predict(int ranks, const std::string& args) {
+  // This machine's CI runs as root; Open MPI refuses that unless told.
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  const std::string cmd = std::string(UFNO_MPIEXEC) + " -n " + std::to_string(ranks) +
+                          " --oversubscribe " + UFNO_PREDICT_EXE + " --threads 1 " + args +
+                          " > mpi_stdout.txt 2> mpi_stderr.txt";
+  const int status = std::system(cmd.c_str());
+  auto slurp = [](const char* p) {
+    std::ifstream f(p);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("mpi_stdout.txt"),
+          slurp("mpi_stderr.txt")};
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+  std::size_t n = 0;
+  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+double rel_l2(const std::string& a, const std::string& b, const std::string& field) {
+  auto fa = h5::File::open_read(a), fb = h5::File::open_read(b);
+  std::vector<std::size_t> sa, sb;
+  auto va = fa.read_floats(field, &sa), vb = fb.read_floats(field, &sb);
+  if (sa != sb) return 1e30;
+  return test::compare(vb, va).rel_l2;
+}
+
+const std::string kModels =
+    "--model " + test::data_path("ufno_small.h5") + " --model " + test::data_path("fno_small.h5");
+
+}  // namespace
+
+TEST_CASE("ufno_predict on 2 and 4 ranks equals the single-process run", "[mpi][cli]") {
+  const std::string tensor = test::data_path("ufno_small_io.h5");
+  test::write_case("mpi_case.h5", test::valid_case(16, 24));
+  REQUIRE(predict(1, kModels + " --tensor " + tensor + " --out ref_tensor.h5").code == 0);
+  REQUIRE(predict(1, kModels + " --case mpi_case.h5 --out ref_case.h5").code == 0);
+  struct Job {
+    int ranks;
+    std::string grid, exchange;
+  };
+  for (const Job& j :
+       {Job{2, "auto", "alltoallv"}, Job{2, "2x1", "p2p"}, Job{2, "1x2", "alltoallv"},
+        Job{4, "2x2", "alltoallv"}, Job{4, "4x1", "p2p"}, Job{4, "1x4", "alltoallv"}}) {
+    const std::string opts = " --grid " + j.grid + " --exchange " + j.exchange;
+    Run r = predict(j.ranks, kModels + " --tensor " + tensor + " --out mpi_tensor.h5" + opts);
+    INFO(j.ranks << " ranks, grid " << j.grid << "\n" << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(count(r.out, "ufno_predict:") == 1);  // one summary, from rank 0
+    CHECK(r.out.find(std::to_string(j.ranks) + " rank(s)") != std::string::npos);
+    for (const char* f : {"SG", "dP"}) CHECK(rel_l2("ref_tensor.h5", "mpi_tensor.h5", f) <= 1e-6);
+    r = predict(j.ranks, kModels + " --case mpi_case.h5 --out mpi_case_out.h5" + opts);
+    REQUIRE(r.code == 0);
+    for (const char* f : {"SG", "dP"}) CHECK(rel_l2("ref_case.h5", "mpi_case_out.h5", f) <= 1e-6);
+  }
+  for (const char* f :
+       {"ref_tensor.h5", "ref_case.h5", "mpi_tensor.h5", "mpi_case_out.h5", "mpi_case.h5"})
+    fs::remove(f);
+}
+
+TEST_CASE("distributed runs fail cleanly on every rank", "[mpi][cli][errors]") {
+  const std::string tensor = test::data_path("ufno_small_io.h5");
+  auto expect = [](const Run& r, const std::string& what) {
+    INFO(r.err);
+    CHECK(r.code != 0);
+    CHECK(count(r.err, "ufno_predict: error:") == 1);
+    CHECK(r.err.find(what) != std::string::npos);
+    CHECK(!fs::exists("mpi_bad.h5"));
+    CHECK(!fs::exists("mpi_bad.h5.tmp"));
+  };
+  SECTION("process grid that does not match the rank count") {
+    expect(predict(2, kModels + " --tensor " + tensor + " --out mpi_bad.h5 --grid 2x2"),
+           "--grid: 2x2 has 4 ranks but the job has 2");
+  }
+  SECTION("NaN in one rank's block") {
+    test::copy_fixture(tensor, "mpi_nan.h5");
+    test::poison_first_value("mpi_nan.h5", "input", std::nanf(""));  // only rank 0's block
+    expect(predict(4, kModels + " --tensor mpi_nan.h5 --out mpi_bad.h5 --grid 2x2"),
+           "mpi_nan.h5: input: contains NaN or Inf");
+    fs::remove("mpi_nan.h5");
+  }
+  SECTION("negative permeability in one rank's block of a case") {
+    auto c = test::valid_case(16, 24);
+    c["PERMX"].values[14 * 24 + 20] = -1;  // far from rank 0's block
+    test::write_case("mpi_neg.h5", c);
+    expect(predict(4, kModels + " --case mpi_neg.h5 --out mpi_bad.h5 --grid 2x2"),
+           "mpi_neg.h5: PERMX: negative permeability -1 at layer 14, radial cell 20");
+    fs::remove("mpi_neg.h5");
+  }
+  SECTION("output that cannot be created") {
+    Run r = predict(2, kModels + " --tensor " + tensor + " --out no_such_dir/out.h5");
+    CHECK(r.code != 0);
+    CHECK(count(r.err, "ufno_predict: error:") == 1);
+    CHECK(r.err.find("no_such_dir/out.h5") != std::string::npos);
+  }
+}
