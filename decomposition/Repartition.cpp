@@ -26,13 +26,16 @@ Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, Ex
   // Source boxes must partition the domain so every cell has exactly one sender.
   if (!in_.is_partition())
     throw std::invalid_argument("Repartition: source layout is not a partition");
-  long covered = 0;
+  // Data a rank keeps is copied directly; only the parts for other ranks go through buffers.
+  self_ = mine_in.intersect(mine_out);
+  long covered = self_.count();
   for (int r = 0; r < size; ++r) {
+    if (r == rank_) continue;
     const Box3 s = mine_in.intersect(out_.box(r));
     if (!s.empty()) {
       sends_.push_back({r, s, send_cells_});
       send_cells_ += s.count();
-      if (r != rank_) cells_sent_ += s.count();
+      cells_sent_ += s.count();
     }
     const Box3 q = in_.box(r).intersect(mine_out);
     if (!q.empty()) {
@@ -41,6 +44,10 @@ Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, Ex
       covered += q.count();
     }
   }
+  int local_remote = !sends_.empty() || !recvs_.empty(), any_remote = 0;
+  MPI_Allreduce(&local_remote, &any_remote, 1, MPI_INT, MPI_LOR, comm);
+  exchange_ = any_remote != 0;
+  identity_ = !exchange_ && mine_in == mine_out;
   needs_zero_fill_ = covered != mine_out.count();
 }
 
@@ -80,10 +87,33 @@ void unpack(const Buf& buf, long base, const Box3& part, const View& dst, const 
       });
 }
 
+// dst (box dst_box) takes the cells `part` of src (box src_box).
+template <class View>
+void copy_part(const View& src, const Box3& src_box, const Box3& part, const View& dst,
+               const Box3& dst_box) {
+  const int nc = src.extent(1), nl = src.extent(0) * src.extent(1);
+  const int ex = part.extent(0), ey = part.extent(1), et = part.extent(2);
+  const int sx = part.lo[0] - src_box.lo[0], sy = part.lo[1] - src_box.lo[1],
+            st = part.lo[2] - src_box.lo[2];
+  const int dx = part.lo[0] - dst_box.lo[0], dy = part.lo[1] - dst_box.lo[1],
+            dt = part.lo[2] - dst_box.lo[2];
+  Kokkos::parallel_for(
+      "ufno::repartition_copy",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
+      KOKKOS_LAMBDA(int l, int i, int j, int k) {
+        dst(l / nc, l % nc, dx + i, dy + j, dt + k) = src(l / nc, l % nc, sx + i, sy + j, st + k);
+      });
+}
+
 }  // namespace
 
 template <class T>
 typename Repartition<T>::View Repartition<T>::apply(const View& in) const {
+  // Nothing moves anywhere and this rank's box is unchanged: the tensor is its own result.
+  if (identity_ && in.extent(2) == std::size_t(in_.box(rank_).extent(0)) &&
+      in.extent(3) == std::size_t(in_.box(rank_).extent(1)) &&
+      in.extent(4) == std::size_t(in_.box(rank_).extent(2)))
+    return in;
   const Box3& b = out_.box(rank_);
   View out("repartition.out", in.extent(0), in.extent(1), b.extent(0), b.extent(1), b.extent(2));
   apply(in, out);
@@ -101,13 +131,22 @@ void Repartition<T>::apply(const View& in, const View& out) const {
     throw std::invalid_argument("Repartition: local tensors do not match the boxes " + bi.str() +
                                 " -> " + bo.str());
   const long nl = long(in.extent(0)) * in.extent(1);
+  if (needs_zero_fill_) Kokkos::deep_copy(out, T());
+  if (!self_.empty()) copy_part(in, bi, self_, out, bo);
+  if (exchange_) exchange(in, out, nl);
+  Kokkos::fence();
+}
+
+template <class T>
+void Repartition<T>::exchange(const View& in, const View& out, long nl) const {
+  const Box3 &bi = in_.box(rank_), &bo = out_.box(rank_);
   constexpr int words = sizeof(T) / sizeof(float);  // exchanged as MPI_FLOAT
   Kokkos::View<T*, DeviceSpace> sbuf("repartition.send", nl * send_cells_);
   Kokkos::View<T*, DeviceSpace> rbuf("repartition.recv", nl * recv_cells_);
   for (const Peer& p : sends_) pack(in, bi, p.overlap, sbuf, nl * p.offset);
   Kokkos::fence();
 
-  int size = in_.ranks();
+  const int size = in_.ranks();
   if (alg_ == ExchangeAlgorithm::Alltoallv) {
     std::vector<int> sc(size, 0), sd(size, 0), rc(size, 0), rd(size, 0);
     for (const Peer& p : sends_) {
@@ -134,9 +173,7 @@ void Repartition<T>::apply(const View& in, const View& out) const {
     }
     MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE);
   }
-  if (needs_zero_fill_) Kokkos::deep_copy(out, T());
   for (const Peer& p : recvs_) unpack(rbuf, nl * p.offset, p.overlap, out, bo);
-  Kokkos::fence();
 }
 
 template class Repartition<float>;

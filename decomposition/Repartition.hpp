@@ -28,16 +28,19 @@ class Repartition {
   Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out,
               ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv);
 
-  // in: (B, C, in box extents) of this rank; returns (B, C, out box extents).
+  // in: (B, C, in box extents) of this rank; returns (B, C, out box extents). When no rank
+  // exchanges anything and this rank's box is unchanged, returns `in` itself (no copy).
   View apply(const View& in) const;
   void apply(const View& in, const View& out) const;
 
   const PencilLayout& in_layout() const { return in_; }
   const PencilLayout& out_layout() const { return out_; }
-  // Elements of one (B, C) slice this rank sends to other ranks (self excluded).
+  // Cells of one (B, C) slice this rank sends to other ranks (what it keeps excluded).
   long cells_sent() const { return cells_sent_; }
 
  private:
+  void exchange(const View& in, const View& out, long nl) const;
+
   struct Peer {
     int rank;
     Box3 overlap;  // global indices
@@ -47,7 +50,10 @@ class Repartition {
   int rank_ = 0;
   PencilLayout in_, out_;
   ExchangeAlgorithm alg_;
-  std::vector<Peer> sends_, recvs_;
+  std::vector<Peer> sends_, recvs_;  // other ranks only
+  Box3 self_;                        // what this rank keeps
+  bool exchange_ = false;            // any rank sends anything to another rank
+  bool identity_ = false;            // nothing moves and this rank's box is unchanged
   long send_cells_ = 0, recv_cells_ = 0, cells_sent_ = 0;
   bool needs_zero_fill_ = false;
 };

@@ -1,0 +1,113 @@
+// Times the whole model on one encoded input, as ufno_predict runs it (DistributedNet3d, also on
+// one rank; --single uses the single-process Net3d instead). benchmarks/run_model_bench.sh runs the
+// PyTorch reference on the same input and threads and prints the side-by-side table; under
+// mpiexec it compares rank x thread splits. Prints one line (rank 0):
+//   "ufno seconds_per_case=S peak_rss_mb=M threads=N ranks=P grid=PXxPY"
+// with the slowest rank's time and the largest rank's peak RSS.
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "io/Hdf5File.hpp"
+#include "io/ModelFile.hpp"
+#include "io/TensorFile.hpp"
+#include "operators/DistributedNet3d.hpp"
+#include "operators/Net3d.hpp"
+#include "operators/backend/Threads.hpp"
+
+namespace {
+
+ufno::Tensor to_device(const ufno::HostArray& in) {
+  const auto& s = in.shape;
+  ufno::Tensor x("input", s[0], s[1], s[2], s[3], s[4]);
+  auto hx = Kokkos::create_mirror_view(x);
+  std::copy(in.data.begin(), in.data.end(), hx.data());
+  Kokkos::deep_copy(x, hx);
+  return x;
+}
+
+int bench(int argc, char** argv, int rank, int size) {
+  CLI::App app{"bench_model: time the U-FNO / FNO forward pass"};
+  std::string model, tensor, save, grid_spec = "auto";
+  int threads = 1, repeat = 1;
+  bool single = false;
+  app.add_option("--model", model)->required();
+  app.add_option("--tensor", tensor)->required();
+  app.add_option("--threads", threads);
+  app.add_option("--repeat", repeat, "timed runs; with more than one, a warm-up run precedes them");
+  app.add_option("--grid", grid_spec, "process grid under mpiexec");
+  app.add_flag("--single", single, "single-process Net3d (one rank only)");
+  app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
+  CLI11_PARSE(app, argc, argv);
+  ufno::backend::set_threads(threads);
+  ufno::ModelFile mf(model);
+  const auto& spec = mf.spec();
+  std::function<ufno::Tensor()> run;
+  std::unique_ptr<ufno::Net3d> net;
+  std::unique_ptr<ufno::DistributedNet3d> dnet;
+  std::unique_ptr<ufno::dist::ProcessGrid> grid;
+  ufno::Tensor x;
+  std::size_t cases = 0;
+  if (single) {
+    if (size != 1) throw std::invalid_argument("--single runs on one rank");
+    net = std::make_unique<ufno::Net3d>(spec, mf);
+    auto in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels);
+    cases = in.shape[0];
+    x = to_device(in);
+    run = [&] { return net->forward_raw(x); };
+  } else {
+    grid = std::make_unique<ufno::dist::ProcessGrid>(ufno::dist::ProcessGrid::from_string(
+        MPI_COMM_WORLD, grid_spec, {spec.grid[0], spec.grid[1], 1}));
+    dnet = std::make_unique<ufno::DistributedNet3d>(spec, mf, *grid);
+    const auto b = dnet->input_layout().box(rank);
+    auto in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels,
+                                      {b.lo[0], b.lo[1], b.extent(0), b.extent(1)}, MPI_COMM_WORLD);
+    cases = in.shape[0];
+    x = to_device(in);
+    run = [&] { return dnet->forward_raw(x); };
+  }
+  if (repeat > 1) run();
+  ufno::Tensor y;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  for (int r = 0; r < repeat; ++r) y = run();
+  Kokkos::fence();
+  double sec = (MPI_Wtime() - t0) / repeat / double(cases), sec_max = 0;
+  MPI_Allreduce(&sec, &sec_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  double rss = ru.ru_maxrss / 1024.0, rss_max = 0;
+  MPI_Allreduce(&rss, &rss_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf("ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s\n",
+                sec_max, rss_max, threads, size, grid ? grid->str().c_str() : "single");
+  if (!save.empty() && size == 1) {
+    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    auto f = ufno::h5::File::create(save);
+    f.write_floats("output", {y.extent(0), y.extent(2), y.extent(3), y.extent(4)}, hy.data());
+    f.close();
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1, code = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  {
+    Kokkos::ScopeGuard kokkos;
+    try {
+      code = bench(argc, argv, rank, size);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_model: error on rank %d: %s\n", rank, e.what());
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+  }
+  MPI_Finalize();
+  return code;
+}
