@@ -9,19 +9,21 @@ namespace ufno::dist {
 using fft::Transform;
 
 DistributedFft3d::DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n,
-                                   std::optional<std::array<int, 3>> modes, ExchangeAlgorithm alg)
-    : comm_(grid.comm()), rank_(grid.rank()), n_(n) {
+                                   std::optional<std::array<int, 3>> modes, ExchangeAlgorithm alg,
+                                   FftKind kind)
+    : comm_(grid.comm()), rank_(grid.rank()), kind_(kind), n_(n) {
   const auto& parts = grid.parts();
   if (parts[2] != 1)
     throw std::invalid_argument("DistributedFft3d: the process grid must not split T");
   const int p1 = parts[0], p2 = parts[1];
-  const int nt_c = n[2] / 2 + 1;
+  const bool real = kind == FftKind::R2C;
+  const int nt_c = real ? n[2] / 2 + 1 : n[2];
   if (modes) {
     const auto m = *modes;
-    if (2 * m[0] > n[0] || 2 * m[1] > n[1] || m[2] > nt_c)
+    if (2 * m[0] > n[0] || 2 * m[1] > n[1] || (real ? m[2] > nt_c : 2 * m[2] > n[2]))
       throw std::invalid_argument("DistributedFft3d: modes do not fit the grid");
     low_ = m;
-    high_ = {m[0], m[1], 0};
+    high_ = {m[0], m[1], real ? 0 : m[2]};
   } else {
     low_ = {n[0], n[1], nt_c};
     high_ = {0, 0, 0};
@@ -49,8 +51,9 @@ DistributedFft3d::LocalPlans& DistributedFft3d::plans(long nl) {
     if (outer == 0 || inner == 0) return nullptr;  // this rank holds nothing at this stage
     return fft::make_fft1d_plan(t, {outer, n, inner});
   };
-  p.t_r2c = make(Transform::R2C, nl * e0[0] * e0[1], n_[2], 1);
-  p.t_c2r = make(Transform::C2R, nl * e0[0] * e0[1], n_[2], 1);
+  const bool real = kind_ == FftKind::R2C;
+  p.t_fwd = make(real ? Transform::R2C : Transform::C2C_FORWARD, nl * e0[0] * e0[1], n_[2], 1);
+  p.t_bwd = make(real ? Transform::C2R : Transform::C2C_BACKWARD, nl * e0[0] * e0[1], n_[2], 1);
   p.y_fwd = make(Transform::C2C_FORWARD, nl * e2[0], n_[1], e2[2]);
   p.y_bwd = make(Transform::C2C_BACKWARD, nl * e2[0], n_[1], e2[2]);
   p.x_fwd = make(Transform::C2C_FORWARD, nl, n_[0], long(e3[1]) * e3[2]);
@@ -68,7 +71,14 @@ CTensor local(const std::string& label, int nb, int nc, const Box3& b) {
 }
 }  // namespace
 
+void DistributedFft3d::check_kind(FftKind k, const char* call) const {
+  if (kind_ != k)
+    throw std::invalid_argument(std::string("DistributedFft3d: ") + call +
+                                " does not match the kind of transform the plan was made for");
+}
+
 CTensor DistributedFft3d::forward(const Tensor& x) {
+  check_kind(FftKind::R2C, "real forward");
   const int nb = x.extent(0), nc = x.extent(1);
   const auto e0 = s0_.box(rank_).extents();
   if (int(x.extent(2)) != e0[0] || int(x.extent(3)) != e0[1] || int(x.extent(4)) != e0[2])
@@ -76,10 +86,28 @@ CTensor DistributedFft3d::forward(const Tensor& x) {
   LocalPlans& p = plans(long(nb) * nc);
   // T: r2c, then keep the low bins.
   CTensor full_t("dfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
-  run(p.t_r2c, const_cast<float*>(x.data()), full_t.data());
+  run(p.t_fwd, const_cast<float*>(x.data()), full_t.data());
   CTensor a = local("dfft.kt", nb, nc, s1_.box(rank_));
   truncate_modes(full_t, a, 4, low_[2], high_[2]);
-  full_t = CTensor();
+  return forward_yx(a, p);
+}
+
+CTensor DistributedFft3d::forward(const CTensor& x) {
+  check_kind(FftKind::C2C, "complex forward");
+  const int nb = x.extent(0), nc = x.extent(1);
+  const auto e0 = s0_.box(rank_).extents();
+  if (int(x.extent(2)) != e0[0] || int(x.extent(3)) != e0[1] || int(x.extent(4)) != e0[2])
+    throw std::invalid_argument("DistributedFft3d: input block does not match the layout");
+  LocalPlans& p = plans(long(nb) * nc);
+  CTensor full_t("dfft.t", nb, nc, e0[0], e0[1], e0[2]);
+  run(p.t_fwd, const_cast<complexf*>(x.data()), full_t.data());
+  CTensor a = local("dfft.kt", nb, nc, s1_.box(rank_));
+  truncate_modes(full_t, a, 4, low_[2], high_[2]);
+  return forward_yx(a, p);
+}
+
+CTensor DistributedFft3d::forward_yx(CTensor a, LocalPlans& p) {
+  const int nb = a.extent(0), nc = a.extent(1);
   // Y: gather Y, transform, truncate.
   CTensor b = r1_->apply(a);
   a = CTensor();
@@ -96,12 +124,11 @@ CTensor DistributedFft3d::forward(const Tensor& x) {
   return ct;
 }
 
-Tensor DistributedFft3d::backward(const CTensor& s) {
+CTensor DistributedFft3d::backward_xy(const CTensor& s, LocalPlans& p) {
   const int nb = s.extent(0), nc = s.extent(1);
   const auto et = s3t_.box(rank_).extents();
   if (int(s.extent(2)) != et[0] || int(s.extent(3)) != et[1] || int(s.extent(4)) != et[2])
     throw std::invalid_argument("DistributedFft3d: spectral block does not match the layout");
-  LocalPlans& p = plans(long(nb) * nc);
   CTensor c = local("idfft.x", nb, nc, s3_.box(rank_));
   zero_pad_modes(s, c, 2, low_[0], high_[0]);
   run(p.x_bwd, c.data(), c.data());
@@ -111,14 +138,33 @@ Tensor DistributedFft3d::backward(const CTensor& s) {
   zero_pad_modes(bt, b, 3, low_[1], high_[1]);
   bt = CTensor();
   run(p.y_bwd, b.data(), b.data());
-  CTensor a = r1b_->apply(b);
-  b = CTensor();
+  return r1b_->apply(b);
+}
+
+Tensor DistributedFft3d::backward(const CTensor& s) {
+  check_kind(FftKind::R2C, "real backward");
+  const int nb = s.extent(0), nc = s.extent(1);
+  LocalPlans& p = plans(long(nb) * nc);
+  CTensor a = backward_xy(s, p);
   const auto e0 = s0_.box(rank_).extents();
   CTensor full_t("idfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
   zero_pad_modes(a, full_t, 4, low_[2], high_[2]);
   a = CTensor();
   Tensor out("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
-  run(p.t_c2r, full_t.data(), out.data());
+  run(p.t_bwd, full_t.data(), out.data());
+  return out;
+}
+
+CTensor DistributedFft3d::backward_c2c(const CTensor& s) {
+  check_kind(FftKind::C2C, "complex backward");
+  const int nb = s.extent(0), nc = s.extent(1);
+  LocalPlans& p = plans(long(nb) * nc);
+  CTensor a = backward_xy(s, p);
+  const auto e0 = s0_.box(rank_).extents();
+  CTensor out("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
+  zero_pad_modes(a, out, 4, low_[2], high_[2]);
+  a = CTensor();
+  run(p.t_bwd, out.data(), out.data());
   return out;
 }
 

@@ -6,7 +6,8 @@
 // given, each 1-D transform is followed at once by the truncation to those modes (low bins and,
 // for X and Y, the same number of high bins), so only kept modes travel; the inverse zero-pads
 // before each inverse transform and runs in the reverse order. Without kept modes it is the full,
-// unnormalised r2c / c2r transform (backward includes no 1/N).
+// unnormalised r2c / c2r transform (backward includes no 1/N). Built with FftKind::C2C it is the
+// complex-to-complex transform instead (T keeps low and high modes, like X and Y).
 #include <array>
 #include <map>
 #include <memory>
@@ -18,12 +19,15 @@
 
 namespace ufno::dist {
 
+enum class FftKind { R2C, C2C };
+
 class DistributedFft3d {
  public:
   // n: global (X, Y, T); modes: kept (mx, my, mt) or nullopt for the full transform.
   DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n,
                    std::optional<std::array<int, 3>> modes = std::nullopt,
-                   ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv);
+                   ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv,
+                   FftKind kind = FftKind::R2C);
 
   // Real input layout (T-local blocks) and the spectral output layout (X-local), over the mode
   // index extents (KX, KY, KT): (2mx, 2my, mt) truncated, (X, Y, T/2+1) full. In the truncated
@@ -32,22 +36,31 @@ class DistributedFft3d {
   const PencilLayout& spectral_layout() const { return s3t_; }
   std::array<int, 3> spectral_extents() const { return kn_; }
 
-  CTensor forward(const Tensor& x);   // local real block -> local spectral block
-  Tensor backward(const CTensor& s);  // the inverse (unnormalised)
+  CTensor forward(const Tensor& x);        // R2C: local real block -> local spectral block
+  Tensor backward(const CTensor& s);       // R2C: the inverse (unnormalised)
+  CTensor forward(const CTensor& x);       // C2C: local complex block -> local spectral block
+  CTensor backward_c2c(const CTensor& s);  // C2C: the inverse (unnormalised)
 
-  // Cells of one (B, C) slice this rank sends in the forward transform's two repartitions.
-  long cells_sent_forward() const { return r1_->cells_sent() + r2_->cells_sent(); }
-  long cells_sent_backward() const { return r2b_->cells_sent() + r1b_->cells_sent(); }
+  // Cells of one (B, C) slice this rank sends in each repartition: forward T->Y and Y->X
+  // pencils, backward X->Y and Y->T.
+  std::array<long, 4> cells_sent() const {
+    return {r1_->cells_sent(), r2_->cells_sent(), r2b_->cells_sent(), r1b_->cells_sent()};
+  }
 
  private:
   struct LocalPlans {
-    std::unique_ptr<fft::Fft1dPlan> t_r2c, y_fwd, x_fwd, x_bwd, y_bwd, t_c2r;
+    std::unique_ptr<fft::Fft1dPlan> t_fwd, y_fwd, x_fwd, x_bwd, y_bwd, t_bwd;
   };
   LocalPlans& plans(long nlead);
   void run(std::unique_ptr<fft::Fft1dPlan>& p, void* in, void* out);
+  void check_kind(FftKind k, const char* call) const;
+  // The stages after T: from the T-transformed block (layout s1) to the spectral block, and back.
+  CTensor forward_yx(CTensor a, LocalPlans& p);
+  CTensor backward_xy(const CTensor& s, LocalPlans& p);
 
   MPI_Comm comm_;
   int rank_;
+  FftKind kind_;
   std::array<int, 3> n_, kn_;  // global extents; kept mode counts (KX, KY, KT)
   std::array<int, 3> low_, high_;
   PencilLayout s0_, s1_, s2_, s2t_, s3_, s3t_;

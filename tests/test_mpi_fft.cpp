@@ -144,3 +144,78 @@ TEST_CASE("distributed 3-D FFT equals the single-process FFTW transform", "[mpi]
     }
   }
 }
+
+TEST_CASE("distributed 3-D c2c FFT equals the single-process FFTW transform", "[mpi][fft]") {
+  const int B = 1, C = 2, X = 7, Y = 10, T = 6;
+  const std::array<int, 5> shape{B, C, X, Y, T};
+  const auto re = test::random_vector(std::size_t(B) * C * X * Y * T, 91);
+  const auto im = test::random_vector(re.size(), 92);
+  std::vector<std::complex<float>> g(re.size()), ref(re.size());
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = {re[i], im[i]};
+  int dims[3] = {X, Y, T};
+  auto c2c = [&](std::vector<std::complex<float>> in, int sign) {
+    std::vector<std::complex<float>> out(in.size());
+    fftwf_plan p = fftwf_plan_many_dft(
+        3, dims, B * C, reinterpret_cast<fftwf_complex*>(in.data()), nullptr, 1, X * Y * T,
+        reinterpret_cast<fftwf_complex*>(out.data()), nullptr, 1, X * Y * T, sign, FFTW_ESTIMATE);
+    fftwf_execute(p);
+    fftwf_destroy_plan(p);
+    return out;
+  };
+  ref = c2c(g, FFTW_FORWARD);
+  double scale = 0;
+  for (auto v : ref) scale = std::max(scale, double(std::abs(v)));
+  const std::array<int, 3> m{2, 3, 2};
+  auto kept = [&](int k, int mm, int n) { return k < mm || k >= n - mm; };
+  auto bin = [&](int k, int mm, int n) { return k < mm ? k : n - 2 * mm + k; };
+  for (auto parts : grids(comm_size())) {
+    ProcessGrid grid(MPI_COMM_WORLD, parts);
+    const int me = grid.rank();
+    for (bool truncated : {false, true}) {
+      INFO("grid " << grid.str() << (truncated ? " truncated" : " full"));
+      DistributedFft3d plan(grid, {X, Y, T}, truncated ? std::optional(m) : std::nullopt,
+                            ExchangeAlgorithm::PointToPoint, FftKind::C2C);
+      CTensor x = block_of<std::complex<float>, CTensor>(
+          std::vector<std::complex<float>>(g.begin(), g.end()), shape, plan.real_layout().box(me));
+      CTensor s = plan.forward(x);
+      const Box3 sb = plan.spectral_layout().box(me);
+      auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s);
+      std::vector<std::complex<double>> got, want;
+      for (int c = 0; c < C; ++c)
+        for (int i = 0; i < sb.extent(0); ++i)
+          for (int j = 0; j < sb.extent(1); ++j)
+            for (int k = 0; k < sb.extent(2); ++k) {
+              const int kx = truncated ? bin(sb.lo[0] + i, m[0], X) : sb.lo[0] + i;
+              const int ky = truncated ? bin(sb.lo[1] + j, m[1], Y) : sb.lo[1] + j;
+              const int kt = truncated ? bin(sb.lo[2] + k, m[2], T) : sb.lo[2] + k;
+              got.emplace_back(hs(0, c, i, j, k).real(), hs(0, c, i, j, k).imag());
+              want.emplace_back(ref[((std::size_t(c) * X + kx) * Y + ky) * T + kt]);
+            }
+      CHECK(max_rel_diff(got, want, scale) < 1e-5);
+      auto masked = ref;
+      if (truncated)
+        for (int c = 0; c < C; ++c)
+          for (int kx = 0; kx < X; ++kx)
+            for (int ky = 0; ky < Y; ++ky)
+              for (int kt = 0; kt < T; ++kt)
+                if (!(kept(kx, m[0], X) && kept(ky, m[1], Y) && kept(kt, m[2], T)))
+                  masked[((std::size_t(c) * X + kx) * Y + ky) * T + kt] = 0;
+      const auto back_ref = c2c(masked, FFTW_BACKWARD);
+      CTensor back = plan.backward_c2c(s);
+      const Box3 rb = plan.real_layout().box(me);
+      auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), back);
+      double err = 0, mag = 0;
+      for (int c = 0; c < C; ++c)
+        for (int i = 0; i < rb.extent(0); ++i)
+          for (int j = 0; j < rb.extent(1); ++j)
+            for (int k = 0; k < rb.extent(2); ++k) {
+              const auto w = back_ref[((std::size_t(c) * X + rb.lo[0] + i) * Y + rb.lo[1] + j) * T +
+                                      rb.lo[2] + k];
+              const auto v = hb(0, c, i, j, k);
+              err = std::max(err, double(std::abs(std::complex<float>(v.real(), v.imag()) - w)));
+              mag = std::max(mag, double(std::abs(w)));
+            }
+      CHECK(err <= 1e-5 * std::max(mag, 1.0));
+    }
+  }
+}
