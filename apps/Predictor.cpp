@@ -107,7 +107,12 @@ Prediction Predictor::run_case_file(const std::string& path, std::vector<std::st
                            " report times but the model predicts " +
                            std::to_string(spec().grid[2]));
   });
-  if (warnings) *warnings = out_of_training_range(c);
+  long low = low_permeability_cells(c), low_all = 0;
+  MPI_Allreduce(&low, &low_all, 1, MPI_LONG, MPI_SUM, comm_);
+  if (warnings) {
+    *warnings = out_of_training_range(c);
+    if (low_all > 0) warnings->push_back(low_permeability_warning(low_all));
+  }
   return run_case(c);
 }
 

@@ -39,8 +39,7 @@ std::vector<double> read_array(const h5::File& f, const std::string& name,
     throw InputError(f.path(), name,
                      "shape " + shape_string(s) + " but expected " + shape_string(shape));
   check_units(f, name, units);
-  auto v = f.read_block(name, start, count);
-  return std::vector<double>(v.begin(), v.end());
+  return f.read_block_double(name, start, count);
 }
 
 std::vector<double> read_whole(const h5::File& f, const std::string& name,
@@ -100,7 +99,9 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
   check_finite(path, "DZ", c.dz);
   for (std::size_t i = 0; i < c.permx.size(); ++i) {
     const int x = c.x0 + int(i / c.ly), y = c.y0 + int(i % c.ly);
-    const std::string at = " at layer " + std::to_string(x) + ", radial cell " + std::to_string(y);
+    // 1-based, as ECLIPSE users count cells (K for layers, I for radial cells).
+    const std::string at =
+        " at layer " + std::to_string(x + 1) + ", radial cell " + std::to_string(y + 1);
     if (c.permx[i] < 0)
       throw InputError(path, "PERMX", "negative permeability " + fmt(c.permx[i]) + at);
     if (c.permz[i] < 0)
@@ -120,6 +121,7 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
   c.perforated.assign(c.nx, 0);
   if (f.has_dataset("PERF")) {
     h5::Numeric p = f.read_numeric("PERF");
+    check_units(f, "PERF", "1");
     if (p.shape != std::vector<std::size_t>{s[0]})
       throw InputError(
           path, "PERF",
@@ -189,6 +191,19 @@ std::vector<std::string> out_of_training_range(const ReservoirCase& c) {
   check("SWI", c.swi, 0.1, 0.3, "");
   check("VG_LAMBDA", c.vg_lambda, 0.3, 0.7, "");
   return w;
+}
+
+long low_permeability_cells(const ReservoirCase& c) {
+  long n = 0;
+  for (double k : c.permx)
+    if (k > 0 && k <= 1.0) ++n;
+  return n;
+}
+
+std::string low_permeability_warning(long cells) {
+  return "PERMX <= 1 mD in " + std::to_string(cells) +
+         " active cell(s): the paper's encoding ln(k)/15 maps 1 mD to 0, which the network reads "
+         "as outside the formation";
 }
 
 }  // namespace ufno

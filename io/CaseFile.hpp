@@ -45,4 +45,8 @@ ReservoirCase read_case(const std::string& path, int expected_x = 0, int expecte
 // The ranges the paper's training data covered; values outside are allowed but warned about.
 std::vector<std::string> out_of_training_range(const ReservoirCase& c);
 
+// Active cells of this block with PERMX <= 1 mD, and the warning about them.
+long low_permeability_cells(const ReservoirCase& c);
+std::string low_permeability_warning(long cells);
+
 }  // namespace ufno

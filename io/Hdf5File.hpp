@@ -73,6 +73,10 @@ class File {
   // parallel file: every rank calls it, possibly with an empty count).
   std::vector<float> read_block(const std::string& name, const std::vector<std::size_t>& start,
                                 const std::vector<std::size_t>& count) const;
+  // The same, converted to double (for physical properties that float32 could underflow).
+  std::vector<double> read_block_double(const std::string& name,
+                                        const std::vector<std::size_t>& start,
+                                        const std::vector<std::size_t>& count) const;
   // Creates dataset `name` of shape `global` (collective) and writes this rank's hyperslab.
   void write_block(const std::string& name, const std::vector<std::size_t>& global,
                    const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
@@ -83,6 +87,10 @@ class File {
   void close();
 
  private:
+  template <class T>
+  std::vector<T> read_block_as(const std::string& name, hid_t memtype,
+                               const std::vector<std::size_t>& start,
+                               const std::vector<std::size_t>& count) const;
   File(std::string path, hid_t id, bool parallel)
       : path_(std::move(path)), file_(id), parallel_(parallel) {}
   Handle open_dataset(const std::string& name) const;

@@ -114,7 +114,7 @@ TEST_CASE("distributed runs fail cleanly on every rank", "[mpi][cli][errors]") {
     c["PERMX"].values[14 * 24 + 20] = -1;  // far from rank 0's block
     test::write_case("mpi_neg.h5", c);
     expect(predict(4, kModels + " --case mpi_neg.h5 --out mpi_bad.h5 --grid 2x2"),
-           "mpi_neg.h5: PERMX: negative permeability -1 at layer 14, radial cell 20");
+           "mpi_neg.h5: PERMX: negative permeability -1 at layer 15, radial cell 21");
     fs::remove("mpi_neg.h5");
   }
   SECTION("output that cannot be created") {
