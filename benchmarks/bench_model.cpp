@@ -14,6 +14,7 @@
 #include "io/ModelFile.hpp"
 #include "io/TensorFile.hpp"
 #include "operators/DistributedNet3d.hpp"
+#include "operators/LayerTimer.hpp"
 #include "operators/Net3d.hpp"
 #include "operators/backend/Threads.hpp"
 
@@ -80,6 +81,7 @@ int bench(int argc, char** argv, int rank, int size) {
   getrusage(RUSAGE_SELF, &ru);
   double rss = ru.ru_maxrss / 1024.0, rss_max = 0;
   MPI_Allreduce(&rss, &rss_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) ufno::LayerTimer::instance().report("bench_model");
   if (rank == 0)
     std::printf("ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s\n",
                 sec_max, rss_max, threads, size, grid ? grid->str().c_str() : "single");

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "operators/LayerTimer.hpp"
 #include "operators/TensorOps.hpp"
 
 namespace ufno {
@@ -40,13 +41,29 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
     throw std::invalid_argument("DistributedNet3d: input has " + std::to_string(input.extent(4)) +
                                 " channels, the model expects " +
                                 std::to_string(spec_.in_channels));
-  Tensor x = fc0_.forward(padding_->pad(input));
+  using Scope = LayerTimer::Scope;
+  Tensor x;
+  {
+    Scope t("pad + fc0");
+    x = fc0_.forward(padding_->pad(input));
+  }
   for (std::size_t k = 0; k < conv_.size(); ++k) {
-    Tensor y = conv_[k].forward(x);
-    if (unet_[k]) add_activate(y, unet_[k]->forward(x), Activation::None);
-    w_[k].forward_accumulate(x, y, Activation::ReLU);
+    Tensor y;
+    {
+      Scope t("spectral conv");
+      y = conv_[k].forward(x);
+    }
+    if (unet_[k]) {
+      Scope t("u-net");
+      add_activate(y, unet_[k]->forward(x), Activation::None);
+    }
+    {
+      Scope t("w + residual + relu");
+      w_[k].forward_accumulate(x, y, Activation::ReLU);
+    }
     x = y;
   }
+  Scope t("crop + fc1 + fc2");
   Tensor h = fc1_.forward(padding_->crop(x), Activation::ReLU);
   x = Tensor();
   return fc2_.forward(h);

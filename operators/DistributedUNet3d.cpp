@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "operators/LayerTimer.hpp"
 #include "operators/TensorOps.hpp"
 
 namespace ufno {
@@ -31,16 +32,29 @@ DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::arr
 }
 
 Tensor DistributedUNet3d::forward(const Tensor& x) const {
-  Tensor e1 = conv1_->forward(x);
-  Tensor e2 = conv2_1_->forward(conv2_->forward(e1));
-  Tensor e3 = conv3_1_->forward(conv3_->forward(e2));
-  Tensor d2 = deconv2_->forward(e3);
-  e3 = Tensor();
-  Tensor d1 = deconv1_->forward(concat_channels(e2, d2));
-  e2 = d2 = Tensor();
-  Tensor d0 = deconv0_->forward(concat_channels(e1, d1));
-  e1 = d1 = Tensor();
-  return output_->forward(concat_channels(x, d0));
+  using Scope = LayerTimer::Scope;
+  Tensor e1, e2, e3, d2, d1, d0, cat;
+  {
+    Scope t("u-net encoder convs");
+    e1 = conv1_->forward(x);
+    e2 = conv2_1_->forward(conv2_->forward(e1));
+    e3 = conv3_1_->forward(conv3_->forward(e2));
+  }
+  {
+    Scope t("u-net decoder deconvs");
+    d2 = deconv2_->forward(e3);
+    e3 = Tensor();
+    d1 = deconv1_->forward(concat_channels(e2, d2));
+    e2 = d2 = Tensor();
+    d0 = deconv0_->forward(concat_channels(e1, d1));
+    e1 = d1 = Tensor();
+  }
+  {
+    Scope t("u-net concat");
+    cat = concat_channels(x, d0);
+  }
+  Scope t("u-net output conv");
+  return output_->forward(cat);
 }
 
 }  // namespace ufno
