@@ -34,3 +34,6 @@ find_package(CLI11 QUIET)
 find_package(Catch2 2 QUIET)
 
 find_package(OpenMP REQUIRED COMPONENTS CXX)  # oneDNN's thread pool is OpenMP
+
+# opm-common (ECLIPSE deck parser, restart reader) for ufno_import; its CMake config is broken here.
+pkg_check_modules(OPMCOMMON IMPORTED_TARGET opm-common)

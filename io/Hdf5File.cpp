@@ -324,6 +324,17 @@ void File::write_block(const std::string& name, const std::vector<std::size_t>& 
     throw InputError(path_, name, "dataset could not be written (disk full?)");
 }
 
+void File::write_doubles(const std::string& name, const std::vector<std::size_t>& shape,
+                         const double* data) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle sp(dims.empty() ? H5Screate(H5S_SCALAR)
+                         : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F64LE, sp.id(), H5P_DEFAULT, H5P_DEFAULT,
+                      H5P_DEFAULT));
+  if (!d.valid() || H5Dwrite(d.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw InputError(path_, name, "dataset could not be written (disk full?)");
+}
+
 void File::write_string_attribute(const std::string& object, const std::string& attr,
                                   const std::string& value) {
   Handle t(H5Tcopy(H5T_C_S1));

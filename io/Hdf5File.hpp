@@ -68,6 +68,9 @@ class File {
 
   void write_floats(const std::string& name, const std::vector<std::size_t>& shape,
                     const float* data);
+  // float64 dataset; an empty shape writes a scalar.
+  void write_doubles(const std::string& name, const std::vector<std::size_t>& shape,
+                     const double* data);
 
   // The hyperslab [start, start + count) of a numeric dataset as floats (collective in a
   // parallel file: every rank calls it, possibly with an empty count).

@@ -1,0 +1,53 @@
+#include "io/CaseWriter.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "io/Hdf5File.hpp"
+
+namespace ufno {
+
+void write_case(const std::string& path, const ReservoirCase& c, const std::string& description) {
+  if (c.lx != c.nx || c.ly != c.ny)
+    throw std::invalid_argument("write_case: not a whole-grid case");
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  try {
+    auto f = h5::File::create(tmp);
+    const std::vector<std::size_t> xy{std::size_t(c.nx), std::size_t(c.ny)};
+    auto array = [&](const char* name, const std::vector<std::size_t>& shape,
+                     const std::vector<double>& v, const char* units) {
+      f.write_doubles(name, shape, v.data());
+      f.write_string_attribute(name, "units", units);
+    };
+    auto scalar = [&](const char* name, double v, const char* units) {
+      f.write_doubles(name, {}, &v);
+      f.write_string_attribute(name, "units", units);
+    };
+    array("PERMX", xy, c.permx, "mD");
+    array("PERMZ", xy, c.permz, "mD");
+    array("PORO", xy, c.poro, "1");
+    array("DR", {std::size_t(c.ny)}, c.dr, "m");
+    array("DZ", {std::size_t(c.nx)}, c.dz, "m");
+    array("PERF", {std::size_t(c.nx)},
+          std::vector<double>(c.perforated.begin(), c.perforated.end()), "1");
+    scalar("INJ_RATE", c.rate_mt_per_year, "Mt/yr");
+    scalar("TEMP", c.temperature_c, "degC");
+    scalar("PRESSURE", c.pressure_bar, "bar");
+    scalar("SWI", c.swi, "1");
+    scalar("VG_LAMBDA", c.vg_lambda, "1");
+    if (!c.times_days.empty()) array("TIMES", {c.times_days.size()}, c.times_days, "day");
+    f.write_string_attribute("/", "description", description);
+    f.write_string_attribute("/", "generator", "ufno_import");
+    f.close();
+  } catch (...) {
+    std::remove(tmp.c_str());
+    throw;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(path, "", "could not be created by renaming " + tmp);
+  }
+}
+
+}  // namespace ufno

@@ -1,0 +1,213 @@
+#include "io/EclipseDeck.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <opm/input/eclipse/Deck/Deck.hpp>
+#include <opm/input/eclipse/Deck/UDAValue.hpp>
+#include <opm/input/eclipse/EclipseState/EclipseState.hpp>
+#include <opm/input/eclipse/Parser/ErrorGuard.hpp>
+#include <opm/input/eclipse/Parser/ParseContext.hpp>
+#include <opm/input/eclipse/Parser/Parser.hpp>
+
+#include "io/InputError.hpp"
+
+namespace ufno {
+
+namespace {
+
+constexpr double kMilliDarcy = 9.869233e-16;  // m2
+
+const Opm::DeckKeyword& required(const Opm::Deck& deck, const std::string& path,
+                                 const std::string& kw, const std::string& why) {
+  if (!deck.hasKeyword(kw)) throw InputError(path, kw, "keyword is missing (" + why + ")");
+  return deck[kw].back();
+}
+
+// "-- UFNO KEY value" header lines written by python/ufno_cases.py (the parser drops comments).
+double header_value(const std::string& path, const std::string& key, double fallback, bool* found) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream s(line);
+    std::string dash, tag, k;
+    double v;
+    if (s >> dash >> tag >> k >> v && dash == "--" && tag == "UFNO" && k == key) {
+      if (found) *found = true;
+      return v;
+    }
+  }
+  if (found) *found = false;
+  return fallback;
+}
+
+}  // namespace
+
+double fit_vg_lambda(const std::vector<double>& sg, const std::vector<double>& krw, double swi) {
+  auto err = [&](double lam) {
+    double e = 0;
+    for (std::size_t i = 0; i < sg.size(); ++i) {
+      const double s = (1 - sg[i] - swi) / (1 - swi);
+      if (s <= 0 || s >= 1) continue;
+      const double k = std::sqrt(s) * std::pow(1 - std::pow(1 - std::pow(s, 1 / lam), lam), 2);
+      e += (k - krw[i]) * (k - krw[i]);
+    }
+    return e;
+  };
+  double a = 0.05, b = 0.99;  // golden-section search
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double c = b - g * (b - a), d = a + g * (b - a);
+  for (int it = 0; it < 80; ++it) {
+    if (err(c) < err(d))
+      b = d;
+    else
+      a = c;
+    c = b - g * (b - a);
+    d = a + g * (b - a);
+  }
+  return (a + b) / 2;
+}
+
+ImportedDeck import_deck(const std::string& path, double surface_density) {
+  {
+    std::ifstream probe(path);
+    if (!probe) throw InputError(path, "", "cannot be opened (missing or unreadable)");
+  }
+  Opm::Parser parser;
+  Opm::ParseContext ctx;
+  Opm::ErrorGuard errors;
+  std::unique_ptr<Opm::Deck> deckp;
+  try {
+    deckp = std::make_unique<Opm::Deck>(parser.parseFile(path, ctx, errors));
+  } catch (const std::exception& e) {
+    std::string m = e.what();
+    for (auto& ch : m)
+      if (ch == '\n') ch = ' ';
+    throw InputError(path, "", "the deck cannot be parsed: " + m.substr(0, 300));
+  }
+  const Opm::Deck& deck = *deckp;
+  ImportedDeck out;
+  ReservoirCase& c = out.rc;
+  c.path = path;
+  for (const char* units : {"FIELD", "LAB", "PVT-M"})
+    if (deck.hasKeyword(units))
+      throw InputError(path, units, "unit system not supported; write the deck in METRIC");
+  if (!deck.hasKeyword("RADIAL"))
+    throw InputError(path, "RADIAL",
+                     "keyword is missing: only radial (r-z) decks map onto the model grid");
+  if (!deck.hasKeyword("CO2STORE"))
+    throw InputError(path, "CO2STORE", "keyword is missing: not a CO2 storage deck");
+  const auto& dims = required(deck, path, "DIMENS", "grid size").getRecord(0);
+  const int nr = dims.getItem("NX").get<int>(0), nth = dims.getItem("NY").get<int>(0),
+            nz = dims.getItem("NZ").get<int>(0);
+  if (nth != 1)
+    throw InputError(path, "DIMENS",
+                     "has " + std::to_string(nth) +
+                         " theta sectors: not radially symmetric (the model needs one sector)");
+  c.nx = c.lx = nz;
+  c.ny = c.ly = nr;
+  c.dr = required(deck, path, "DRV", "radial cell widths").getSIDoubleData();
+  c.dz = required(deck, path, "DZV", "layer thicknesses").getSIDoubleData();
+  if (int(c.dr.size()) != nr)
+    throw InputError(path, "DRV", "must hold NR = " + std::to_string(nr) + " values");
+  if (int(c.dz.size()) != nz)
+    throw InputError(path, "DZV", "must hold NZ = " + std::to_string(nz) + " values");
+  const auto theta = required(deck, path, "DTHETAV", "sector angle").getRawDoubleData();
+  const double theta_deg = theta.empty() ? 360.0 : theta[0];
+
+  // Grid properties as OPM evaluates them (COPY, MULTIPLY, BOX ... applied), on active cells.
+  std::unique_ptr<Opm::EclipseState> state;
+  try {
+    state = std::make_unique<Opm::EclipseState>(deck);
+  } catch (const std::exception& e) {
+    std::string m = e.what();
+    for (auto& ch : m)
+      if (ch == '\n') ch = ' ';
+    throw InputError(path, "", "OPM cannot set up the deck: " + m.substr(0, 300));
+  }
+  const auto& grid = state->getInputGrid();
+  const auto& fp = state->fieldProps();
+  for (const char* kw : {"PERMX", "PERMZ", "PORO"})
+    if (!fp.has_double(kw)) throw InputError(path, kw, "keyword is missing");
+  const auto permx = fp.get_double("PERMX"), permz = fp.get_double("PERMZ"),
+             poro = fp.get_double("PORO");
+  const std::size_t cells = std::size_t(nz) * nr;
+  c.permx.assign(cells, 0.0);
+  c.permz.assign(cells, 0.0);
+  c.poro.assign(cells, 0.0);
+  out.active.assign(cells, 0);
+  for (std::size_t a = 0; a < permx.size(); ++a) {
+    const std::size_t g = grid.getGlobalIndex(a);  // i + nr * k (one theta sector)
+    const std::size_t i = g % nr, k = g / nr;
+    const std::size_t cell = k * nr + i;  // case layout (X = k, Y = i)
+    c.permx[cell] = permx[a] / kMilliDarcy;
+    c.permz[cell] = permz[a] / kMilliDarcy;
+    c.poro[cell] = poro[a];
+    out.active[cell] = 1;
+  }
+
+  // The injector: one gas injector under rate control, completed at the centre.
+  const auto& inj = required(deck, path, "WCONINJE", "injection rate");
+  if (inj.size() != 1 || deck.count("WCONINJE") != 1)
+    throw InputError(path, "WCONINJE", "must define exactly one injector (found more)");
+  const auto& rec = inj.getRecord(0);
+  if (rec.getItem("TYPE").get<std::string>(0) != "GAS")
+    throw InputError(path, "WCONINJE", "the injector must inject GAS (CO2)");
+  // RATE is a UDA value; in a METRIC deck its raw value is sm3/day (of the sector).
+  const auto rate = rec.getItem("RATE").get<Opm::UDAValue>(0);
+  if (!rate.is<double>())
+    throw InputError(path, "WCONINJE", "the rate must be a number, not a user-defined quantity");
+  const double q = rate.get<double>();
+  c.rate_mt_per_year = q * (360.0 / theta_deg) * surface_density * 365.25 / 1e9;
+  out.notes.push_back("INJ_RATE from WCONINJE x 360/" + std::to_string(theta_deg) + " deg x " +
+                      std::to_string(surface_density) + " kg/sm3");
+  c.perforated.assign(nz, 0);
+  for (const auto& rec2 : required(deck, path, "COMPDAT", "perforation")) {
+    const int i = rec2.getItem("I").get<int>(0);
+    if (i != 1)
+      throw InputError(path, "COMPDAT",
+                       "connection at I = " + std::to_string(i) +
+                           ": the well must be in the centre column (I = 1)");
+    const int k1 = rec2.getItem("K1").get<int>(0), k2 = rec2.getItem("K2").get<int>(0);
+    if (k1 < 1 || k2 > nz || k1 > k2)
+      throw InputError(path, "COMPDAT", "layer range out of the grid");
+    for (int k = k1; k <= k2; ++k) c.perforated[k - 1] = 1;
+  }
+
+  // SI temperatures are absolute.
+  c.temperature_c =
+      required(deck, path, "RTEMP", "temperature").getRecord(0).getItem(0).getSIDouble(0) - 273.15;
+  c.pressure_bar = required(deck, path, "EQUIL", "initial pressure")
+                       .getRecord(0)
+                       .getItem("DATUM_PRESSURE")
+                       .getSIDouble(0) /
+                   1e5;
+  const auto sgof = required(deck, path, "SGOF", "saturation functions")
+                        .getRecord(0)
+                        .getItem(0)
+                        .getData<double>();
+  if (sgof.size() < 8 || sgof.size() % 4 != 0)
+    throw InputError(path, "SGOF", "must be one table of (Sg, krg, krw, Pc) rows");
+  std::vector<double> sg, krw;
+  for (std::size_t r = 0; r < sgof.size(); r += 4) {
+    sg.push_back(sgof[r]);
+    krw.push_back(sgof[r + 2]);
+  }
+  c.swi = 1.0 - sg.back();
+  bool from_header = false;
+  c.vg_lambda = header_value(path, "VG_LAMBDA", 0.0, &from_header);
+  if (!from_header) {
+    c.vg_lambda = fit_vg_lambda(sg, krw, c.swi);
+    out.notes.push_back("VG_LAMBDA fitted to the SGOF brine relative permeability: " +
+                        std::to_string(c.vg_lambda));
+  }
+  double t = 0;
+  for (const auto& kw : deck["TSTEP"])
+    for (double d : kw.getRecord(0).getItem(0).getData<double>()) c.times_days.push_back(t += d);
+  if (c.times_days.empty()) throw InputError(path, "TSTEP", "keyword is missing (report times)");
+  return out;
+}
+
+}  // namespace ufno

@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""ufno_import on decks the test generates itself (python/ufno_cases.py) and one short OPM Flow run:
+the imported case equals the generator's case file, the imported targets equal the Python
+conversion of the same UNRST, resampling onto a coarser grid averages as documented (arithmetic kr,
+harmonic kz, pore-volume porosity), and decks that cannot be mapped are refused with exit code 2
+and a one-line message naming the keyword.
+
+Usage: /usr/bin/python3 python/tests/test_import.py PATH/TO/ufno_import
+Prints "N passed, M failed" last; exit 1 on failure.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import run_flow_batch  # noqa: E402
+import ufno_cases  # noqa: E402
+
+IMPORT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "build", "apps", "ufno_import")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + detail))
+
+
+def run(*args):
+    p = subprocess.run([IMPORT, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="ufno_import_test_")
+    try:
+        case_dir = os.path.join(work, "case")
+        ufno_cases.generate(7, 3, case_dir)
+        deck = os.path.join(case_dir, "deck", "CASE.DATA")
+        ref = h5py.File(os.path.join(case_dir, "case.h5"), "r")
+
+        # 1. The case: every field equal to the generator's (decks carry 8 significant digits).
+        code, out, err = run(deck, "--out", os.path.join(work, "imp.h5"))
+        check("import exits 0", code == 0, err)
+        imp = h5py.File(os.path.join(work, "imp.h5"), "r")
+        for k in ["PERMX", "PERMZ", "PORO", "DR", "DZ", "PERF", "INJ_RATE", "TEMP", "PRESSURE",
+                  "SWI", "VG_LAMBDA", "TIMES"]:
+            a, b = np.asarray(imp[k][()], float), np.asarray(ref[k][()], float)
+            rel = np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30)
+            check("field %s matches (rel %.1e)" % (k, rel), a.shape == b.shape and rel < 1e-6)
+            check("field %s has units %s" % (k, ref[k].attrs["units"]),
+                  imp[k].attrs["units"] == ref[k].attrs["units"])
+
+        # 2. Targets from a real (short) flow run equal the Python conversion of the same UNRST.
+        if shutil.which("flow"):
+            run_dir = os.path.join(case_dir, "run")
+            os.makedirs(run_dir, exist_ok=True)
+            subprocess.run(["flow", *run_flow_batch.FLOW_FLAGS, "--output-dir=" + run_dir, deck],
+                           check=True, capture_output=True)
+            code, out, err = run(deck, "--out", os.path.join(work, "imp.h5"), "--targets",
+                                 os.path.join(work, "t.h5"), "--unrst",
+                                 os.path.join(run_dir, "CASE.UNRST"))
+            check("import with targets exits 0", code == 0, err)
+            t = h5py.File(os.path.join(work, "t.h5"), "r")
+            sg, dp = t["SG"][()], t["dP"][()]
+            check("targets are (T, X, Y)", sg.shape == (24, 24, 48) and dp.shape == sg.shape)
+            check("units", t["SG"].attrs["units"] == b"1" or t["SG"].attrs["units"] == "1")
+            check("plume grows", np.count_nonzero(sg[-1] > 0.01) >= np.count_nonzero(sg[0] > 0.01) > 0)
+            check("dP largest near the well on day 1", np.argmax(dp[0].max(axis=0)) < 3)
+            active = ref["PERMX"][()] > 0
+            check("inactive cells are zero", np.all(sg[:, ~active] == 0) and np.all(dp[:, ~active] == 0))
+        else:
+            print("SKIP flow targets (flow not installed)")
+
+        # 3. Resampling onto a grid with pairs of layers merged (radial grid kept).
+        X, Y = ref["PERMX"].shape
+        like = os.path.join(work, "coarse_like.h5")
+        with h5py.File(like, "w") as f:
+            for k in ref:
+                f.create_dataset(k, data=ref[k][()])
+                f[k].attrs["units"] = ref[k].attrs["units"]
+            for k in ["PERMX", "PERMZ", "PORO"]:
+                del f[k]
+                f.create_dataset(k, data=np.full((X // 2, Y), 50.0 if k != "PORO" else 0.2))
+                f[k].attrs["units"] = ref[k].attrs["units"]
+            del f["DZ"], f["PERF"]
+            f.create_dataset("DZ", data=ref["DZ"][()].reshape(-1, 2).sum(axis=1))
+            f["DZ"].attrs["units"] = "m"
+            f.create_dataset("PERF", data=np.ones(X // 2))
+            f["PERF"].attrs["units"] = "1"
+        code, out, err = run(deck, "--out", os.path.join(work, "coarse.h5"), "--like", like)
+        check("resampled import exits 0", code == 0, err)
+        check("the tool says it resampled", "resampled the deck grid 24 x 48" in err, err)
+        c = h5py.File(os.path.join(work, "coarse.h5"), "r")
+        fine = h5py.File(os.path.join(work, "imp.h5"), "r")  # the deck's own values
+        kx, kz, phi = fine["PERMX"][()], fine["PERMZ"][()], fine["PORO"][()]
+        dz = fine["DZ"][()]
+        both = (kx[0::2] > 0) & (kx[1::2] > 0)
+        w0, w1 = dz[0::2, None], dz[1::2, None]
+        want_kx = (w0 * kx[0::2] + w1 * kx[1::2]) / (w0 + w1)
+        want_kz = (w0 + w1) / (w0 / np.where(kz[0::2] > 0, kz[0::2], 1) + w1 / np.where(kz[1::2] > 0, kz[1::2], 1))
+        want_phi = (w0 * phi[0::2] + w1 * phi[1::2]) / (w0 + w1)
+        for name, got, want in [("PERMX arithmetic", c["PERMX"][()], want_kx),
+                                ("PERMZ harmonic", c["PERMZ"][()], want_kz),
+                                ("PORO pore-volume", c["PORO"][()], want_phi)]:
+            rel = np.max(np.abs(got[both] - want[both]) / want[both])
+            check("coarsened %s (rel %.1e)" % (name, rel), rel < 1e-9)
+        perf = fine["PERF"][()]
+        want_perf = ((perf[0::2] + perf[1::2]) > 0).astype(float)
+        check("coarsened perforation covers the perforated layers",
+              np.array_equal(c["PERF"][()], want_perf), "%s vs %s" % (c["PERF"][()], want_perf))
+
+        # 4. Decks that cannot be mapped.
+        text = open(deck).read()
+
+        def broken(name, edit, keyword, what):
+            d = os.path.join(case_dir, "deck", name + ".DATA")
+            open(d, "w").write(edit(text))
+            code, out, err = run(d, "--out", os.path.join(work, "bad.h5"))
+            lines = [l for l in err.splitlines() if l.startswith("ufno_import: error:")]
+            ok = (code == 2 and len(lines) == 1 and (": " + keyword + ": ") in lines[0] and what in lines[0]
+                  and not os.path.exists(os.path.join(work, "bad.h5")))
+            check("refuses %s (%s)" % (name, keyword), ok, err)
+
+        broken("NOTRADIAL", lambda s: s.replace("RADIAL\n", ""), "RADIAL", "only radial")
+        broken("SECTORS", lambda s: re.sub(r"DIMENS\n\s*48 1 24", "DIMENS\n 48 2 24", s), "DIMENS",
+               "not radially symmetric")
+        broken("FIELDUNITS", lambda s: s.replace("METRIC\n", "FIELD\n"), "FIELD", "METRIC")
+        broken("NOINJECTOR", lambda s: re.sub(r"WCONINJE\n.*?\n/\n", "", s, flags=re.S), "WCONINJE",
+               "missing")
+        broken("NOTCO2", lambda s: s.replace("CO2STORE\n", ""), "CO2STORE", "not a CO2 storage deck")
+        code, out, err = run(os.path.join(work, "nope.DATA"), "--out", os.path.join(work, "bad.h5"))
+        check("missing deck", code == 2 and "nope.DATA" in err and "cannot be opened" in err, err)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
