@@ -355,10 +355,14 @@ def _as_array(key, t):
     return np.ascontiguousarray(t.to(torch.float32).numpy())
 
 
-def write_model_file(out_path, sd, arch, variable, grid, padding, source):
+def write_model_file(out_path, sd, arch, variable, grid, padding, source, scaling=None):
     """Write the model file atomically (OUT.tmp, then rename). Deterministic: sorted keys, no
-    timestamps, fixed attribute order, so equal weights give byte-identical files."""
+    timestamps, fixed attribute order, so equal weights give byte-identical files. `scaling`
+    (scale, offset) replaces the paper's de-scaling of the variable (physical = raw * scale +
+    offset), for models trained on other data."""
     scale, offset, units = VARIABLES[variable]
+    if scaling is not None:
+        scale, offset = float(scaling[0]), float(scaling[1])
     tmp = out_path + ".tmp"
     sd = dict(sd)
     for key in arch.expected_shapes():
@@ -399,7 +403,7 @@ def write_model_file(out_path, sd, arch, variable, grid, padding, source):
 
 
 def convert(checkpoint, out_path, variable, grid=(96, 200, 24), padding=8, fno=False,
-            state_dict=None, source=None, log=sys.stderr):
+            state_dict=None, source=None, log=sys.stderr, scaling=None):
     """Convert `checkpoint` (or an in-memory `state_dict`) and write `out_path`.
 
     Returns the Architecture. Raises ConvertError. `source` defaults to the checkpoint's
@@ -421,7 +425,7 @@ def convert(checkpoint, out_path, variable, grid=(96, 200, 24), padding=8, fno=F
             sd = {k: v for k, v in sd.items() if k not in dropped}
     arch = infer_architecture(sd, name)
     check_grid(arch, grid, padding, name)
-    write_model_file(out_path, sd, arch, variable, tuple(grid), padding, source or name)
+    write_model_file(out_path, sd, arch, variable, tuple(grid), padding, source or name, scaling)
     return arch
 
 
@@ -436,10 +440,12 @@ def main(argv=None):
     p.add_argument("--grid", nargs=3, type=int, default=[96, 200, 24], metavar=("X", "Y", "T"),
                    help="unpadded grid (default 96 200 24)")
     p.add_argument("--padding", type=int, default=8, help="padding per axis (default 8)")
+    p.add_argument("--output-scaling", nargs=2, type=float, metavar=("SCALE", "OFFSET"),
+                   help="physical = raw * SCALE + OFFSET (default: the paper's for the variable)")
     args = p.parse_args(argv)
     try:
         arch = convert(args.checkpoint, args.output, args.variable, args.grid, args.padding,
-                       args.fno)
+                       args.fno, scaling=args.output_scaling)
     except ConvertError as e:
         print(e.line(), file=sys.stderr)
         return 1

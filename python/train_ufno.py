@@ -1,0 +1,222 @@
+#!/usr/bin/python3
+"""Train a U-FNO or FNO for SG or dP on the assembled OPM Flow data set, resumably.
+
+Usage:
+  /usr/bin/python3 python/train_ufno.py --data DATA.h5 --variable SG|dP --run DIR
+      [--fno] [--width 16] [--modes 6 6 6] [--epochs 30] [--batch 4] [--lr 1e-3]
+      [--step 2 --gamma 0.9] [--threads 2] [--max-minutes 100] [--limit N]
+      [--export models/sg.h5]
+
+DATA.h5 is written by `python/run_flow_batch.py --assemble`: /input (N, X, Y, T, 12) encoded as
+io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case.
+
+Split: by case, deterministic: a case goes to test when hash(seed, index) % 10 == 0, to
+validation when it is 1, else to training; the split (case ids) is written to DIR/split.json, so
+more data later never moves an old case between sets.
+
+Loss (the paper's): relative L2 over the reservoir cells (channel 0 != 0) plus 0.5 x the relative L2
+of the radial first difference, per sample, averaged over the batch. dP is learned as a z-score
+with the training set's mean and standard deviation over reservoir cells; they become the model
+file's output scaling, so ufno_predict de-scales to bar.
+
+Optimiser: Adam (weight decay 1e-4) with StepLR. Every epoch ends with a checkpoint
+(DIR/checkpoint.pt: model, optimiser, scheduler, epoch, RNG state) written to a temporary name
+and renamed; a rerun resumes from it. --max-minutes stops cleanly after the epoch that crosses
+the budget, so a long training is a series of runs under the session limit. DIR/log.csv has one
+line per epoch (train loss, validation loss, the paper's metric on validation, seconds).
+
+--export converts the final weights with python/ufno_convert.py (grid from the data) and writes
+DIR/metrics.json with the paper's metrics on the test set.
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+import zlib
+
+import h5py
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ufno_convert  # noqa: E402
+import ufno_torch  # noqa: E402
+
+
+def split_of(seed, index):
+    h = zlib.crc32(("%d:%d" % (seed, index)).encode()) % 10
+    return "test" if h == 0 else ("val" if h == 1 else "train")
+
+
+def relative_l2(pred, true, mask):
+    """Per-sample ||(pred - true) mask|| / ||true mask||, averaged (guarded for empty targets)."""
+    d = ((pred - true) * mask).flatten(1).norm(dim=1)
+    n = (true * mask).flatten(1).norm(dim=1)
+    return (d / n.clamp_min(1e-6)).mean()
+
+
+def paper_loss(pred, true, mask):
+    """Relative L2 + 0.5 x relative L2 of the radial (Y) derivative, on reservoir cells."""
+    dy = lambda a: a[:, :, 1:] - a[:, :, :-1]  # noqa: E731  (B, X, Y, T)
+    m2 = mask[:, :, 1:] * mask[:, :, :-1]
+    return relative_l2(pred, true, mask) + 0.5 * relative_l2(dy(pred), dy(true), m2)
+
+
+def plume_error(pred, true):
+    """Paper's SG metric: mean |pred - true| over cells where true != 0 or |pred| > 0.01."""
+    sel = (true != 0) | (np.abs(pred) > 0.01)
+    return float(np.abs(pred - true)[sel].mean()) if sel.any() else 0.0
+
+
+def pressure_error(pred, true, mask):
+    """Paper's dP metric: mean over reservoir cells of |pred - true| / max over space of |true| at
+    that time. Arrays (N, X, Y, T)."""
+    scale = np.abs(true * mask).max(axis=(1, 2), keepdims=True)
+    rel = np.abs(pred - true) / np.maximum(scale, 1e-6)
+    return float(rel[np.broadcast_to(mask, rel.shape) > 0].mean())
+
+
+def atomic_save(obj, path):
+    tmp = path + ".tmp"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", required=True)
+    p.add_argument("--variable", required=True, choices=["SG", "dP"])
+    p.add_argument("--run", required=True, help="directory for checkpoint, log, split, metrics")
+    p.add_argument("--fno", action="store_true", help="plain FNO (6 Fourier layers)")
+    p.add_argument("--width", type=int, default=16)
+    p.add_argument("--modes", type=int, nargs=3, default=[6, 6, 6])
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--step", type=int, default=2)
+    p.add_argument("--gamma", type=float, default=0.9)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-minutes", type=float, default=100.0)
+    p.add_argument("--limit", type=int, default=0, help="use only the first N cases (testing)")
+    p.add_argument("--export", help="write the trained model file here when training is done")
+    a = p.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    torch.set_num_interop_threads(1)
+    os.makedirs(a.run, exist_ok=True)
+    t_start = time.time()
+
+    with h5py.File(a.data, "r") as f:
+        n = f["input"].shape[0] if not a.limit else min(a.limit, f["input"].shape[0])
+        x_all = f["input"][:n]
+        y_all = f[a.variable][:n]
+        seeds, idxs = f["seed"][:n], f["index"][:n]
+    groups = {"train": [], "val": [], "test": []}
+    for i, (s, k) in enumerate(zip(seeds, idxs)):
+        groups[split_of(int(s), int(k))].append(i)
+    with open(os.path.join(a.run, "split.json"), "w") as fs:
+        json.dump({g: ["s%d_i%06d" % (seeds[i], idxs[i]) for i in v] for g, v in groups.items()},
+                  fs, indent=0)
+    mask_all = (x_all[..., 0] != 0).astype(np.float32)  # (N, X, Y, T)
+    if a.variable == "dP":
+        tr = groups["train"]
+        vals = y_all[tr][mask_all[tr] > 0]
+        mean, std = float(vals.mean()), float(vals.std() or 1.0)
+    else:
+        mean, std = 0.0, 1.0
+    X, Y, T = x_all.shape[1:4]
+    model = ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
+                             n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
+    ckpt_path = os.path.join(a.run, "checkpoint.pt")
+    epoch0 = 0
+    if os.path.exists(ckpt_path):
+        ck = torch.load(ckpt_path)
+        model.load_state_dict(ck["model"])
+        opt.load_state_dict(ck["optimizer"])
+        sched.load_state_dict(ck["scheduler"])
+        epoch0 = ck["epoch"]
+        torch.set_rng_state(ck["rng"])
+        mean, std = ck["mean"], ck["std"]
+        print("train_ufno: resuming after epoch %d" % epoch0, file=sys.stderr)
+
+    def batches(ids, shuffle):
+        ids = np.array(ids)
+        if shuffle:
+            ids = ids[torch.randperm(len(ids)).numpy()]
+        for b in range(0, len(ids), a.batch):
+            sel = np.sort(ids[b:b + a.batch])
+            yield (torch.from_numpy(x_all[sel]), torch.from_numpy((y_all[sel] - mean) / std),
+                   torch.from_numpy(mask_all[sel]))
+
+    def evaluate(ids):
+        model.eval()
+        preds, loss, nb = [], 0.0, 0
+        with torch.no_grad():
+            for x, y, m in batches(ids, False):
+                out = model(x)
+                loss += float(paper_loss(out * m, y * m, m))
+                nb += 1
+                preds.append(out.numpy() * std + mean)
+        model.train()
+        if not ids:
+            return float("nan"), float("nan")
+        pred = np.concatenate(preds) * mask_all[ids]
+        true = y_all[ids] * mask_all[ids]
+        metric = plume_error(pred, true) if a.variable == "SG" else \
+            pressure_error(pred, true, mask_all[ids])
+        return loss / max(nb, 1), metric
+
+    log_path = os.path.join(a.run, "log.csv")
+    for epoch in range(epoch0, a.epochs):
+        if (time.time() - t_start) / 60 > a.max_minutes:
+            print("train_ufno: time budget used; rerun to continue", file=sys.stderr)
+            return 0
+        t0 = time.time()
+        total, nb = 0.0, 0
+        for x, y, m in batches(groups["train"], True):
+            opt.zero_grad()
+            out = model(x)
+            loss = paper_loss(out * m, y * m, m)
+            loss.backward()
+            opt.step()
+            total += float(loss)
+            nb += 1
+        sched.step()
+        val_loss, val_metric = evaluate(groups["val"])
+        atomic_save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                     "scheduler": sched.state_dict(), "epoch": epoch + 1,
+                     "rng": torch.get_rng_state(), "mean": mean, "std": std,
+                     "args": vars(a)}, ckpt_path)
+        new = not os.path.exists(log_path)
+        with open(log_path, "a", newline="") as fl:
+            w = csv.writer(fl)
+            if new:
+                w.writerow(["epoch", "train_loss", "val_loss", "val_metric", "seconds"])
+            w.writerow([epoch + 1, "%.5f" % (total / max(nb, 1)), "%.5f" % val_loss,
+                        "%.5f" % val_metric, "%.1f" % (time.time() - t0)])
+        print("train_ufno: epoch %d train %.4f val %.4f metric %.4f (%.0f s)"
+              % (epoch + 1, total / max(nb, 1), val_loss, val_metric, time.time() - t0),
+              file=sys.stderr)
+
+    if a.export:
+        test_loss, test_metric = evaluate(groups["test"])
+        ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
+                             state_dict=model.state_dict(), source=os.path.basename(a.run),
+                             scaling=(std, mean))
+        with open(os.path.join(a.run, "metrics.json"), "w") as fm:
+            json.dump({"variable": a.variable, "architecture": "FNO" if a.fno else "UFNO",
+                       "cases": {g: len(v) for g, v in groups.items()},
+                       "test_loss": test_loss,
+                       ("test_plume_error" if a.variable == "SG" else "test_pressure_error"):
+                           test_metric,
+                       "epochs": a.epochs, "width": a.width, "modes": a.modes}, fm, indent=1)
+        print("train_ufno: exported %s; test metric %.4f" % (a.export, test_metric), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
