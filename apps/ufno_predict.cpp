@@ -1,8 +1,9 @@
 // ufno_predict: predicts gas saturation SG and pressure buildup dP of a reservoir case (or of an
 // encoded input tensor) with one or two trained U-FNO / FNO models, on one process or on P MPI
-// ranks (srun / mpirun) that each hold one block of the grid. Exit codes: 0 success, 2 bad input
-// or options (one line naming file and field, printed by rank 0), 1 anything else. An unexpected
-// error on one rank aborts the whole job rather than leaving the others waiting.
+// ranks (srun / mpirun) that each hold one block of the grid; with --cases, many cases in one job
+// (apps/BatchRun.hpp). Exit codes: 0 success, 2 bad input or options (one line naming file and
+// field, printed by rank 0), 3 a batch finished but some cases failed, 1 anything else. An
+// unexpected error on one rank aborts the whole job rather than leaving the others waiting.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "apps/BatchRun.hpp"
 #include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/Threads.hpp"
@@ -32,7 +34,8 @@ int ranks_on_this_node() {
 int run(int argc, char** argv, int rank) {
   CLI::App app{"ufno_predict: U-FNO / FNO prediction of CO2 gas saturation and pressure buildup"};
   std::vector<std::string> models;
-  std::string tensor, case_path, out, grid_spec = "auto", exchange = "alltoallv";
+  std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv";
+  int ranks_per_case = 1;
   int threads = ufno::backend::default_threads(ranks_on_this_node());
   app.add_option("--model", models, "model file (HDF5); give twice for an SG and a dP model")
       ->required()
@@ -40,8 +43,15 @@ int run(int argc, char** argv, int rank) {
   auto* opt_tensor =
       app.add_option("--tensor", tensor, "encoded input: dataset /input (B,X,Y,T,12)");
   auto* opt_case = app.add_option("--case", case_path, "reservoir case file (docs/case-format.md)");
+  auto* opt_cases =
+      app.add_option("--cases", cases, "batch: a directory of case files, or a list file");
   opt_tensor->excludes(opt_case);
-  app.add_option("--out", out, "output file (HDF5): /SG, /dP as (B,T,X,Y)")->required();
+  opt_cases->excludes(opt_case)->excludes(opt_tensor);
+  app.add_option("--out", out,
+                 "output file (HDF5): /SG, /dP as (B,T,X,Y); with --cases a directory")
+      ->required();
+  app.add_option("--ranks-per-case", ranks_per_case, "batch: ranks that share one case")
+      ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "threads per rank for FFT, GEMM and convolutions")
       ->check(CLI::PositiveNumber);
   app.add_option("--grid", grid_spec,
@@ -56,11 +66,23 @@ int run(int argc, char** argv, int rank) {
     if (rank == 0) std::cerr << "ufno_predict: error: " << e.what() << " (see --help)\n";
     return 2;
   }
-  if (tensor.empty() == case_path.empty()) {
-    if (rank == 0) std::cerr << "ufno_predict: error: give exactly one of --tensor or --case\n";
+  if (int(!tensor.empty()) + int(!case_path.empty()) + int(!cases.empty()) != 1) {
+    if (rank == 0)
+      std::cerr << "ufno_predict: error: give exactly one of --tensor, --case or --cases\n";
     return 2;
   }
   ufno::backend::set_threads(threads);
+  if (!cases.empty()) {
+    ufno::BatchOptions o{models,         cases,     out,
+                         ranks_per_case, grid_spec, ufno::dist::parse_exchange_algorithm(exchange)};
+    const ufno::BatchSummary s = ufno::run_batch(o);
+    if (rank == 0)
+      std::printf(
+          "ufno_predict: batch of %d case(s): %d done, %d skipped (already done), %d failed "
+          "in %.3f s -> %s\n",
+          s.done + s.skipped + s.failed, s.done, s.skipped, s.failed, s.seconds, out.c_str());
+    return s.failed ? 3 : 0;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,
                             ufno::dist::parse_exchange_algorithm(exchange));

@@ -1,0 +1,137 @@
+#include "apps/BatchRun.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/Predictor.hpp"
+#include "decomposition/CollectiveErrors.hpp"
+#include "io/Hdf5File.hpp"
+
+namespace ufno {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> list_cases(const std::string& cases) {
+  std::vector<std::string> v;
+  if (fs::is_directory(cases)) {
+    for (const auto& e : fs::directory_iterator(cases))
+      if (e.is_regular_file() && e.path().extension() == ".h5") v.push_back(e.path().string());
+    std::sort(v.begin(), v.end());
+  } else {
+    std::ifstream f(cases);
+    if (!f) throw InputError(cases, "--cases", "is neither a directory nor a readable list file");
+    std::string line;
+    while (std::getline(f, line))
+      if (!line.empty() && line[0] != '#') v.push_back(line);
+  }
+  if (v.empty()) throw InputError(cases, "--cases", "names no case file");
+  return v;
+}
+
+namespace {
+
+std::string output_for(const std::string& out_dir, const std::string& c) {
+  return (fs::path(out_dir) / (fs::path(c).stem().string() + ".h5")).string();
+}
+
+// A finished output: present under its final name (outputs are renamed into place when complete)
+// and readable.
+bool finished(const std::string& path) {
+  if (!fs::exists(path)) return false;
+  try {
+    auto f = h5::File::open_read(path);
+    return f.has_dataset("TIMES");
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+struct Counts {
+  int done = 0, skipped = 0, failed = 0;
+};
+
+}  // namespace
+
+BatchSummary run_batch(const BatchOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int world = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<std::string> cases;
+  dist::collectively(MPI_COMM_WORLD, [&] {
+    if (o.ranks_per_case < 1 || size % o.ranks_per_case != 0)
+      throw InputError("--ranks-per-case", "",
+                       std::to_string(o.ranks_per_case) + " does not divide the " +
+                           std::to_string(size) + " ranks of the job");
+    cases = list_cases(o.cases);
+    if (world == 0) fs::create_directories(o.out_dir);
+  });
+  const int groups = size / o.ranks_per_case, group = world / o.ranks_per_case;
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, group, world, &comm);
+  int grank = 0;
+  MPI_Comm_rank(comm, &grank);
+  const bool leader = grank == 0;
+  const bool bar = world == 0 && groups == 1 && isatty(STDERR_FILENO);
+  Predictor predictor(o.models, comm, o.grid, o.exchange);
+
+  Counts mine;
+  const int n = int(cases.size());
+  for (int i = group; i < n; i += groups) {
+    const std::string out = output_for(o.out_dir, cases[i]);
+    const auto tc = std::chrono::steady_clock::now();
+    int skip = leader && finished(out);
+    MPI_Bcast(&skip, 1, MPI_INT, 0, comm);
+    std::string status;
+    if (skip) {
+      ++mine.skipped;
+      status = "skipped (output exists)";
+    } else {
+      try {
+        std::vector<std::string> warnings;
+        Prediction p = predictor.run_case_file(cases[i], &warnings);
+        write_prediction(out, predictor, p, cases[i]);
+        ++mine.done;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "done in %.2f s",
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
+        status = buf;
+        if (leader)
+          for (const auto& w : warnings)
+            std::fprintf(stderr, "ufno_predict: warning: %s: %s\n", cases[i].c_str(), w.c_str());
+      } catch (const dist::AgreedInputError& e) {
+        ++mine.failed;
+        status = std::string("FAILED: ") + e.what();
+      }
+    }
+    if (leader) {
+      if (bar) {
+        const int w = 30, filled = (i + 1) * w / n;
+        std::fprintf(stderr, "\r[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
+                     std::string(w - filled, ' ').c_str(), i + 1, n,
+                     status.rfind("FAILED", 0) == 0 ? "(a case failed)" : "");
+        if (status.rfind("FAILED", 0) == 0)
+          std::fprintf(stderr, "\nufno_predict: %s: %s\n", cases[i].c_str(), status.c_str());
+      } else {
+        std::fprintf(stderr, "ufno_predict: [%d/%d] %s: %s\n", i + 1, n, cases[i].c_str(),
+                     status.c_str());
+      }
+    }
+  }
+  if (bar) std::fprintf(stderr, "\n");
+  // Totals: count each group once (its leader's numbers).
+  int local[3] = {leader ? mine.done : 0, leader ? mine.skipped : 0, leader ? mine.failed : 0};
+  int total[3] = {0, 0, 0};
+  MPI_Reduce(local, total, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  MPI_Comm_free(&comm);
+  BatchSummary s{total[0], total[1], total[2],
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
+  return s;
+}
+
+}  // namespace ufno

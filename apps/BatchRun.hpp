@@ -1,0 +1,36 @@
+#pragma once
+// Batch prediction over many case files (`ufno_predict --cases DIR_OR_LIST --out DIR`): the ranks
+// form groups of `ranks_per_case`, each group loads the models once and takes every G-th case,
+// running the distributed model on its ranks. One output file per case (OUT/<case name>.h5,
+// renamed into place when complete), so a rerun skips the cases already done and loses nothing
+// when a job was killed; a bad case is reported and skipped without stopping the others.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "decomposition/Repartition.hpp"
+
+namespace ufno {
+
+struct BatchOptions {
+  std::vector<std::string> models;
+  std::string cases;  // a directory (its *.h5 files) or a text file with one path per line
+  std::string out_dir;
+  int ranks_per_case = 1;
+  std::string grid = "auto";
+  dist::ExchangeAlgorithm exchange = dist::ExchangeAlgorithm::Alltoallv;
+};
+
+struct BatchSummary {
+  int done = 0, skipped = 0, failed = 0;
+  double seconds = 0;
+};
+
+// The case files named by `cases` (sorted for a directory); InputError if none or unreadable.
+std::vector<std::string> list_cases(const std::string& cases);
+
+// Runs the batch on MPI_COMM_WORLD; rank 0 prints progress and the summary. Returns the counts.
+BatchSummary run_batch(const BatchOptions& o);
+
+}  // namespace ufno

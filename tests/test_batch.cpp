@@ -1,0 +1,160 @@
+// Batch prediction (ufno_predict --cases): a directory with one broken case (reported, skipped,
+// the others done, exit 3), a list file, kill-and-resume giving the same outputs as an
+// uninterrupted run, and case-parallel groups of ranks under mpiexec.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "io/Hdf5File.hpp"
+#include "support/CaseWriter.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kModels =
+    "--model " + test::data_path("ufno_small.h5") + " --model " + test::data_path("fno_small.h5");
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+Run predict(const std::string& args, const std::string& launcher = "") {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+  const std::string cmd = launcher + std::string(UFNO_PREDICT_EXE) + " --threads 1 " + args +
+                          " > batch_stdout.txt 2> batch_stderr.txt";
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("batch_stdout.txt"),
+          slurp("batch_stderr.txt")};
+}
+
+// n varied valid cases in dir.
+void make_cases(const std::string& dir, int n) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (int i = 0; i < n; ++i) {
+    auto c = test::valid_case(16, 24);
+    c["INJ_RATE"].values[0] = 0.3 + 0.1 * i;
+    c["PERMX"].values[i] *= 3;
+    test::write_case(dir + "/case_" + std::to_string(10 + i) + ".h5", c);
+  }
+}
+
+std::vector<float> field(const std::string& path, const char* name) {
+  auto f = h5::File::open_read(path);
+  return f.read_floats(name, nullptr);
+}
+
+void expect_same_outputs(const std::string& a, const std::string& b) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(a)) {
+    const std::string other = b + "/" + e.path().filename().string();
+    REQUIRE(fs::exists(other));
+    for (const char* v : {"SG", "dP"}) CHECK(field(e.path().string(), v) == field(other, v));
+    ++n;
+  }
+  CHECK(n == std::size_t(std::distance(fs::directory_iterator(b), fs::directory_iterator())));
+}
+
+}  // namespace
+
+TEST_CASE("a batch skips a broken case and does the others", "[batch]") {
+  make_cases("batch_in", 4);
+  { std::ofstream("batch_in/case_99_broken.h5") << "not hdf5"; }
+  fs::remove_all("batch_out");
+  Run r = predict(kModels + " --cases batch_in --out batch_out");
+  INFO(r.err);
+  CHECK(r.code == 3);
+  CHECK(r.out.find("batch of 5 case(s): 4 done, 0 skipped (already done), 1 failed") !=
+        std::string::npos);
+  CHECK(r.err.find(
+            "case_99_broken.h5: FAILED: batch_in/case_99_broken.h5: is not a readable HDF5 file") !=
+        std::string::npos);
+  for (int i = 0; i < 4; ++i) CHECK(fs::exists("batch_out/case_" + std::to_string(10 + i) + ".h5"));
+  CHECK(!fs::exists("batch_out/case_99_broken.h5"));
+  // The same outputs as single runs.
+  Run one = predict(kModels + " --case batch_in/case_12.h5 --out single_12.h5");
+  REQUIRE(one.code == 0);
+  CHECK(field("single_12.h5", "dP") == field("batch_out/case_12.h5", "dP"));
+  // A list file works the same, and a rerun skips what is done.
+  { std::ofstream("batch_list.txt") << "# two cases\nbatch_in/case_10.h5\nbatch_in/case_11.h5\n"; }
+  r = predict(kModels + " --cases batch_list.txt --out batch_out");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("batch of 2 case(s): 0 done, 2 skipped") != std::string::npos);
+  fs::remove("single_12.h5");
+}
+
+TEST_CASE("a killed batch resumes to the same outputs", "[batch]") {
+  make_cases("resume_in", 12);
+  fs::remove_all("resume_full");
+  REQUIRE(predict(kModels + " --cases resume_in --out resume_full").code == 0);
+  fs::remove_all("resume_part");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string cmd = std::string(UFNO_PREDICT_EXE) + " --threads 1 " + kModels +
+                            " --cases resume_in --out resume_part > /dev/null 2>&1";
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  // Kill it as soon as the first output is complete.
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!fs::exists("resume_part/case_10.h5") &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const auto partial =
+      std::distance(fs::directory_iterator("resume_part"), fs::directory_iterator());
+  INFO("outputs before the kill: " << partial);
+  CHECK(partial < 12);
+  Run r = predict(kModels + " --cases resume_in --out resume_part");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("skipped") != std::string::npos);
+  // Temporaries of the killed run may remain; every final output equals the uninterrupted one.
+  for (const auto& e : fs::directory_iterator("resume_part"))
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) fs::remove(e.path());
+  expect_same_outputs("resume_full", "resume_part");
+}
+
+TEST_CASE("case-parallel groups of ranks give the single-process outputs", "[batch][mpi]") {
+  make_cases("group_in", 5);
+  fs::remove_all("group_ref");
+  REQUIRE(predict(kModels + " --cases group_in --out group_ref").code == 0);
+  for (const char* rpc : {"1", "2"}) {
+    fs::remove_all("group_out");
+    Run r = predict(kModels + " --cases group_in --out group_out --ranks-per-case " + rpc,
+                    std::string(UFNO_MPIEXEC) + " -n 2 ");
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("5 done") != std::string::npos);
+    for (const auto& e : fs::directory_iterator("group_ref"))
+      for (const char* v : {"SG", "dP"}) {
+        auto a = field(e.path().string(), v),
+             b = field("group_out/" + e.path().filename().string(), v);
+        CHECK(test::compare(b, a).rel_l2 <= 1e-6);
+      }
+  }
+  Run bad = predict(kModels + " --cases group_in --out group_out --ranks-per-case 3",
+                    std::string(UFNO_MPIEXEC) + " -n 2 ");
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--ranks-per-case: 3 does not divide the 2 ranks") != std::string::npos);
+}
