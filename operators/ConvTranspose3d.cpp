@@ -7,14 +7,39 @@ ConvTranspose3d::ConvTranspose3d(backend::ConvSpec spec, const std::vector<float
     : spec_(spec) {
   spec_.transposed = true;
   const std::size_t I = spec.in_channels, O = spec.out_channels;
-  const std::size_t k3 = std::size_t(spec.kernel) * spec.kernel * spec.kernel;
+  const std::size_t K = spec.kernel, k3 = K * K * K;
+  torch_weights_ = tw;
+  bias_ = std::move(bias);
+  if (K == 4 && spec.stride == 2 && spec.padding <= 1) {
+    // Parity r along an axis: tap k of the kernel-2 convolution (input m - 1 + k) is the
+    // transposed kernel's index a = r + 2 (k = 0) or r (k = 1).
+    backend::ConvSpec c = spec_;
+    c.transposed = false;
+    c.kernel = 2;
+    c.stride = 1;
+    c.padding = 1;
+    for (int r = 0; r < 8; ++r) {
+      const int rr[3] = {r >> 2, (r >> 1) & 1, r & 1};
+      std::vector<float> w(O * I * 8);
+      for (std::size_t o = 0; o < O; ++o)
+        for (std::size_t i = 0; i < I; ++i)
+          for (int kx = 0; kx < 2; ++kx)
+            for (int ky = 0; ky < 2; ++ky)
+              for (int kt = 0; kt < 2; ++kt) {
+                const int ax = kx ? rr[0] : rr[0] + 2, ay = ky ? rr[1] : rr[1] + 2,
+                          at = kt ? rr[2] : rr[2] + 2;
+                w[(((o * I + i) * 2 + kx) * 2 + ky) * 2 + kt] =
+                    tw[(((i * O + o) * K + ax) * K + ay) * K + at];
+              }
+      parity_.push_back(backend::make_conv_primitive(c, w, bias_));
+    }
+    return;
+  }
   std::vector<float> w(tw.size());
   for (std::size_t i = 0; i < I; ++i)
     for (std::size_t o = 0; o < O; ++o)
       for (std::size_t k = 0; k < k3; ++k) w[(o * I + i) * k3 + k] = tw[(i * O + o) * k3 + k];
-  prim_ = backend::make_conv_primitive(spec_, w, bias);
-  torch_weights_ = tw;
-  bias_ = std::move(bias);
+  prim_ = backend::make_conv_primitive(spec_, w, bias_);
 }
 
 ConvTranspose3d ConvTranspose3d::with_padding(int padding) const {
@@ -41,7 +66,57 @@ ConvTranspose3d ConvTranspose3d::load_block(const WeightSource& w, const std::st
   return ConvTranspose3d(s, weights, std::move(bias));
 }
 
+Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
+  const int B = x.extent(0), C = spec_.out_channels;
+  const int n[3] = {int(x.extent(2)), int(x.extent(3)), int(x.extent(4))};
+  // Each parity's output covers the uncropped (padding 0) result's indices 2m + r, m = 0..n.
+  std::vector<Tensor> part(8);
+  for (int r = 0; r < 8; ++r) {
+    part[r] = Tensor("convT.parity", B, C, n[0] + 1, n[1] + 1, n[2] + 1);
+    parity_[r]->forward(x, part[r]);
+  }
+  const int p = spec_.padding;
+  Tensor y("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p, 2 * n[2] + 2 - 2 * p);
+  const Tensor p0 = part[0], p1 = part[1], p2 = part[2], p3 = part[3], p4 = part[4], p5 = part[5],
+               p6 = part[6], p7 = part[7];
+  Kokkos::parallel_for(
+      "ufno::convT_interleave", range5(y), KOKKOS_LAMBDA(int b, int c, int i, int j, int k) {
+        const int u = i + p, v = j + p, w = k + p;  // index in the uncropped result
+        const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
+        const int m = u >> 1, q = v >> 1, s = w >> 1;
+        float val;
+        switch (r) {
+          case 0:
+            val = p0(b, c, m, q, s);
+            break;
+          case 1:
+            val = p1(b, c, m, q, s);
+            break;
+          case 2:
+            val = p2(b, c, m, q, s);
+            break;
+          case 3:
+            val = p3(b, c, m, q, s);
+            break;
+          case 4:
+            val = p4(b, c, m, q, s);
+            break;
+          case 5:
+            val = p5(b, c, m, q, s);
+            break;
+          case 6:
+            val = p6(b, c, m, q, s);
+            break;
+          default:
+            val = p7(b, c, m, q, s);
+        }
+        y(b, c, i, j, k) = val;
+      });
+  return y;
+}
+
 Tensor ConvTranspose3d::forward(const Tensor& x) const {
+  if (subpixel()) return forward_subpixel(x);
   Tensor y("convT3d.out", x.extent(0), spec_.out_channels,
            backend::conv_output_extent(spec_, x.extent(2)),
            backend::conv_output_extent(spec_, x.extent(3)),

@@ -63,6 +63,28 @@ TEST_CASE("Conv3d folds BatchNorm and fuses LeakyReLU", "[conv][batchnorm]") {
   CHECK(test::rel_l2(test::to_host(y), ref) < 1e-6);
 }
 
+TEST_CASE("ConvTranspose3d in direct form (kernel 3) matches the scatter definition",
+          "[conv][transpose]") {
+  const test::Dims5 d{1, 3, 4, 3, 5};
+  const int out = 2;
+  auto x = test::random_vector(d.size(), 41);
+  auto w = test::random_vector(std::size_t(d.c) * out * 27, 42);
+  auto b = test::random_vector(out, 43);
+  test::Dims5 od{};
+  auto ref = test::naive_conv_transpose3d(x, d, w, b, out, 3, 2, 1, &od);
+  backend::ConvSpec s;
+  s.in_channels = d.c;
+  s.out_channels = out;
+  s.kernel = 3;
+  s.stride = 2;
+  s.padding = 1;
+  s.has_bias = true;
+  ConvTranspose3d deconv(s, w, b);
+  Tensor y = deconv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}));
+  REQUIRE(shape_of(y) == Shape5{od.n, od.c, od.x, od.y, od.t});
+  CHECK(test::rel_l2(test::to_host(y), ref) < 1e-6);
+}
+
 TEST_CASE("ConvTranspose3d matches the scatter definition", "[conv][transpose]") {
   const int out = 3;
   for (const test::Dims5 d : {test::Dims5{2, 4, 3, 4, 2}, test::Dims5{1, 2, 5, 3, 4}}) {
@@ -85,5 +107,12 @@ TEST_CASE("ConvTranspose3d matches the scatter definition", "[conv][transpose]")
     Tensor y = deconv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}));
     REQUIRE(shape_of(y) == Shape5{od.n, od.c, 2 * d.x, 2 * d.y, 2 * d.t});
     CHECK(test::rel_l2(test::to_host(y), ref) < 1e-6);
+    // Padding 0 (the uncropped form the distributed layer uses).
+    test::Dims5 od0{};
+    auto ref0 = test::naive_conv_transpose3d(x, d, w, b, out, 4, 2, 0, &od0);
+    for (auto& v : ref0) v = v > 0 ? v : 0.1 * v;
+    Tensor y0 = deconv.with_padding(0).forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}));
+    REQUIRE(shape_of(y0) == Shape5{od0.n, od0.c, od0.x, od0.y, od0.t});
+    CHECK(test::rel_l2(test::to_host(y0), ref0) < 1e-6);
   }
 }
