@@ -69,48 +69,22 @@ ConvTranspose3d ConvTranspose3d::load_block(const WeightSource& w, const std::st
 Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
   const int B = x.extent(0), C = spec_.out_channels;
   const int n[3] = {int(x.extent(2)), int(x.extent(3)), int(x.extent(4))};
-  // Each parity's output covers the uncropped (padding 0) result's indices 2m + r, m = 0..n.
-  std::vector<Tensor> part(8);
+  // Each parity's output covers the uncropped (padding 0) result's indices 2m + r, m = 0..n;
+  // the eight outputs are contiguous slices of one array.
+  Kokkos::View<float******, Kokkos::LayoutRight, DeviceSpace> parts(
+      "convT.parity", 8, B, C, n[0] + 1, n[1] + 1, n[2] + 1);
+  const std::size_t slice = parts.span() / 8;
   for (int r = 0; r < 8; ++r) {
-    part[r] = Tensor("convT.parity", B, C, n[0] + 1, n[1] + 1, n[2] + 1);
-    parity_[r]->forward(x, part[r]);
+    Tensor part(parts.data() + r * slice, B, C, n[0] + 1, n[1] + 1, n[2] + 1);
+    parity_[r]->forward(x, part);
   }
   const int p = spec_.padding;
   Tensor y("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p, 2 * n[2] + 2 - 2 * p);
-  const Tensor p0 = part[0], p1 = part[1], p2 = part[2], p3 = part[3], p4 = part[4], p5 = part[5],
-               p6 = part[6], p7 = part[7];
   Kokkos::parallel_for(
       "ufno::convT_interleave", range5(y), KOKKOS_LAMBDA(int b, int c, int i, int j, int k) {
         const int u = i + p, v = j + p, w = k + p;  // index in the uncropped result
         const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
-        const int m = u >> 1, q = v >> 1, s = w >> 1;
-        float val;
-        switch (r) {
-          case 0:
-            val = p0(b, c, m, q, s);
-            break;
-          case 1:
-            val = p1(b, c, m, q, s);
-            break;
-          case 2:
-            val = p2(b, c, m, q, s);
-            break;
-          case 3:
-            val = p3(b, c, m, q, s);
-            break;
-          case 4:
-            val = p4(b, c, m, q, s);
-            break;
-          case 5:
-            val = p5(b, c, m, q, s);
-            break;
-          case 6:
-            val = p6(b, c, m, q, s);
-            break;
-          default:
-            val = p7(b, c, m, q, s);
-        }
-        y(b, c, i, j, k) = val;
+        y(b, c, i, j, k) = parts(r, b, c, u >> 1, v >> 1, w >> 1);
       });
   return y;
 }

@@ -14,9 +14,11 @@
 
 #include "io/Hdf5File.hpp"
 #include "support/CaseWriter.hpp"
+#include "support/RunCommand.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
+using test::Run;
 namespace fs = std::filesystem;
 
 namespace {
@@ -24,26 +26,8 @@ namespace {
 const std::string kModels =
     "--model " + test::data_path("ufno_small.h5") + " --model " + test::data_path("fno_small.h5");
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-std::string slurp(const std::string& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 Run predict(const std::string& args, const std::string& launcher = "") {
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-  const std::string cmd = launcher + std::string(UFNO_PREDICT_EXE) + " --threads 1 " + args +
-                          " > batch_stdout.txt 2> batch_stderr.txt";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("batch_stdout.txt"),
-          slurp("batch_stderr.txt")};
+  return test::run_command(launcher + std::string(UFNO_PREDICT_EXE) + " --threads 1 " + args);
 }
 
 // n varied valid cases in dir.

@@ -8,25 +8,13 @@
 #include <complex>
 
 #include "decomposition/DistributedFft3d.hpp"
+#include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
 using namespace ufno::dist;
 
 namespace {
-
-int comm_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-
-std::vector<std::array<int, 3>> grids(int p) {
-  std::vector<std::array<int, 3>> g;
-  for (int a = 1; a <= p; ++a)
-    if (p % a == 0) g.push_back({a, p / a, 1});
-  return g;
-}
 
 // This rank's block of a global (B, C, X, Y, T) host array.
 template <class T, class V>
@@ -87,7 +75,7 @@ TEST_CASE("distributed 3-D FFT equals the single-process FFTW transform", "[mpi]
   const auto ref = reference_r2c(g, B * C, X, Y, T);
   double scale = 0;
   for (auto v : ref) scale = std::max(scale, double(std::abs(v)));
-  for (auto parts : grids(comm_size())) {
+  for (auto parts : test::grids_2d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     const int me = grid.rank();
     for (bool truncated : {false, true}) {
@@ -168,7 +156,7 @@ TEST_CASE("distributed 3-D c2c FFT equals the single-process FFTW transform", "[
   const std::array<int, 3> m{2, 3, 2};
   auto kept = [&](int k, int mm, int n) { return k < mm || k >= n - mm; };
   auto bin = [&](int k, int mm, int n) { return k < mm ? k : n - 2 * mm + k; };
-  for (auto parts : grids(comm_size())) {
+  for (auto parts : test::grids_2d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     const int me = grid.rank();
     for (bool truncated : {false, true}) {

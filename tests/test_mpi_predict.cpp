@@ -11,41 +11,21 @@
 #include "io/Hdf5File.hpp"
 #include "support/CaseWriter.hpp"
 #include "support/FileTamper.hpp"
+#include "support/RunCommand.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
+using test::Run;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
 Run predict(int ranks, const std::string& args) {
-  // This machine's CI runs as root; Open MPI refuses that unless told.
-  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-  const std::string cmd = std::string(UFNO_MPIEXEC) + " -n " + std::to_string(ranks) +
-                          " --oversubscribe " + UFNO_PREDICT_EXE + " --threads 1 " + args +
-                          " > mpi_stdout.txt 2> mpi_stderr.txt";
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const char* p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("mpi_stdout.txt"),
-          slurp("mpi_stderr.txt")};
+  return test::run_command(std::string(UFNO_MPIEXEC) + " -n " + std::to_string(ranks) +
+                           " --oversubscribe " + UFNO_PREDICT_EXE + " --threads 1 " + args);
 }
 
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
-  return n;
-}
+using test::count_of;
 
 double rel_l2(const std::string& a, const std::string& b, const std::string& field) {
   auto fa = h5::File::open_read(a), fb = h5::File::open_read(b);
@@ -76,7 +56,7 @@ TEST_CASE("ufno_predict on 2 and 4 ranks equals the single-process run", "[mpi][
     Run r = predict(j.ranks, kModels + " --tensor " + tensor + " --out mpi_tensor.h5" + opts);
     INFO(j.ranks << " ranks, grid " << j.grid << "\n" << r.err);
     REQUIRE(r.code == 0);
-    CHECK(count(r.out, "ufno_predict:") == 1);  // one summary, from rank 0
+    CHECK(count_of(r.out, "ufno_predict:") == 1);  // one summary, from rank 0
     CHECK(r.out.find(std::to_string(j.ranks) + " rank(s)") != std::string::npos);
     for (const char* f : {"SG", "dP"}) CHECK(rel_l2("ref_tensor.h5", "mpi_tensor.h5", f) <= 1e-6);
     r = predict(j.ranks, kModels + " --case mpi_case.h5 --out mpi_case_out.h5" + opts);
@@ -93,7 +73,7 @@ TEST_CASE("distributed runs fail cleanly on every rank", "[mpi][cli][errors]") {
   auto expect = [](const Run& r, const std::string& what) {
     INFO(r.err);
     CHECK(r.code != 0);
-    CHECK(count(r.err, "ufno_predict: error:") == 1);
+    CHECK(count_of(r.err, "ufno_predict: error:") == 1);
     CHECK(r.err.find(what) != std::string::npos);
     CHECK(!fs::exists("mpi_bad.h5"));
     CHECK(!fs::exists("mpi_bad.h5.tmp"));
@@ -120,7 +100,7 @@ TEST_CASE("distributed runs fail cleanly on every rank", "[mpi][cli][errors]") {
   SECTION("output that cannot be created") {
     Run r = predict(2, kModels + " --tensor " + tensor + " --out no_such_dir/out.h5");
     CHECK(r.code != 0);
-    CHECK(count(r.err, "ufno_predict: error:") == 1);
+    CHECK(count_of(r.err, "ufno_predict: error:") == 1);
     CHECK(r.err.find("no_such_dir/out.h5") != std::string::npos);
   }
 }

@@ -8,22 +8,12 @@
 #include "decomposition/ProcessGrid.hpp"
 #include "decomposition/Repartition.hpp"
 #include "io/InputError.hpp"
+#include "support/MpiUtil.hpp"
 
 using namespace ufno;
 using namespace ufno::dist;
 
 namespace {
-
-int comm_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-int comm_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 std::vector<std::array<int, 3>> factorisations(int p) {
   std::vector<std::array<int, 3>> f;
@@ -89,7 +79,7 @@ PencilLayout grown(const PencilLayout& l, int h) {
 TEMPLATE_TEST_CASE("Repartition moves data between any two layouts", "[mpi][repartition]", float,
                    complexf) {
   const std::array<int, 3> n{7, 5, 3};
-  const int P = comm_size(), me = comm_rank();
+  const int P = test::mpi_size(), me = test::mpi_rank();
   const int nb = 2, nc = 3;
   for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
     for (auto pa : factorisations(P))
@@ -122,7 +112,7 @@ TEST_CASE("block layouts split unevenly and may leave ranks empty", "[repartitio
 
 TEST_CASE("process grids are parsed, chosen and checked against the ranks and the tensor",
           "[mpi][grid]") {
-  const int P = comm_size();
+  const int P = test::mpi_size();
   const std::array<int, 3> n{16, 24, 8};
   auto g = ProcessGrid::from_string(MPI_COMM_WORLD, "auto", n);
   CHECK(g.parts()[0] * g.parts()[1] == P);

@@ -11,30 +11,17 @@
 #include "io/Hdf5File.hpp"
 #include "support/CaseWriter.hpp"
 #include "support/FileTamper.hpp"
+#include "support/RunCommand.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
+using test::Run;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
 Run predict(const std::string& args) {
-  const std::string cmd =
-      std::string(UFNO_PREDICT_EXE) + " " + args + " > cli_stdout.txt 2> cli_stderr.txt";
-  const int status = std::system(cmd.c_str());
-  auto slurp = [](const char* p) {
-    std::ifstream f(p);
-    std::stringstream s;
-    s << f.rdbuf();
-    return s.str();
-  };
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp("cli_stdout.txt"),
-          slurp("cli_stderr.txt")};
+  return test::run_command(std::string(UFNO_PREDICT_EXE) + " " + args);
 }
 
 // Nothing named out.h5 or out.h5.tmp.* remains in the working directory.

@@ -18,6 +18,12 @@ inline int mpi_size() {
   return s;
 }
 
+inline int mpi_rank() {
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
 // Process grids (px, py, 1) for p ranks.
 inline std::vector<std::array<int, 3>> grids_2d(int p) {
   std::vector<std::array<int, 3>> g;
