@@ -1,0 +1,44 @@
+#pragma once
+// Site-screening sweeps (`ufno_sweep --config sweep.json`): scenarios sampled from parameter
+// ranges or lists (Latin hypercube or full grid, from a seed) around given base case files with
+// multipliers, predicted through the batch path, and summarised as a KPI table (CSV, one row per
+// scenario with its parameters). Resumable: scenario files, predictions and KPI rows are each
+// written once under the output directory and reused by a rerun. docs/sweeps.md has the format.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "apps/Kpis.hpp"
+
+namespace ufno {
+
+struct SweepParameter {
+  std::string name;            // INJ_RATE, TEMP, PRESSURE, SWI, VG_LAMBDA, PERF_TOP, PERF_BOTTOM,
+                               // PERM_MULT, PORO_MULT, or BASE_CASE (an index into base_cases)
+  std::vector<double> range;   // {lo, hi}, or empty
+  std::vector<double> values;  // a list, or empty
+  int steps = 3;               // grid sampling of a range
+};
+
+struct SweepConfig {
+  std::string path;
+  std::vector<std::string> models, base_cases;
+  std::string sampling = "lhs";  // or "grid"
+  int samples = 10;
+  unsigned long seed = 1;
+  std::vector<SweepParameter> parameters;
+  KpiOptions kpi;
+  std::vector<int> keep_fields;  // scenario ids whose fields are kept; {-1}: all
+  std::string out = "sweep_out";
+  int ranks_per_case = 1;
+};
+
+using Scenario = std::map<std::string, double>;
+
+SweepConfig read_sweep_config(const std::string& path);  // InputError naming the key
+std::vector<Scenario> sample_scenarios(const SweepConfig& c);
+
+// Runs the sweep on MPI_COMM_WORLD; returns the number of scenarios that failed.
+int run_sweep(const SweepConfig& c);
+
+}  // namespace ufno

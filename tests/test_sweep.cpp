@@ -1,0 +1,127 @@
+// ufno_sweep: Latin-hypercube and grid sampling, the KPI table (one row per scenario with its
+// parameters), kept fields, resuming, and refused configurations.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "apps/Sweep.hpp"
+#include "support/RunCommand.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_config(const std::string& name, const std::string& body) {
+  std::ofstream(name) << body;
+  return name;
+}
+
+std::string config_json(const std::string& out, const std::string& sampling, int samples,
+                        const std::string& params, const std::string& keep) {
+  return "{\"models\": [\"" + test::data_path("ufno_small.h5") + "\", \"" +
+         test::data_path("fno_small.h5") + "\"], \"base_cases\": [\"" +
+         test::data_path("sweep_base_case.h5") + "\"], \"sampling\": \"" + sampling +
+         "\", \"samples\": " + std::to_string(samples) + ", \"seed\": 3, \"parameters\": {" +
+         params +
+         "}, \"kpi\": {\"years\": [1, 30], \"critical_dp_bar\": 5}, \"keep_fields\": " + keep +
+         ", \"out\": \"" + out + "\"}";
+}
+
+test::Run sweep(const std::string& config) {
+  return test::run_command(std::string(UFNO_SWEEP_EXE) + " --threads 1 --config " + config);
+}
+
+std::vector<std::string> lines(const std::string& path) {
+  std::ifstream f(path);
+  std::vector<std::string> v;
+  for (std::string l; std::getline(f, l);) v.push_back(l);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("Latin-hypercube samples take one value per stratum", "[sweep]") {
+  SweepConfig c;
+  c.samples = 10;
+  c.seed = 5;
+  c.parameters = {{"INJ_RATE", {0.2, 2.2}, {}, 3}, {"TEMP", {30, 130}, {}, 3}};
+  auto s = sample_scenarios(c);
+  REQUIRE(s.size() == 10);
+  for (const auto& p : c.parameters) {
+    std::set<int> strata;
+    for (const auto& sc : s) {
+      const double q = (sc.at(p.name) - p.range[0]) / (p.range[1] - p.range[0]);
+      CHECK(q >= 0);
+      CHECK(q < 1);
+      strata.insert(int(q * 10));
+    }
+    CHECK(strata.size() == 10);
+  }
+  CHECK(sample_scenarios(c) == s);  // deterministic from the seed
+  c.seed = 6;
+  CHECK(sample_scenarios(c) != s);
+}
+
+TEST_CASE("grid sampling takes every combination", "[sweep]") {
+  SweepConfig c;
+  c.sampling = "grid";
+  c.parameters = {{"INJ_RATE", {0.5, 1.5}, {}, 3}, {"PERF_TOP", {}, {2, 4}, 3}};
+  auto s = sample_scenarios(c);
+  REQUIRE(s.size() == 6);
+  std::set<std::pair<double, double>> combos;
+  for (const auto& sc : s) combos.insert({sc.at("INJ_RATE"), sc.at("PERF_TOP")});
+  CHECK(combos.size() == 6);
+  CHECK(combos.count({1.0, 4}) == 1);
+}
+
+TEST_CASE("a sweep writes the KPI table, keeps the fields asked for and resumes", "[sweep][mpi]") {
+  fs::remove_all("sweep_t");
+  const auto cfg = write_config(
+      "sweep_t.json",
+      config_json("sweep_t", "lhs", 4,
+                  "\"INJ_RATE\": {\"range\": [0.5, 2]}, \"PERF_TOP\": {\"values\": [3, 5]}",
+                  "[1]"));
+  auto r = sweep(cfg);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("4 scenario(s): 4 predicted now, 0 from earlier runs, 0 failed") !=
+        std::string::npos);
+  auto t = lines("sweep_t/kpis.csv");
+  REQUIRE(t.size() == 5);
+  CHECK(t[0].rfind("scenario,status,INJ_RATE,PERF_TOP,plume_radius_m_1yr,plume_area_km2_1yr", 0) ==
+        0);
+  CHECK(t[0].find("aor_radius_m,co2_mass_Mt") != std::string::npos);
+  for (int i = 1; i <= 4; ++i) CHECK(t[i].find(",ok,") != std::string::npos);
+  CHECK(fs::exists("sweep_t/fields/scenario_0001.h5"));   // kept
+  CHECK(!fs::exists("sweep_t/fields/scenario_0000.h5"));  // not kept
+  // A rerun predicts nothing and gives the same table.
+  r = sweep(cfg);
+  CHECK(r.out.find("0 predicted now, 4 from earlier runs") != std::string::npos);
+  CHECK(lines("sweep_t/kpis.csv") == t);
+  // An interrupted run (KPI rows of two scenarios lost) predicts only those again.
+  fs::remove("sweep_t/kpi/scenario_0002.csv");
+  fs::remove("sweep_t/kpi/scenario_0003.csv");
+  r = sweep(cfg);
+  CHECK(r.out.find("2 predicted now, 2 from earlier runs") != std::string::npos);
+  CHECK(lines("sweep_t/kpis.csv") == t);
+}
+
+TEST_CASE("bad sweep configurations are refused naming the key", "[sweep][mpi]") {
+  auto bad = [](const std::string& body, const std::string& what) {
+    auto r = sweep(write_config("sweep_bad.json", body));
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("ufno_sweep: error: sweep_bad.json: " + what) != std::string::npos);
+  };
+  bad("{ not json", "is not valid JSON");
+  bad(config_json("sweep_b", "lhs", 2, "\"DEPTH\": {\"range\": [1, 2]}", "[]"),
+      "parameters.DEPTH: unknown parameter");
+  bad(config_json("sweep_b", "lhs", 2, "\"TEMP\": {\"range\": [90, 40]}", "[]"),
+      "parameters.TEMP: range must be [lo, hi]");
+  bad(config_json("sweep_b", "random", 2, "\"TEMP\": {\"range\": [40, 90]}", "[]"),
+      "sampling: must be");
+}
