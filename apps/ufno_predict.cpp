@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "apps/BatchRun.hpp"
+#include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/Threads.hpp"
@@ -114,28 +115,6 @@ int run(int argc, char** argv, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, code = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  {
-    // Kokkos gets no arguments: it would take --threads as its own option.
-    Kokkos::ScopeGuard kokkos;
-    try {
-      code = run(argc, argv, rank);
-    } catch (const ufno::dist::AgreedInputError& e) {  // every rank has it: rank 0 reports
-      if (rank == 0) std::cerr << "ufno_predict: error: " << e.what() << "\n";
-      code = 2;
-    } catch (const ufno::InputError& e) {
-      std::cerr << "ufno_predict: error: " << e.what() << "\n";
-      if (size > 1) MPI_Abort(MPI_COMM_WORLD, 2);
-      code = 2;
-    } catch (const std::exception& e) {
-      std::cerr << "ufno_predict: internal error on rank " << rank << ": " << e.what() << "\n";
-      if (size > 1) MPI_Abort(MPI_COMM_WORLD, 1);
-      code = 1;
-    }
-  }
-  MPI_Finalize();
-  return code;
+  return ufno::mpi_main(argc, argv, "ufno_predict",
+                        [](int ac, char** av, int rank, int) { return run(ac, av, rank); });
 }

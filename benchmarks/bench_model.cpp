@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "apps/MpiMain.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/ModelFile.hpp"
 #include "io/TensorFile.hpp"
@@ -96,20 +97,4 @@ int bench(int argc, char** argv, int rank, int size) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1, code = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  {
-    Kokkos::ScopeGuard kokkos;
-    try {
-      code = bench(argc, argv, rank, size);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench_model: error on rank %d: %s\n", rank, e.what());
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-  }
-  MPI_Finalize();
-  return code;
-}
+int main(int argc, char** argv) { return ufno::mpi_main(argc, argv, "bench_model", bench); }
