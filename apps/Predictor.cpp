@@ -72,11 +72,17 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
     f.units = m->spec().output_units;
     f.shape = {B, T, X, Y};
     f.values.resize(B * T * X * Y);
+    // Inactive cells (channel 0, the encoded permeability, exactly 0) are outside the
+    // reservoir: the training loss never saw them, so they are written as 0, not as whatever
+    // the network extrapolates there.
+    const std::size_t C = s[4];
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t t = 0; t < T; ++t)
         for (std::size_t i = 0; i < X; ++i)
-          for (std::size_t j = 0; j < Y; ++j)
-            f.values[((b * T + t) * X + i) * Y + j] = hy(b, 0, i, j, t);
+          for (std::size_t j = 0; j < Y; ++j) {
+            const bool active = in.data[(((b * X + i) * Y + j) * T + t) * C] != 0.0f;
+            f.values[((b * T + t) * X + i) * Y + j] = active ? hy(b, 0, i, j, t) : 0.0f;
+          }
     p.fields.push_back(std::move(f));
   }
   return p;

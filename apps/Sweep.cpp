@@ -12,6 +12,7 @@
 #include <random>
 
 #include "apps/BatchRun.hpp"
+#include "apps/DefaultModels.hpp"
 #include "io/CaseWriter.hpp"
 #include "io/Hdf5File.hpp"
 
@@ -46,7 +47,9 @@ SweepConfig read_sweep_config(const std::string& path) {
   SweepConfig c;
   c.path = path;
   try {
-    c.models = j.at("models").get<std::vector<std::string>>();
+    // No "models": the shipped default models, as for ufno_predict without --model.
+    c.models =
+        j.contains("models") ? j.at("models").get<std::vector<std::string>>() : default_models();
     c.base_cases = j.at("base_cases").get<std::vector<std::string>>();
     c.sampling = j.value("sampling", "lhs");
     c.samples = j.value("samples", 10);

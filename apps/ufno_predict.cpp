@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "apps/BatchRun.hpp"
+#include "apps/DefaultModels.hpp"
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
@@ -38,8 +39,9 @@ int run(int argc, char** argv, int rank) {
   std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv";
   int ranks_per_case = 1;
   int threads = ufno::backend::default_threads(ranks_on_this_node());
-  app.add_option("--model", models, "model file (HDF5); give twice for an SG and a dP model")
-      ->required()
+  app.add_option("--model", models,
+                 "model file (HDF5); give twice for an SG and a dP model (default: the shipped "
+                 "models/sg_ufno.h5 and models/dp_ufno.h5)")
       ->check(CLI::ExistingFile);
   auto* opt_tensor =
       app.add_option("--tensor", tensor, "encoded input: dataset /input (B,X,Y,T,12)");
@@ -72,6 +74,7 @@ int run(int argc, char** argv, int rank) {
       std::cerr << "ufno_predict: error: give exactly one of --tensor, --case or --cases\n";
     return 2;
   }
+  if (models.empty()) models = ufno::default_models();
   ufno::backend::set_threads(threads);
   if (!cases.empty()) {
     ufno::BatchOptions o{models,         cases,     out,

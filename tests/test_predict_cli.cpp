@@ -62,13 +62,23 @@ TEST_CASE("ufno_predict --tensor reproduces the PyTorch output", "[cli]") {
   CHECK(f.string_attribute("dP", "units").value_or("") == "bar");
   CHECK(!f.has_dataset("SG"));
   // The fixture is (B, X, Y, T): transpose to compare.
-  auto ref = test::read_all(io).arrays.at("output").data;
+  // The fixture is the unmasked network output; ufno_predict writes 0 in inactive cells
+  // (input channel 0 exactly 0), so the reference is masked the same way.
+  const auto fixture = test::read_all(io).arrays;
+  const auto& ref = fixture.at("output").data;
+  const auto& in = fixture.at("input").data;  // (B, X, Y, T, 12)
   std::vector<float> ref_t(ref.size());
+  std::size_t inactive = 0;
   for (int b = 0; b < 2; ++b)
     for (int x = 0; x < 16; ++x)
       for (int y = 0; y < 24; ++y)
-        for (int t = 0; t < 8; ++t)
-          ref_t[((b * 8 + t) * 16 + x) * 24 + y] = ref[((b * 16 + x) * 24 + y) * 8 + t];
+        for (int t = 0; t < 8; ++t) {
+          const bool active = in[((((b * 16 + x) * 24 + y) * 8 + t) * 12)] != 0.0f;
+          inactive += !active;
+          ref_t[((b * 8 + t) * 16 + x) * 24 + y] =
+              active ? ref[((b * 16 + x) * 24 + y) * 8 + t] : 0.0f;
+        }
+  CHECK(inactive > 0);  // the fixture has inactive cells, so the masking is exercised
   auto e = test::compare(dp, ref_t);
   CHECK(e.rel_l2 <= 1e-5);
   CHECK(e.max_abs <= 1e-5 * e.max_ref);
@@ -148,5 +158,47 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     Run r = predict("--model " + model + " --tensor " + io + " --out no_dir/out.h5");
     CHECK(r.code == 2);
     CHECK(r.err.find("no_dir/out.h5") != std::string::npos);
+  }
+}
+
+TEST_CASE("ufno_predict without --model uses the default models of UFNO_MODEL_DIR", "[cli]") {
+  // A model directory laid out like models/: the small test models under the default names.
+  fs::create_directories("default_models");
+  fs::copy_file(test::data_path("ufno_small.h5"), "default_models/dp_ufno.h5",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(test::data_path("fno_small.h5"), "default_models/sg_ufno.h5",
+                fs::copy_options::overwrite_existing);
+  // fno_small predicts dP too; give it the SG name the lookup expects by re-labelling a copy.
+  test::set_string_attribute("default_models/sg_ufno.h5", "variable", "SG");
+  auto c = test::valid_case(16, 24);
+  c["PERMX"].values[0] = 0;  // one inactive cell: layer 1, radial cell 1
+  c["PERMZ"].values[0] = 0;
+  c["PORO"].values[0] = 0;
+  test::write_case("default_case.h5", c);
+  fs::remove("out_default.h5");
+  Run r = test::run_command("UFNO_MODEL_DIR=default_models " + std::string(UFNO_PREDICT_EXE) +
+                            " --case default_case.h5 --out out_default.h5 --threads 1");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto f = h5::File::open_read("out_default.h5");
+  std::vector<std::size_t> shape;
+  for (const char* v : {"SG", "dP"}) {
+    auto a = f.read_floats(v, &shape);
+    CHECK(shape == std::vector<std::size_t>{1, 8, 16, 24});
+    // The inactive cell is 0 at every time; an active neighbour is not.
+    for (int t = 0; t < 8; ++t) CHECK(a[t * 16 * 24] == 0.0f);
+    CHECK(a[1] != 0.0f);
+  }
+  fs::remove("out_default.h5");
+
+  SECTION("a model directory without the default models is a clear error") {
+    fs::create_directories("empty_models");
+    Run e = test::run_command("UFNO_MODEL_DIR=empty_models " + std::string(UFNO_PREDICT_EXE) +
+                              " --case default_case.h5 --out out_default.h5");
+    CHECK(e.code == 2);
+    CHECK(std::count(e.err.begin(), e.err.end(), '\n') == 1);
+    CHECK(e.err.find("--model") != std::string::npos);
+    CHECK(e.err.find("empty_models") != std::string::npos);
+    CHECK(no_output_left("out_default.h5"));
   }
 }

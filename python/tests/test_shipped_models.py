@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""The shipped default models (models/sg_ufno.h5, models/dp_ufno.h5) on the shipped example cases
+(examples/opm/*/case.h5 with their OPM Flow results target.h5):
+
+1. `ufno_predict --case` with no --model finds the default models and writes SG and dP;
+2. its prediction equals PyTorch's (ufno_torch, float64) on the same weights read from the same
+   model files, to a relative L2 of 1e-5 per field and case;
+3. the models beat trivial baselines against OPM Flow by a wide margin: the SG plume error
+   (mean |pred - true| over cells where true != 0 or |pred| > 0.01) is below half that of
+   predicting no gas, and the dP relative error (mean over reservoir cells and times of |pred - true| / max over space
+   of |true| at that time)
+   is below half that of predicting the true field's own mean at every time (an oracle constant).
+
+Usage: test_shipped_models.py UFNO_PREDICT. Prints "N passed, M failed" last; exit 1 on failure.
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import train_ufno  # noqa: E402
+import ufno_encoding  # noqa: E402
+import ufno_model_file  # noqa: E402
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+
+
+def rel_l2(a, b):
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def main():
+    exe = sys.argv[1]
+    models = {v: ufno_model_file.read_model_file(os.path.join(ROOT, "models", f))
+              for v, f in (("SG", "sg_ufno.h5"), ("dP", "dp_ufno.h5"))}
+    examples = sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5")))
+    check("at least two shipped example cases", len(examples) >= 2, examples)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("UFNO_MODEL_DIR", None)
+    work = tempfile.mkdtemp(prefix="ufno_shipped_")
+    for case_path in examples:
+        name = os.path.basename(os.path.dirname(case_path))
+        out = os.path.join(work, name + ".h5")
+        r = subprocess.run([exe, "--case", case_path, "--out", out, "--threads", "1"],
+                           env=env, capture_output=True, text=True, timeout=300)
+        check(name + ": ufno_predict without --model exits 0", r.returncode == 0, r.stderr)
+        if r.returncode != 0:
+            continue
+        with h5py.File(out, "r") as f:
+            got = {v: f[v][0] for v in ("SG", "dP") if v in f}  # (T, X, Y)
+        check(name + ": writes both SG and dP", sorted(got) == ["SG", "dP"], sorted(got))
+        if sorted(got) != ["SG", "dP"]:
+            continue
+        x = ufno_encoding.encode_case(ufno_encoding.read_case_h5(case_path))[None]
+        active = (x[0, :, :, :, 0] != 0).transpose(2, 0, 1)  # (T, X, Y)
+        with h5py.File(os.path.join(os.path.dirname(case_path), "target.h5"), "r") as f:
+            true = {v: f[v][()] for v in ("SG", "dP")}  # (T, X, Y)
+        for v, (model, attrs) in models.items():
+            ref = ufno_model_file.predict(model, attrs, x)[0].transpose(2, 0, 1) * active
+            e = rel_l2(got[v], ref)
+            check("%s: %s equals PyTorch on the same weights (rel L2 %.2e <= 1e-5)" % (name, v, e),
+                  e <= 1e-5)
+        # Metrics in the (N, X, Y, T) layout train_ufno uses.
+        as_nxyt = {v: a.transpose(1, 2, 0)[None] for v, a in got.items()}
+        t_nxyt = {v: a.transpose(1, 2, 0)[None] for v, a in true.items()}
+        mask = active.transpose(1, 2, 0)[None].astype(np.float64)
+        sg_model = train_ufno.plume_error(as_nxyt["SG"], t_nxyt["SG"])
+        sg_zero = train_ufno.plume_error(np.zeros_like(t_nxyt["SG"]), t_nxyt["SG"])
+        check("%s: SG plume error %.4f < half of the no-gas baseline %.4f" % (name, sg_model, sg_zero),
+              sg_model < 0.5 * sg_zero)
+        mean_dp = (t_nxyt["dP"] * mask).sum(axis=(1, 2), keepdims=True) / \
+            mask.sum(axis=(1, 2), keepdims=True)
+        dp_model = train_ufno.pressure_error(as_nxyt["dP"], t_nxyt["dP"], mask)
+        dp_mean = train_ufno.pressure_error(mean_dp * mask, t_nxyt["dP"], mask)
+        check("%s: dP error %.4f < half of the per-time mean baseline %.4f" % (name, dp_model, dp_mean),
+              dp_model < 0.5 * dp_mean)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

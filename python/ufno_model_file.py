@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Read a ufno model file (docs/model-format.md) back into the PyTorch re-implementation.
+
+The inverse of ufno_convert.write_model_file: the datasets are the state_dict entries under their
+own names (complex spectral weights as a trailing (re, im) axis), the attributes give the
+architecture and the de-scaling physical = raw * output_scale + output_offset. Used to check the
+C++ prediction of a shipped model against PyTorch on the same weights.
+"""
+import h5py
+import numpy as np
+import torch
+
+import ufno_torch
+
+
+def _attr_str(v):
+    return v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)
+
+
+def read_model_file(path, dtype=torch.float64):
+    """(model in eval mode, attrs dict) for the model file at `path`."""
+    with h5py.File(path, "r") as f:
+        attrs = {k: (_attr_str(v) if isinstance(v, (bytes, np.bytes_, str)) else v)
+                 for k, v in f.attrs.items()}
+        arrays = {}
+        f.visititems(lambda name, obj: arrays.__setitem__(name.replace("/", "."), obj[()])
+                     if isinstance(obj, h5py.Dataset) else None)
+    model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
+                             n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
+                             padding=int(np.asarray(attrs["padding"]).flat[0]),
+                             in_channels=int(attrs["in_channels"]), hidden=int(attrs["hidden"]))
+    if dtype == torch.float64:
+        model = ufno_torch.to_float64(model)
+    sd = model.state_dict()
+    for key, ref in sd.items():
+        a = arrays[key]
+        if ref.is_complex():
+            t = torch.view_as_complex(torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)))
+        else:
+            t = torch.from_numpy(np.asarray(a))
+        sd[key] = t.to(ref.dtype).reshape(ref.shape)
+    model.load_state_dict(sd)
+    model.eval()
+    return model, attrs
+
+
+def predict(model, attrs, x):
+    """Physical prediction (B, X, Y, T) of the encoded input x (B, X, Y, T, C), as numpy."""
+    with torch.no_grad():
+        p = next(model.parameters())
+        raw = model(torch.from_numpy(np.asarray(x)).to(p.dtype)).numpy()
+    return raw * float(attrs["output_scale"]) + float(attrs["output_offset"])
