@@ -35,8 +35,32 @@ std::vector<std::string> list_cases(const std::string& cases) {
 
 namespace {
 
-std::string output_for(const std::string& out_dir, const std::string& c) {
-  return (fs::path(out_dir) / (fs::path(c).stem().string() + ".h5")).string();
+// Output file names: OUT/<stem>.h5, or OUT/<parent dir>_<stem>.h5 for the whole batch when stems
+// repeat (one directory per case, each holding case.h5, as the OPM data sets are laid out), so
+// two cases never share, or skip each other as already done through, one output file.
+std::vector<std::string> outputs_for(const std::string& out_dir,
+                                     const std::vector<std::string>& cases) {
+  auto names_by = [&](bool with_parent) {
+    std::vector<std::string> v;
+    for (const auto& c : cases) {
+      const fs::path p(c);
+      const std::string parent =
+          fs::absolute(p).lexically_normal().parent_path().filename().string();
+      v.push_back((with_parent ? parent + "_" : "") + p.stem().string());
+    }
+    return v;
+  };
+  auto duplicate = [](std::vector<std::string> v) {
+    std::sort(v.begin(), v.end());
+    const auto d = std::adjacent_find(v.begin(), v.end());
+    return d == v.end() ? std::string() : *d;
+  };
+  auto names = names_by(false);
+  if (!duplicate(names).empty()) names = names_by(true);
+  if (const auto d = duplicate(names); !d.empty())
+    throw InputError("--cases", "", "two case files would both write " + d + ".h5; rename one");
+  for (auto& n : names) n = (fs::path(out_dir) / (n + ".h5")).string();
+  return names;
 }
 
 // A finished output: present under its final name (outputs are renamed into place when complete)
@@ -62,13 +86,14 @@ BatchSummary run_batch(const BatchOptions& o) {
   int world = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<std::string> cases;
+  std::vector<std::string> cases, outputs;
   dist::collectively(MPI_COMM_WORLD, [&] {
     if (o.ranks_per_case < 1 || size % o.ranks_per_case != 0)
       throw InputError("--ranks-per-case", "",
                        std::to_string(o.ranks_per_case) + " does not divide the " +
                            std::to_string(size) + " ranks of the job");
     cases = list_cases(o.cases);
+    outputs = outputs_for(o.out_dir, cases);
     if (world == 0) fs::create_directories(o.out_dir);
   });
   const int groups = size / o.ranks_per_case, group = world / o.ranks_per_case;
@@ -83,7 +108,7 @@ BatchSummary run_batch(const BatchOptions& o) {
   Counts mine;
   const int n = int(cases.size());
   for (int i = group; i < n; i += groups) {
-    const std::string out = output_for(o.out_dir, cases[i]);
+    const std::string& out = outputs[i];
     const auto tc = std::chrono::steady_clock::now();
     int skip = leader && finished(out);
     MPI_Bcast(&skip, 1, MPI_INT, 0, comm);

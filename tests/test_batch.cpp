@@ -86,6 +86,43 @@ TEST_CASE("a batch skips a broken case and does the others", "[batch]") {
   fs::remove("single_12.h5");
 }
 
+TEST_CASE("a batch of case.h5 files in one directory per case writes one output each", "[batch]") {
+  // The OPM data-set layout: DIR/case_000001/case.h5, DIR/case_000002/case.h5, ...
+  make_cases("stem_flat", 3);
+  fs::remove_all("stem_in");
+  std::ofstream list("stem_list.txt");
+  for (int i = 0; i < 3; ++i) {
+    const std::string d = "stem_in/run_" + std::to_string(i);
+    fs::create_directories(d);
+    fs::copy_file("stem_flat/case_" + std::to_string(10 + i) + ".h5", d + "/case.h5");
+    list << d << "/case.h5\n";
+  }
+  list.close();
+  fs::remove_all("stem_out");
+  Run r = predict(kModels + " --cases stem_list.txt --out stem_out");
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("batch of 3 case(s): 3 done") != std::string::npos);
+  for (int i = 0; i < 3; ++i) {
+    const std::string out = "stem_out/run_" + std::to_string(i) + "_case.h5";
+    REQUIRE(fs::exists(out));
+    // Each output belongs to its own case (the cases differ in rate and permeability).
+    Run one = predict(kModels + " --case stem_in/run_" + std::to_string(i) +
+                      "/case.h5 --out stem_single.h5");
+    REQUIRE(one.code == 0);
+    CHECK(field("stem_single.h5", "SG") == field(out, "SG"));
+    fs::remove("stem_single.h5");
+  }
+  SECTION("names that still collide are refused before anything runs") {
+    { std::ofstream("stem_dup.txt") << "stem_in/run_0/case.h5\nstem_in/run_0/./case.h5\n"; }
+    fs::remove_all("stem_dup_out");
+    Run d = predict(kModels + " --cases stem_dup.txt --out stem_dup_out");
+    CHECK(d.code == 2);
+    CHECK(d.err.find("run_0_case.h5") != std::string::npos);
+    CHECK(!fs::exists("stem_dup_out/run_0_case.h5"));
+  }
+}
+
 TEST_CASE("a killed batch resumes to the same outputs", "[batch]") {
   make_cases("resume_in", 12);
   fs::remove_all("resume_full");
