@@ -23,14 +23,36 @@ using json = nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kKnown{"INJ_RATE",  "TEMP",     "PRESSURE",    "SWI",
-                                      "VG_LAMBDA", "PERF_TOP", "PERF_BOTTOM", "PERM_MULT",
-                                      "PORO_MULT", "BASE_CASE"};
+const std::vector<std::string> kKnown{
+    "INJ_RATE",    "TEMP",      "PRESSURE",   "SWI",       "VG_LAMBDA", "PERF_TOP",
+    "PERF_BOTTOM", "PERM_MULT", "PORO_MULT",  "BASE_CASE", "KGEO",      "SIGMA_LNK",
+    "CORR_R",      "CORR_Z",    "ANISOTROPY", "PORO_MEAN", "FIELD_SEED"};
+const std::vector<std::string> kGeostat{"KGEO",       "SIGMA_LNK", "CORR_R",    "CORR_Z",
+                                        "ANISOTROPY", "PORO_MEAN", "FIELD_SEED"};
 
 std::string scenario_name(int i) {
   char b[32];
   std::snprintf(b, sizeof b, "scenario_%04d", i);
   return b;
+}
+
+// The geostatistical parameters of scenario `index`: the config's defaults, overridden by the
+// scenario's sampled values; the field seed is drawn from the sweep seed and the index unless
+// sampled.
+GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int index) {
+  GeostatParams g = c.geostat_defaults;
+  auto take = [&](const char* k, double& v) {
+    if (s.count(k)) v = s.at(k);
+  };
+  take("KGEO", g.kgeo_md);
+  take("SIGMA_LNK", g.sigma_lnk);
+  take("CORR_R", g.corr_r_cells);
+  take("CORR_Z", g.corr_z_cells);
+  take("ANISOTROPY", g.anisotropy);
+  take("PORO_MEAN", g.poro_mean);
+  g.seed = s.count("FIELD_SEED") ? (unsigned long)std::llround(s.at("FIELD_SEED"))
+                                 : c.seed * 1000003ul + unsigned(index);
+  return g;
 }
 
 }  // namespace
@@ -69,6 +91,20 @@ SweepConfig read_sweep_config(const std::string& path) {
       else
         c.keep_fields = j["keep_fields"].get<std::vector<int>>();
     }
+    if (j.contains("field")) {
+      const auto& f = j["field"];
+      if (f.value("generator", std::string()) != "geostat")
+        throw InputError(path, "field.generator", "must be \"geostat\"");
+      c.geostat = true;
+      auto& g = c.geostat_defaults;
+      g.kgeo_md = f.value("kgeo_md", g.kgeo_md);
+      g.sigma_lnk = f.value("sigma_lnk", g.sigma_lnk);
+      g.corr_r_cells = f.value("corr_r_cells", g.corr_r_cells);
+      g.corr_z_cells = f.value("corr_z_cells", g.corr_z_cells);
+      g.anisotropy = f.value("anisotropy", g.anisotropy);
+      g.poro_mean = f.value("poro_mean", g.poro_mean);
+      g.structure = f.value("structure", g.structure);
+    }
     for (auto& [name, spec] : j.at("parameters").items()) {
       if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end())
         throw InputError(path, "parameters." + name, "unknown parameter");
@@ -83,6 +119,7 @@ SweepConfig read_sweep_config(const std::string& path) {
       if (p.range.size() == 2 && !(p.range[0] <= p.range[1]))
         throw InputError(path, "parameters." + name, "range must be [lo, hi] with lo <= hi");
       c.parameters.push_back(p);
+      if (std::find(kGeostat.begin(), kGeostat.end(), name) != kGeostat.end()) c.geostat = true;
     }
   } catch (const json::exception& e) {
     throw InputError(
@@ -93,6 +130,26 @@ SweepConfig read_sweep_config(const std::string& path) {
   if (c.sampling != "lhs" && c.sampling != "grid")
     throw InputError(path, "sampling", "must be \"lhs\" or \"grid\"");
   if (c.samples < 1) throw InputError(path, "samples", "must be positive");
+  // Generated fields: the defaults and every end of every sampled range must be valid, so a bad
+  // configuration fails here, on every rank, before anything runs.
+  if (c.geostat) {
+    try {
+      validate_geostat_params(c.geostat_defaults);
+    } catch (const InputError& e) {
+      throw InputError(path, "field", e.what());
+    }
+    for (const auto& p : c.parameters) {
+      if (std::find(kGeostat.begin(), kGeostat.end(), p.name) == kGeostat.end()) continue;
+      for (double v : p.values.empty() ? p.range : p.values) {
+        Scenario s{{p.name, v}};
+        try {
+          validate_geostat_params(scenario_geostat(c, s, 0));
+        } catch (const InputError& e) {
+          throw InputError(path, "parameters." + p.name, e.what());
+        }
+      }
+    }
+  }
   return c;
 }
 
@@ -145,11 +202,18 @@ std::vector<Scenario> sample_scenarios(const SweepConfig& c) {
 
 namespace {
 
-ReservoirCase make_scenario_case(const SweepConfig& c, const Scenario& s) {
+ReservoirCase make_scenario_case(const SweepConfig& c, const Scenario& s, int index) {
   const int base = s.count("BASE_CASE") ? int(s.at("BASE_CASE")) : 0;
   if (base < 0 || base >= int(c.base_cases.size()))
     throw InputError(c.path, "parameters.BASE_CASE", "index out of the base_cases list");
   ReservoirCase rc = read_case(c.base_cases[base]);
+  if (c.geostat) {
+    try {
+      apply_geostat_field(rc, scenario_geostat(c, s, index));
+    } catch (const InputError& e) {
+      throw InputError(c.path, "field", e.what());
+    }
+  }
   for (const auto& [k, v] : s) {
     if (k == "INJ_RATE") rc.rate_mt_per_year = v;
     if (k == "TEMP") rc.temperature_c = v;
@@ -199,7 +263,7 @@ int run_sweep(const SweepConfig& c) {
       const fs::path cf = cases / (scenario_name(i) + ".h5");
       if (fs::exists(rows / (scenario_name(i) + ".csv"))) continue;  // done in an earlier run
       if (!fs::exists(cf))
-        write_case(cf.string(), make_scenario_case(c, scen[i]), scenario_name(i));
+        write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i));
       pending << cf.string() << "\n";
     }
   }

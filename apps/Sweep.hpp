@@ -8,13 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "apps/GeostatField.hpp"
 #include "apps/Kpis.hpp"
 
 namespace ufno {
 
 struct SweepParameter {
   std::string name;            // INJ_RATE, TEMP, PRESSURE, SWI, VG_LAMBDA, PERF_TOP, PERF_BOTTOM,
-                               // PERM_MULT, PORO_MULT, or BASE_CASE (an index into base_cases)
+                               // PERM_MULT, PORO_MULT, BASE_CASE (an index into base_cases), or
+                               // the geostatistical field's KGEO, SIGMA_LNK, CORR_R, CORR_Z,
+                               // ANISOTROPY, PORO_MEAN, FIELD_SEED
   std::vector<double> range;   // {lo, hi}, or empty
   std::vector<double> values;  // a list, or empty
   int steps = 3;               // grid sampling of a range
@@ -31,6 +34,11 @@ struct SweepConfig {
   std::vector<int> keep_fields;  // scenario ids whose fields are kept; {-1}: all
   std::string out = "sweep_out";
   int ranks_per_case = 1;
+  // "field": {"generator": "geostat", ...}: every scenario gets a generated permeability and
+  // porosity field (on its base case's grid and active cells) instead of the base case's own.
+  // Also switched on by any geostatistical parameter.
+  bool geostat = false;
+  GeostatParams geostat_defaults;
 };
 
 using Scenario = std::map<std::string, double>;

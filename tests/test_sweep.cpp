@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "apps/Sweep.hpp"
 #include "support/RunCommand.hpp"
@@ -110,6 +111,52 @@ TEST_CASE("a sweep writes the KPI table, keeps the fields asked for and resumes"
   CHECK(lines("sweep_t/kpis.csv") == t);
 }
 
+TEST_CASE("a sweep over geostatistical fields gives each scenario its own field", "[sweep][mpi]") {
+  fs::remove_all("sweep_g");
+  std::string body = config_json("sweep_g", "lhs", 3,
+                                 "\"KGEO\": {\"range\": [20, 400]}, \"SIGMA_LNK\": "
+                                 "{\"values\": [0.5, 1.0]}",
+                                 "\"all\"");
+  body.insert(body.size() - 1,
+              ", \"field\": {\"generator\": \"geostat\", \"structure\": "
+              "\"layered\", \"corr_r_cells\": 5}");
+  auto r = sweep(write_config("sweep_g.json", body));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  auto t = lines("sweep_g/kpis.csv");
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].rfind("scenario,status,KGEO,SIGMA_LNK,", 0) == 0);
+  // The scenario case files hold the fields generated from the row's parameters, the config's
+  // defaults and the scenario's seed, on the base case's active cells; each scenario its own.
+  std::vector<std::vector<float>> perms;
+  for (int i = 0; i < 3; ++i) {
+    const std::string f = "sweep_g/cases/scenario_000" + std::to_string(i) + ".h5";
+    REQUIRE(fs::exists(f));
+    perms.push_back(test::read_all(f).arrays.at("PERMX").data);
+    std::stringstream row(t[i + 1]);
+    std::string name, status, kgeo, sigma;
+    std::getline(row, name, ',');
+    std::getline(row, status, ',');
+    std::getline(row, kgeo, ',');
+    std::getline(row, sigma, ',');
+    ReservoirCase rc = read_case(test::data_path("sweep_base_case.h5"));
+    GeostatParams g;
+    g.structure = "layered";
+    g.corr_r_cells = 5;
+    g.kgeo_md = std::stod(kgeo);
+    g.sigma_lnk = std::stod(sigma);
+    g.seed = 3 * 1000003ul + unsigned(i);
+    apply_geostat_field(rc, g);
+    REQUIRE(rc.permx.size() == perms.back().size());
+    double worst = 0;
+    for (std::size_t k = 0; k < rc.permx.size(); ++k)
+      worst = std::max(worst, std::abs(perms.back()[k] - rc.permx[k]) / std::max(1.0, rc.permx[k]));
+    CHECK(worst < 1e-4);  // the table's parameters are printed rounded
+  }
+  CHECK(perms[0] != perms[1]);
+  CHECK(perms[1] != perms[2]);
+}
+
 TEST_CASE("bad sweep configurations are refused naming the key", "[sweep][mpi]") {
   auto bad = [](const std::string& body, const std::string& what) {
     auto r = sweep(write_config("sweep_bad.json", body));
@@ -122,6 +169,10 @@ TEST_CASE("bad sweep configurations are refused naming the key", "[sweep][mpi]")
       "parameters.DEPTH: unknown parameter");
   bad(config_json("sweep_b", "lhs", 2, "\"TEMP\": {\"range\": [90, 40]}", "[]"),
       "parameters.TEMP: range must be [lo, hi]");
+  {
+    std::string body = config_json("sweep_b", "lhs", 2, "\"KGEO\": {\"range\": [-5, 10]}", "[]");
+    bad(body, "parameters.KGEO: geostat: kgeo_md:");
+  }
   bad(config_json("sweep_b", "random", 2, "\"TEMP\": {\"range\": [40, 90]}", "[]"),
       "sampling: must be");
 }
