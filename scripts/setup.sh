@@ -15,6 +15,7 @@ PACKAGES=(
   catch2 libcli11-dev nlohmann-json3-dev
   python3-torch python3-h5py python3-numpy
   libopm-common-dev libopm-simulators-bin python3-opm-common
+  libcpp-httplib-dev chromium
 )
 
 SUDO=""
@@ -23,11 +24,17 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js runs the browser test (playwright-core driving Debian's chromium); any Node >= 18 will do.
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# playwright-core for the browser test, at the version package-lock.json pins (no browser download:
+# the test drives /usr/bin/chromium).
+(cd web && npm ci --no-audit --no-fund --loglevel=error)
 
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release

@@ -1,0 +1,323 @@
+#include "apps/PredictionService.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "io/CaseEncoding.hpp"
+#include "io/InputError.hpp"
+
+namespace ufno {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+ServiceReply error_reply(int status, const std::string& field, const std::string& message) {
+  return {status, json{{"error", message}, {"field", field}}};
+}
+
+// Rounded for the page: SG to 1e-4, dP to 1e-3 bar (far below the models' errors).
+json rounded(const std::vector<float>& v, std::size_t from, std::size_t n, double step) {
+  json a = json::array();
+  for (std::size_t i = 0; i < n; ++i) a.push_back(std::round(v[from + i] / step) * step);
+  return a;
+}
+
+json edges(const std::vector<double>& widths, double start) {
+  json e = json::array({start});
+  double s = start;
+  for (double w : widths) e.push_back(s += w);
+  return e;
+}
+
+}  // namespace
+
+PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
+  predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF);
+  const auto& g = predictor_->spec().grid;
+  for (const auto& s : o.sites) {
+    ReservoirCase c = read_case(s, g[0], g[1]);
+    std::string name = fs::path(s).parent_path().filename().string();
+    if (fs::path(s).stem() != "case" || name.empty()) name = fs::path(s).stem().string();
+    sites_.emplace_back(name, std::move(c));
+  }
+  if (sites_.empty()) throw InputError("--site", "", "no site (template case) given");
+  fs::create_directories(o.results_dir);
+  worker_ = std::thread([this] { worker(); });
+}
+
+PredictionService::~PredictionService() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+ServiceReply PredictionService::submit(std::unique_ptr<Job> job) {
+  job->queued_at = now_s();
+  auto fut = job->reply.get_future();
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (int(queue_.size()) >= opts_.max_queue)
+      return error_reply(503, "", "the prediction queue is full; try again shortly");
+    queue_.push_back(std::move(job));
+    ++requests_;
+  }
+  cv_.notify_one();
+  return fut.get();
+}
+
+ServiceReply PredictionService::predict(const CaseRequest& r) {
+  auto job = std::make_unique<Job>();
+  job->request = r;
+  return submit(std::move(job));
+}
+
+ServiceReply PredictionService::predict_upload(const std::string& bytes,
+                                               const std::string& filename,
+                                               double critical_dp_bar) {
+  // The upload goes to a private file for the worker to read (HDF5 reads files).
+  static std::mutex name_mu;
+  static std::mt19937_64 gen(std::random_device{}());
+  std::string path;
+  {
+    std::lock_guard<std::mutex> l(name_mu);
+    path = (fs::path(opts_.results_dir) / ("upload_" + std::to_string(gen()) + ".h5")).string();
+  }
+  {
+    std::ofstream f(path, std::ios::binary);
+    f.write(bytes.data(), std::streamsize(bytes.size()));
+  }
+  auto job = std::make_unique<Job>();
+  job->upload_path = path;
+  job->request.site = filename.empty() ? "upload.h5" : filename;
+  job->request.critical_dp_bar = critical_dp_bar;
+  ServiceReply r = submit(std::move(job));
+  fs::remove(path);
+  return r;
+}
+
+void PredictionService::worker() {
+  while (true) {
+    std::vector<std::unique_ptr<Job>> jobs;
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
+      if (stop_ && queue_.empty()) return;
+      // Requests that arrive together (several users, or one page firing a few) share a pass.
+      cv_.wait_for(l, std::chrono::milliseconds(opts_.batch_window_ms),
+                   [this] { return stop_ || int(queue_.size()) >= opts_.max_batch; });
+      while (!queue_.empty() && int(jobs.size()) < opts_.max_batch) {
+        jobs.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    try {
+      run_batch(jobs);
+    } catch (const std::exception& e) {
+      for (auto& j : jobs)
+        if (j) j->reply.set_value(error_reply(500, "", std::string("internal error: ") + e.what()));
+    }
+  }
+}
+
+void PredictionService::run_batch(std::vector<std::unique_ptr<Job>>& jobs) {
+  const auto& g = predictor_->spec().grid;
+  const int nt = g[2];
+  // Build every case; a bad one is answered at once and leaves the batch.
+  std::vector<ReservoirCase> cases;
+  std::vector<std::vector<std::string>> warnings;
+  std::vector<std::unique_ptr<Job>> ok;
+  for (auto& j : jobs) {
+    try {
+      ReservoirCase c;
+      if (!j->upload_path.empty()) {
+        try {
+          c = read_case(j->upload_path, g[0], g[1]);
+        } catch (const InputError& e) {
+          // Name the file as the user knows it, not the server's temporary name.
+          std::string msg = e.what();
+          const auto p = msg.find(j->upload_path);
+          if (p != std::string::npos) msg.replace(p, j->upload_path.size(), j->request.site);
+          j->reply.set_value(error_reply(422, e.field(), msg));
+          continue;
+        }
+      } else {
+        const auto* site = &sites_.front();
+        if (!j->request.site.empty()) {
+          site = nullptr;
+          for (const auto& s : sites_)
+            if (s.first == j->request.site) site = &s;
+          if (!site) {
+            j->reply.set_value(error_reply(422, "site", "unknown site '" + j->request.site + "'"));
+            continue;
+          }
+        }
+        c = build_case(j->request, site->second);
+      }
+      if (!c.times_days.empty() && int(c.times_days.size()) != nt) {
+        j->reply.set_value(error_reply(422, "TIMES",
+                                       "the case has " + std::to_string(c.times_days.size()) +
+                                           " report times but the models predict " +
+                                           std::to_string(nt)));
+        continue;
+      }
+      warnings.push_back(out_of_training_range(c));
+      if (long low = low_permeability_cells(c))
+        warnings.back().push_back(low_permeability_warning(low));
+      cases.push_back(std::move(c));
+      ok.push_back(std::move(j));
+    } catch (const RequestError& e) {
+      j->reply.set_value(error_reply(422, e.field, e.message));
+    }
+  }
+  if (ok.empty()) return;
+  // One batched forward pass over all cases.
+  const double t0 = now_s();
+  HostArray in;
+  for (const auto& c : cases) {
+    HostArray one = encode_case(c, nt);
+    if (in.shape.empty()) in.shape = one.shape, in.shape[0] = 0;
+    in.data.insert(in.data.end(), one.data.begin(), one.data.end());
+    ++in.shape[0];
+  }
+  const auto& times =
+      cases.front().times_days.empty() ? paper_times_days(nt) : cases.front().times_days;
+  Prediction all = predictor_->run(in, times);
+  const double predict_s = now_s() - t0;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++batches_;
+    largest_batch_ = std::max<long>(largest_batch_, long(ok.size()));
+  }
+  const std::size_t per = std::size_t(nt) * g[0] * g[1];
+  for (std::size_t b = 0; b < ok.size(); ++b) {
+    const ReservoirCase& c = cases[b];
+    Prediction one;
+    one.cases = 1;
+    one.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
+    for (const auto& f : all.fields) {
+      Field s = f;
+      s.shape[0] = 1;
+      s.values.assign(f.values.begin() + b * per, f.values.begin() + (b + 1) * per);
+      one.fields.push_back(std::move(s));
+    }
+    std::string id;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "r%06ld", ++next_id_);
+      id = buf;
+      results_.push_back(id);
+      while (int(results_.size()) > opts_.keep_results) {
+        fs::remove(fs::path(opts_.results_dir) / (results_.front() + ".h5"));
+        results_.pop_front();
+      }
+    }
+    write_prediction((fs::path(opts_.results_dir) / (id + ".h5")).string(), *predictor_, one,
+                     ok[b]->request.site.empty() ? sites_.front().first : ok[b]->request.site);
+    ok[b]->reply.set_value(
+        {200, result_json(id, c, one, b, ok[b]->request.critical_dp_bar, int(ok.size()),
+                          t0 - ok[b]->queued_at, predict_s, warnings[b])});
+  }
+}
+
+json PredictionService::result_json(const std::string& id, const ReservoirCase& c,
+                                    const Prediction& p, std::size_t, double critical_dp,
+                                    int batch_size, double wait_s, double predict_s,
+                                    const std::vector<std::string>& warnings) const {
+  const auto& g = predictor_->spec().grid;
+  const std::size_t n = std::size_t(g[2]) * g[0] * g[1];
+  json r;
+  r["id"] = id;
+  r["download"] = "/api/results/" + id + ".h5";
+  r["batch_size"] = batch_size;
+  r["queue_wait_s"] = wait_s;
+  r["predict_s"] = predict_s;
+  r["grid"] = {{"layers", g[0]}, {"radial_cells", g[1]}, {"times", g[2]}};
+  r["r_edges_m"] = edges(c.dr, 0.0);
+  r["z_edges_m"] = edges(c.dz, 0.0);
+  r["times_days"] = p.times_days;
+  json active = json::array();
+  for (std::size_t i = 0; i < c.permx.size(); ++i) active.push_back(c.permx[i] > 0 ? 1 : 0);
+  r["active"] = active;
+  json perf = json::array();
+  for (int x = 0; x < c.nx; ++x) perf.push_back(c.perforated[x] ? 1 : 0);
+  r["perforated"] = perf;
+  const std::vector<float>* sg = nullptr;
+  const std::vector<float>* dp = nullptr;
+  for (const auto& f : p.fields) {
+    r["fields"][f.name] = {{"units", f.units},
+                           {"values", rounded(f.values, 0, n, f.name == "SG" ? 1e-4 : 1e-3)}};
+    (f.name == "SG" ? sg : dp) = &f.values;
+  }
+  if (sg && dp) {
+    KpiOptions o;
+    o.critical_dp_bar = critical_dp;
+    const Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
+    json years = json::array();
+    for (std::size_t i = 0; i < o.years.size(); ++i)
+      years.push_back({{"year", o.years[i]},
+                       {"year_used", k.years_used[i]},
+                       {"plume_radius_m", k.plume_radius_m[i]},
+                       {"plume_area_km2", k.plume_area_km2[i]}});
+    r["kpis"] = {{"sg_threshold", o.sg_threshold},     {"plume", years},
+                 {"max_dp_bar", k.max_dp_bar},         {"max_dp_radius_m", k.max_dp_radius_m},
+                 {"max_dp_depth_m", k.max_dp_depth_m}, {"max_dp_year", k.max_dp_year},
+                 {"critical_dp_bar", critical_dp},     {"aor_radius_m", k.aor_radius_m},
+                 {"co2_mass_mt", k.co2_mass_mt}};
+  }
+  r["warnings"] = warnings;
+  return r;
+}
+
+json PredictionService::info() const {
+  const auto& s = predictor_->spec();
+  json sites = json::array();
+  for (const auto& [name, c] : sites_) {
+    int top = 0, bottom = 0;
+    for (int x = 0; x < c.nx; ++x)
+      if (c.perforated[x]) bottom = x + 1, top = top ? top : x + 1;
+    sites.push_back({{"name", name},
+                     {"layers", formation_layers(c)},
+                     {"perf_top", top},
+                     {"perf_bottom", bottom},
+                     {"rate_mt_per_year", c.rate_mt_per_year},
+                     {"temperature_c", c.temperature_c},
+                     {"pressure_bar", c.pressure_bar},
+                     {"swi", c.swi},
+                     {"vg_lambda", c.vg_lambda}});
+  }
+  return {{"models", predictor_->variables()},
+          {"architecture", s.architecture},
+          {"grid", {{"layers", s.grid[0]}, {"radial_cells", s.grid[1]}, {"times", s.grid[2]}}},
+          {"sites", sites},
+          {"max_batch", opts_.max_batch}};
+}
+
+json PredictionService::stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return {{"requests", requests_},
+          {"batches", batches_},
+          {"largest_batch", largest_batch_},
+          {"queued", queue_.size()}};
+}
+
+std::string PredictionService::result_path(const std::string& id) const {
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& r : results_)
+    if (r == id) return (fs::path(opts_.results_dir) / (id + ".h5")).string();
+  return "";
+}
+
+}  // namespace ufno

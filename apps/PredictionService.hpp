@@ -1,0 +1,81 @@
+#pragma once
+// The web server's prediction engine: the models loaded once (kept warm) and one worker thread
+// that owns them. Requests from any number of HTTP threads are queued; the worker takes every
+// request waiting (up to max_batch) and predicts them as one batch, so concurrent users share a
+// forward pass instead of waiting for each other's. All HDF5 and MPI work happens on the worker
+// (neither library is thread-safe here). Each reply is a finished HTTP status and JSON body.
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "apps/Kpis.hpp"
+#include "apps/Predictor.hpp"
+#include "apps/WebCase.hpp"
+
+namespace ufno {
+
+struct ServiceReply {
+  int status = 200;
+  nlohmann::json body;
+};
+
+struct ServiceOptions {
+  std::vector<std::string> models;
+  std::vector<std::string> sites;  // template case files (the first is the default site)
+  std::string results_dir;         // result files, served for download
+  int max_batch = 8;               // requests predicted together
+  int batch_window_ms = 30;        // after a request arrives, wait this long for more to batch
+  int max_queue = 64;              // more waiting requests get 503
+  int keep_results = 200;          // older result files are deleted
+};
+
+class PredictionService {
+ public:
+  explicit PredictionService(const ServiceOptions& o);  // loads models and sites; InputError
+  ~PredictionService();
+  PredictionService(const PredictionService&) = delete;
+  PredictionService& operator=(const PredictionService&) = delete;
+
+  // Blocking; safe from any thread.
+  ServiceReply predict(const CaseRequest& r);
+  ServiceReply predict_upload(const std::string& bytes, const std::string& filename,
+                              double critical_dp_bar);
+
+  nlohmann::json info() const;                           // grid, sites, models (for the page)
+  nlohmann::json stats() const;                          // requests, batches, largest batch
+  std::string result_path(const std::string& id) const;  // "" if unknown
+
+ private:
+  struct Job {
+    CaseRequest request;
+    std::string upload_path;  // non-empty: a case file to read instead of request's site
+    std::promise<ServiceReply> reply;
+    double queued_at = 0;
+  };
+  void worker();
+  void run_batch(std::vector<std::unique_ptr<Job>>& jobs);
+  ServiceReply submit(std::unique_ptr<Job> job);
+  nlohmann::json result_json(const std::string& id, const ReservoirCase& c, const Prediction& p,
+                             std::size_t b, double critical_dp, int batch_size, double wait_s,
+                             double predict_s, const std::vector<std::string>& warnings) const;
+
+  ServiceOptions opts_;
+  std::unique_ptr<Predictor> predictor_;
+  std::vector<std::pair<std::string, ReservoirCase>> sites_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Job>> queue_;
+  bool stop_ = false;
+  long requests_ = 0, batches_ = 0, largest_batch_ = 0, next_id_ = 0;
+  std::deque<std::string> results_;  // ids, oldest first
+  std::thread worker_;
+};
+
+}  // namespace ufno

@@ -1,0 +1,214 @@
+// ufno_server: the web front end. Serves the page in web/ and a JSON API in front of a warm
+// PredictionService (models loaded once, concurrent requests queued and predicted in batches):
+//   GET  /api/info                 grid, sites, models, queue statistics
+//   POST /api/predict              JSON case parameters (apps/WebCase.hpp) -> fields, KPIs
+//   POST /api/predict/upload       multipart form: "case" = a case file (docs/case-format.md)
+//   GET  /api/results/<id>.h5      the result file of an earlier prediction
+// Errors are JSON {"error", "field"} with 400 (malformed request), 404, 413 (upload larger than
+// --max-upload-mb), 422 (well-formed but invalid values) or 503 (queue full).
+#include <signal.h>
+
+#include <httplib.h>
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "apps/DefaultModels.hpp"
+#include "apps/MpiMain.hpp"
+#include "apps/PredictionService.hpp"
+#include "operators/backend/Threads.hpp"
+
+#ifndef UFNO_SOURCE_DIR
+#define UFNO_SOURCE_DIR "."
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// SIGINT and SIGTERM, which stop the server cleanly from a thread of their own.
+sigset_t stop_signals() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  return s;
+}
+
+void send_json(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& field,
+                const std::string& message) {
+  send_json(res, status, json{{"error", message}, {"field", field}});
+}
+
+std::vector<std::string> default_sites() {
+  std::vector<std::string> v;
+  const fs::path dir = fs::path(UFNO_SOURCE_DIR) / "examples" / "opm";
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (fs::exists(e.path() / "case.h5")) v.push_back((e.path() / "case.h5").string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
+  svr.Get("/api/info", [&](const httplib::Request&, httplib::Response& res) {
+    json j = service.info();
+    j["stats"] = service.stats();
+    send_json(res, 200, j);
+  });
+  svr.Post("/api/predict", [&](const httplib::Request& req, httplib::Response& res) {
+    json body;
+    try {
+      body = json::parse(req.body);
+    } catch (const json::parse_error& e) {
+      return send_error(res, 400, "", std::string("malformed JSON: ") + e.what());
+    }
+    try {
+      const auto r = ufno::parse_case_request(body);
+      const auto reply = service.predict(r);
+      send_json(res, reply.status, reply.body);
+    } catch (const ufno::RequestError& e) {
+      send_error(res, 422, e.field, e.field + ": " + e.message);
+    }
+  });
+  svr.Post("/api/predict/upload", [&](const httplib::Request& req, httplib::Response& res) {
+    if (!req.is_multipart_form_data() || !req.has_file("case"))
+      return send_error(res, 400, "case",
+                        "send the case file as multipart/form-data field \"case\"");
+    const auto file = req.get_file_value("case");
+    double critical = 10.0;
+    if (req.has_file("critical_dp_bar")) {
+      try {
+        critical = std::stod(req.get_file_value("critical_dp_bar").content);
+      } catch (const std::exception&) {
+        return send_error(res, 422, "critical_dp_bar", "critical_dp_bar: must be a number");
+      }
+    }
+    const auto reply = service.predict_upload(file.content, file.filename, critical);
+    send_json(res, reply.status, reply.body);
+  });
+  svr.Get(R"(/api/results/(r\d+)\.h5)", [&](const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    const std::string path = service.result_path(id);
+    if (path.empty() || !fs::exists(path))
+      return send_error(res, 404, "id", "no result " + id + " (results are kept for a while)");
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    res.set_header("Content-Disposition", "attachment; filename=\"ufno_" + id + ".h5\"");
+    res.set_content(s.str(), "application/x-hdf5");
+  });
+  // JSON for every API error httplib itself produces (unknown route 404, oversized 413, ...).
+  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const std::string msg = res.status == 413   ? "the upload is larger than the server accepts"
+                            : res.status == 404 ? "no such resource: " + req.path
+                                                : "request failed";
+    send_error(res, res.status, "", msg);
+  });
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what += std::string(": ") + e.what();
+        } catch (...) {
+        }
+        send_error(res, 500, "", what);
+      });
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"ufno_server: web front end and JSON API for U-FNO predictions"};
+  std::string host = "127.0.0.1", web_root = std::string(UFNO_SOURCE_DIR) + "/web", results;
+  int port = 8080, threads = 0, http_threads = 8;
+  double max_upload_mb = 16;
+  ufno::ServiceOptions o;
+  app.add_option("--host", host, "address to listen on (0.0.0.0 for every interface)");
+  app.add_option("--port", port, "port (0: any free port, printed at start)");
+  app.add_option("--model", o.models, "model file; give twice for SG and dP (default: shipped)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--site", o.sites, "template case file (default: examples/opm/*/case.h5)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--web-root", web_root, "directory of the page");
+  app.add_option("--results", results, "directory for result files (default: a temp dir)");
+  app.add_option("--max-upload-mb", max_upload_mb, "largest accepted request body");
+  app.add_option("--max-batch", o.max_batch, "requests predicted together")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch-window-ms", o.batch_window_ms,
+                 "how long the worker waits for more requests to batch");
+  app.add_option("--max-queue", o.max_queue, "waiting requests beyond which the API answers 503")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "compute threads (default: all cores)");
+  app.add_option("--http-threads", http_threads, "threads accepting requests");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ufno_server: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  if (o.models.empty()) o.models = ufno::default_models();
+  if (o.sites.empty()) o.sites = default_sites();
+  const bool temp_results = results.empty();  // removed again at a clean stop
+  if (temp_results)
+    results = (fs::temp_directory_path() / ("ufno_server_" + std::to_string(getpid()))).string();
+  o.results_dir = results;
+  ufno::backend::set_threads(threads > 0 ? threads : ufno::backend::default_threads(1));
+  if (!fs::is_directory(web_root))
+    throw ufno::InputError(web_root, "--web-root", "is not a directory");
+
+  ufno::PredictionService service(o);
+  httplib::Server svr;
+  svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(size_t(http_threads)); };
+  svr.set_payload_max_length(std::size_t(max_upload_mb * 1024 * 1024));
+  svr.set_mount_point("/", web_root);
+  add_routes(svr, service);
+  const int bound =
+      port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
+  if (bound < 0)
+    throw ufno::InputError("--port", "", "cannot listen on " + host + ":" + std::to_string(port));
+  std::thread stopper([&] {
+    const sigset_t sigs = stop_signals();
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    svr.stop();
+  });
+  std::printf("ufno_server: listening on http://%s:%d (models %s, %zu site(s), results in %s)\n",
+              host.c_str(), bound, service.info()["models"].get<std::string>().c_str(),
+              o.sites.size(), results.c_str());
+  std::fflush(stdout);
+  svr.listen_after_bind();
+  // A stop from anywhere but the signal thread: wake it so it can be joined.
+  pthread_kill(stopper.native_handle(), SIGTERM);
+  stopper.join();
+  if (temp_results) {
+    std::error_code ec;
+    fs::remove_all(results, ec);
+  }
+  std::printf("ufno_server: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Blocked before MPI, OpenBLAS or FFTW start threads of their own, which inherit the mask:
+  // otherwise the signal may land on one of them and kill the process without a clean stop.
+  const sigset_t sigs = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  return ufno::mpi_main(argc, argv, "ufno_server",
+                        [](int ac, char** av, int, int) { return run(ac, av); });
+}

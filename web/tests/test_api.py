@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""The JSON API of ufno_server with good and bad requests, against a real server process.
+
+Usage: test_api.py UFNO_SERVER. Starts servers on free ports (--port 0) with the shipped models
+and example sites, and checks: /api/info; a good prediction (fields, KPIs, download of an HDF5
+result); malformed JSON (400); out-of-range and unknown parameters (422 naming the field);
+an unknown route (404); an oversized upload (413); an uploaded example case (200) and an uploaded
+non-HDF5 file (422); concurrent requests batched into one forward pass; a full queue (503).
+Prints "N passed, M failed" last; exit 1 on failure.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+
+
+class Server:
+    def __init__(self, exe, *args):
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        self.p = subprocess.Popen([exe, "--port", "0", "--threads", "1"] + list(args),
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=env)
+        line = self.p.stdout.readline()
+        if "listening on " not in line:
+            raise RuntimeError("server did not start: " + line + self.p.stderr.read())
+        self.url = line.split("listening on ")[1].split()[0]
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            return self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return -1
+
+
+def call(url, data=None, content_type="application/json", method=None):
+    """(status, body bytes, headers) of one request; HTTP errors are results, not exceptions."""
+    req = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        req.add_header("Content-Type", content_type)
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, r.read(), r.headers
+    except urllib.error.HTTPError as e:
+        return e.code, e.read(), e.headers
+
+
+def post_json(base, body):
+    status, raw, _ = call(base + "/api/predict", json.dumps(body).encode())
+    return status, json.loads(raw)
+
+
+def multipart(fields):
+    """Encodes {name: (filename or None, bytes)} as multipart/form-data."""
+    boundary = uuid.uuid4().hex
+    out = b""
+    for name, (filename, content) in fields.items():
+        disp = 'form-data; name="%s"' % name + ('; filename="%s"' % filename if filename else "")
+        out += b"--" + boundary.encode() + b"\r\nContent-Disposition: " + disp.encode() + \
+            b"\r\n\r\n" + content + b"\r\n"
+    out += b"--" + boundary.encode() + b"--\r\n"
+    return out, "multipart/form-data; boundary=" + boundary
+
+
+def basic(exe):
+    s = Server(exe, "--max-upload-mb", "2")
+    base = s.url
+    try:
+        status, raw, _ = call(base + "/api/info")
+        info = json.loads(raw)
+        check("info lists models, grid and sites", status == 200 and info["sites"] and
+              info["grid"]["times"] == 24, raw[:200])
+        status, raw, _ = call(base + "/")
+        check("the page is served", status == 200 and b"<html" in raw.lower(), status)
+
+        status, r = post_json(base, {"rate_mt_per_year": 1.2, "temperature_c": 70,
+                                     "pressure_bar": 180, "field": "geostat",
+                                     "geostat": {"kgeo_md": 150, "seed": 7}})
+        check("a good request predicts (200)", status == 200, r)
+        if status == 200:
+            g = r["grid"]
+            n = g["layers"] * g["radial_cells"] * g["times"]
+            check("both fields with units and full size",
+                  len(r["fields"]["SG"]["values"]) == n and len(r["fields"]["dP"]["values"]) == n
+                  and r["fields"]["dP"]["units"], {k: len(v["values"]) for k, v in
+                                                   r["fields"].items()})
+            sg = r["fields"]["SG"]["values"]
+            check("the plume is there: SG > 0 somewhere and within [0, 1]",
+                  max(sg) > 0.01 and min(sg) >= -0.05 and max(sg) <= 1.05, (min(sg), max(sg)))
+            k = r["kpis"]
+            check("KPIs: plume radius grows, max dP positive, CO2 mass positive",
+                  k["plume"][-1]["plume_radius_m"] >= k["plume"][0]["plume_radius_m"] > 0
+                  and k["max_dp_bar"] > 0 and k["co2_mass_mt"] > 0, k)
+            status, raw, headers = call(base + r["download"])
+            check("the result file downloads as HDF5", status == 200 and
+                  raw[:8] == b"\x89HDF\r\n\x1a\n", (status, raw[:8]))
+        status, raw, _ = call(base + "/api/results/r999999.h5")
+        check("an unknown result is 404 JSON", status == 404 and "error" in json.loads(raw), raw)
+
+        status, raw, _ = call(base + "/api/predict", b'{"rate_mt_per_year": 1.0,')
+        check("malformed JSON is 400 with a message", status == 400 and
+              "malformed JSON" in json.loads(raw)["error"], raw)
+        status, r = post_json(base, {"rate_mt_per_year": -3})
+        check("a negative rate is 422 naming the field", status == 422 and
+              r["field"] == "rate_mt_per_year", r)
+        status, r = post_json(base, {"swi": "high"})
+        check("a non-number is 422 naming the field", status == 422 and r["field"] == "swi", r)
+        status, r = post_json(base, {"rate": 1})
+        check("an unknown parameter is 422 naming it", status == 422 and r["field"] == "rate", r)
+        status, r = post_json(base, {"perf_top": 5, "perf_bottom": 2})
+        check("an inverted perforation is 422", status == 422 and r["field"] == "perf_top", r)
+        status, r = post_json(base, {"site": "nowhere"})
+        check("an unknown site is 422", status == 422 and r["field"] == "site", r)
+        status, r = post_json(base, {"field": "geostat", "geostat": {"sigma_lnk": 9}})
+        check("a bad geostat value is 422 naming the nested field", status == 422 and
+              r["field"] == "geostat.sigma_lnk", r)
+        status, raw, _ = call(base + "/api/nothing")
+        check("an unknown route is 404 JSON", status == 404 and "error" in json.loads(raw), raw)
+
+        example = sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5")))[0]
+        with open(example, "rb") as f:
+            body, ct = multipart({"case": ("case.h5", f.read())})
+        status, raw, _ = call(base + "/api/predict/upload", body, ct)
+        r = json.loads(raw)
+        check("an uploaded example case predicts (200)", status == 200 and "kpis" in r, raw[:300])
+        body, ct = multipart({"case": ("notes.h5", b"this is not an HDF5 file\n" * 10)})
+        status, raw, _ = call(base + "/api/predict/upload", body, ct)
+        r = json.loads(raw)
+        check("a non-HDF5 upload is 422 naming the user's file", status == 422 and
+              "notes.h5" in r["error"] and "upload_" not in r["error"], r)
+        body, ct = multipart({"case": ("big.h5", b"\0" * (3 * 1024 * 1024))})
+        status, raw, _ = call(base + "/api/predict/upload", body, ct)
+        check("an upload over --max-upload-mb is 413", status == 413, (status, raw[:200]))
+        status, raw, _ = call(base + "/api/predict/upload", b'{"a": 1}')
+        check("an upload without a case file is 400", status == 400, (status, raw[:200]))
+    finally:
+        check("the server stops cleanly on SIGTERM", s.stop() == 0)
+
+
+def concurrent(exe, n, *args):
+    s = Server(exe, *args)
+    replies = [None] * n
+
+    def one(i):
+        replies[i] = post_json(s.url, {"rate_mt_per_year": 0.5 + 0.2 * i})
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stats = json.loads(call(s.url + "/api/info")[1])["stats"]
+    s.stop()
+    return replies, stats
+
+
+def batching(exe):
+    replies, stats = concurrent(exe, 4, "--batch-window-ms", "1500", "--max-batch", "4")
+    check("four concurrent requests all succeed", all(r and r[0] == 200 for r in replies),
+          [r and r[0] for r in replies])
+    check("they share forward passes (largest batch > 1)", stats["largest_batch"] > 1 and
+          max(r[1].get("batch_size", 0) for r in replies) > 1, stats)
+    if all(r and r[0] == 200 for r in replies):
+        radii = [r[1]["kpis"]["plume"][-1]["plume_radius_m"] for r in replies]
+        dps = [r[1]["kpis"]["max_dp_bar"] for r in replies]
+        check("each user gets their own case back (different rates, different max dP)",
+              len(set(dps)) == 4, (radii, dps))
+    replies, stats = concurrent(exe, 4, "--batch-window-ms", "1500", "--max-queue", "2")
+    codes = sorted(r[0] for r in replies)
+    check("beyond --max-queue requests get 503, the queued ones are answered",
+          codes.count(200) >= 2 and codes.count(503) >= 1 and set(codes) <= {200, 503}, codes)
+
+
+def main():
+    exe = sys.argv[1]
+    basic(exe)
+    batching(exe)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
