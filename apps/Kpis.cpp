@@ -54,14 +54,18 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
         }
         if (v > o.critical_dp_bar) k.aor_radius_m = std::max(k.aor_radius_m, r_out[y]);
       }
-  // Mass in place at the last report: SG x porosity x ring volume x density, active cells.
+  // Mass in place at the last report: SG x porosity x ring volume x density over the plume
+  // (active cells with SG above the threshold). Counting only the plume keeps a surrogate's
+  // sub-threshold noise out: 0.3 % SG over the km-wide outer rings of the log-spaced grid adds
+  // tens of Mt, while for OPM Flow's own fields the difference is below 0.2 %.
   double mass = 0;
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y) {
       const std::size_t cell = std::size_t(x) * Y + y;
-      if (!active(x, y)) continue;
+      const double s = at(sg, T - 1, x, y);
+      if (!active(x, y) || !(s > o.sg_threshold)) continue;
       const double vol = M_PI * (r_out[y] * r_out[y] - r_in[y] * r_in[y]) * c.dz[x];
-      mass += std::max(0.0, at(sg, T - 1, x, y)) * c.poro[cell] * vol * o.co2_density;
+      mass += s * c.poro[cell] * vol * o.co2_density;
     }
   k.co2_mass_mt = mass / 1e9;
   return k;

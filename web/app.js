@@ -176,7 +176,7 @@ function kpiRows() {
              `${k.max_dp_depth_m.toFixed(0)} m depth, year ${k.max_dp_year.toFixed(1)}`]);
   rows.push([`Area of review radius (dP > ${k.critical_dp_bar} bar)`,
              k.aor_radius_m > 0 ? fmtLength(k.aor_radius_m) : "nowhere above"]);
-  rows.push(["CO₂ mass in place (last time)", `${k.co2_mass_mt.toFixed(2)} Mt`]);
+  rows.push(["CO₂ mass in the plume (last time)", `${k.co2_mass_mt.toFixed(2)} Mt`]);
   return rows;
 }
 
