@@ -30,7 +30,8 @@ int run(int argc, char** argv) {
   CLI::App app{"ufno_import: ECLIPSE/OPM deck (and its UNRST results) -> ufno case (and targets)"};
   std::string deck, out, targets, unrst, like;
   double density = 1.872;
-  app.add_option("deck", deck, "the .DATA file")->required();
+  app.add_option("deck", deck, "the .DATA file, or a case file (.h5) to resample with --like")
+      ->required();
   app.add_option("--out", out, "case file to write (HDF5, docs/case-format.md)")->required();
   app.add_option("--targets", targets, "also write SG and dP of the Flow results here");
   app.add_option("--unrst", unrst, "unified restart file (default: next to the deck or in run/)");
@@ -44,7 +45,21 @@ int run(int argc, char** argv) {
     std::cerr << "ufno_import: error: " << e.what() << " (see --help)\n";
     return 2;
   }
-  ufno::ImportedDeck d = ufno::import_deck(deck, density);
+  // A case file instead of a deck: resample it onto the --like grid (a case made for another
+  // grid, such as the paper's 96 x 200, for the shipped 24 x 48 models).
+  const bool case_input = std::filesystem::path(deck).extension() == ".h5";
+  if (case_input && like.empty())
+    throw ufno::InputError(deck, "",
+                           "a case file as input needs --like (the grid to resample onto)");
+  if (case_input && !targets.empty())
+    throw ufno::InputError(deck, "", "--targets needs a deck with Flow results, not a case file");
+  ufno::ImportedDeck d;
+  if (case_input) {
+    d.rc = ufno::read_case(deck);
+    for (double k : d.rc.permx) d.active.push_back(k > 0 ? 1 : 0);
+  } else {
+    d = ufno::import_deck(deck, density);
+  }
   for (const auto& n : d.notes) std::cerr << "ufno_import: " << deck << ": " << n << "\n";
   ufno::ReservoirCase c = d.rc;
   std::vector<int> active = d.active;
@@ -53,8 +68,8 @@ int run(int argc, char** argv) {
     ufno::ReservoirCase ref = ufno::read_case(like);
     resample = std::make_unique<ufno::GridResampler>(c.dz, c.dr, ref.dz, ref.dr);
     if (!resample->identity()) {
-      std::cerr << "ufno_import: " << deck << ": resampled the deck grid " << resample->describe()
-                << " of " << like << "\n";
+      std::cerr << "ufno_import: " << deck << ": resampled the " << (case_input ? "case" : "deck")
+                << " grid " << resample->describe() << " of " << like << "\n";
       c = resample->map_case(c, d.active);
       active = resample->map_active(d.active);
     } else {

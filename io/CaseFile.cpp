@@ -74,10 +74,11 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
   c.nx = int(s[0]);
   c.ny = int(s[1]);
   if ((ex && c.nx != ex) || (ey && c.ny != ey))
-    throw InputError(path, "PERMX",
-                     "grid " + shape_string(s) + " differs from the model grid (" +
-                         std::to_string(ex) + "," + std::to_string(ey) +
-                         "); resample the case with ufno_import");
+    throw InputError(
+        path, "PERMX",
+        "grid " + shape_string(s) + " differs from the model grid (" + std::to_string(ex) + "," +
+            std::to_string(ey) +
+            "); resample it: ufno_import CASE.h5 --like A_CASE_ON_THE_MODEL_GRID.h5 --out NEW.h5");
   if (block.lx < 0) block = {0, 0, c.nx, c.ny};
   c.x0 = block.x0;
   c.y0 = block.y0;

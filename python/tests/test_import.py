@@ -19,6 +19,7 @@ import h5py
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import run_flow_batch  # noqa: E402
 import ufno_cases  # noqa: E402
@@ -115,6 +116,33 @@ def main():
         want_perf = ((perf[0::2] + perf[1::2]) > 0).astype(float)
         check("coarsened perforation covers the perforated layers",
               np.array_equal(c["PERF"][()], want_perf), "%s vs %s" % (c["PERF"][()], want_perf))
+
+        # 3b. A case file (the paper's 96 x 200 grid) resampled onto the 24 x 48 model grid.
+        paper_case = os.path.join(ROOT, "examples", "example_case.h5")
+        code, out, err = run(paper_case, "--out", os.path.join(work, "paper_on_model.h5"),
+                             "--like", os.path.join(work, "imp.h5"))
+        check("a case file resampled with --like exits 0", code == 0, err)
+        check("the tool says it resampled the case", "resampled the case grid 96 x 200" in err, err)
+        if code == 0:
+            with h5py.File(os.path.join(work, "paper_on_model.h5"), "r") as f, \
+                    h5py.File(paper_case, "r") as p:
+                check("resampled case is on the model grid", f["PERMX"].shape == (24, 48),
+                      f["PERMX"].shape)
+                # Pore volume is kept where both grids cover the formation (within 2 %).
+                def pore_volume(h):
+                    r = np.concatenate([[0], np.cumsum(h["DR"][()])])
+                    ring = np.pi * (r[1:] ** 2 - r[:-1] ** 2)
+                    rmax = min(np.sum(f["DR"][()]), np.sum(p["DR"][()]))
+                    keep = r[1:] <= rmax * 1.0001
+                    return np.sum(h["PORO"][()][:, keep] * h["DZ"][()][:, None] * ring[None, keep])
+                pv_f, pv_p = pore_volume(f), pore_volume(p)
+                check("pore volume kept (%.3g vs %.3g)" % (pv_f, pv_p),
+                      abs(pv_f - pv_p) < 0.02 * pv_p)
+                check("rate and conditions carried over", float(f["INJ_RATE"][()]) ==
+                      float(p["INJ_RATE"][()]) and float(f["TEMP"][()]) == float(p["TEMP"][()]))
+        code, out, err = run(paper_case, "--out", os.path.join(work, "nolike.h5"))
+        check("a case file without --like is refused", code == 2 and "--like" in err and
+              not os.path.exists(os.path.join(work, "nolike.h5")), err)
 
         # 4. Decks that cannot be mapped.
         text = open(deck).read()
