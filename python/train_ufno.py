@@ -85,6 +85,11 @@ def atomic_save(obj, path):
     os.replace(tmp, path)
 
 
+def train_seconds(log_path):
+    with open(log_path) as f:
+        return sum(float(r["seconds"]) for r in csv.DictReader(f))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True)
@@ -133,6 +138,9 @@ def main(argv=None):
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
     epoch0 = 0
+    # The exported model is the epoch with the best validation metric, not the last one: with
+    # a few hundred cases the validation error still jumps between epochs.
+    best = {"metric": float("inf"), "epoch": 0, "model": None}
     if os.path.exists(ckpt_path):
         ck = torch.load(ckpt_path)
         model.load_state_dict(ck["model"])
@@ -141,6 +149,7 @@ def main(argv=None):
         epoch0 = ck["epoch"]
         torch.set_rng_state(ck["rng"])
         mean, std = ck["mean"], ck["std"]
+        best = ck.get("best", best)
         print("train_ufno: resuming after epoch %d" % epoch0, file=sys.stderr)
 
     def batches(ids, shuffle):
@@ -187,7 +196,10 @@ def main(argv=None):
             nb += 1
         sched.step()
         val_loss, val_metric = evaluate(groups["val"])
-        atomic_save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+        if val_metric < best["metric"]:
+            best = {"metric": val_metric, "epoch": epoch + 1,
+                    "model": {k: v.clone() for k, v in model.state_dict().items()}}
+        atomic_save({"best": best, "model": model.state_dict(), "optimizer": opt.state_dict(),
                      "scheduler": sched.state_dict(), "epoch": epoch + 1,
                      "rng": torch.get_rng_state(), "mean": mean, "std": std,
                      "args": vars(a)}, ckpt_path)
@@ -203,6 +215,8 @@ def main(argv=None):
               file=sys.stderr)
 
     if a.export:
+        if best["model"] is not None:
+            model.load_state_dict(best["model"])
         test_loss, test_metric = evaluate(groups["test"])
         ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
                              state_dict=model.state_dict(), source=os.path.basename(a.run),
@@ -213,7 +227,8 @@ def main(argv=None):
                        "test_loss": test_loss,
                        ("test_plume_error" if a.variable == "SG" else "test_pressure_error"):
                            test_metric,
-                       "epochs": a.epochs, "width": a.width, "modes": a.modes}, fm, indent=1)
+                       "epochs": a.epochs, "best_epoch": best["epoch"],
+                       "train_seconds": train_seconds(log_path), "width": a.width, "modes": a.modes}, fm, indent=1)
         print("train_ufno: exported %s; test metric %.4f" % (a.export, test_metric), file=sys.stderr)
     return 0
 

@@ -1,0 +1,36 @@
+#!/usr/bin/python3
+"""Export a train_ufno.py checkpoint (DIR/checkpoint.pt) to the project's model format without
+loading the data set: architecture, variable and dP scaling come from the checkpoint.
+
+Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR OUT.h5 [--grid 24 48 24]
+"""
+import argparse
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import ufno_convert  # noqa: E402
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("run")
+    p.add_argument("out")
+    p.add_argument("--grid", type=int, nargs=3, default=[24, 48, 24])
+    a = p.parse_args(argv)
+    ck = torch.load(os.path.join(a.run, "checkpoint.pt"))
+    args = ck["args"]
+    ufno_convert.convert(None, a.out, args["variable"], grid=tuple(a.grid), padding=8,
+                         fno=args["fno"], state_dict=ck["model"],
+                         source="%s epoch %d" % (os.path.basename(os.path.normpath(a.run)),
+                                                 ck["epoch"]),
+                         scaling=(ck["std"], ck["mean"]))
+    print("export_checkpoint: %s (epoch %d) -> %s" % (a.run, ck["epoch"], a.out), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
