@@ -1,0 +1,141 @@
+// cuFFT implementation of Fft1dPlan.
+//
+// The FFTW backend describes (outer, n, inner) with two batch dimensions; cuFFT's advanced layout
+// has one (element b of line k at b * dist + k * stride). With inner == 1 one plan covers it all
+// (stride 1, dist = line length, batch = outer). With inner > 1 the plan is batched over one of
+// the two dimensions and executed once per index of the other at an offset pointer:
+//   over outer: stride inner, dist = line length * inner, batch outer; one call per inner index
+//   over inner: stride inner, dist 1, batch inner; one call per outer index
+// Both are exact, need no transpose (a transpose would cost an extra pass over memory and a
+// buffer), and share one plan (cuFFT allocates its work area per plan). The larger dimension is
+// batched so that the number of calls, min(outer, inner), stays small: in the Fourier layers
+// inner is the kept-mode count of the later axes and outer runs over B * C (* X).
+#include <cufft.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "fft/CufftPlan.hpp"
+#include "operators/backend/CudaCheck.cuh"
+
+namespace ufno::fft::cuda {
+
+namespace {
+
+using backend::cuda::check_launch;
+using backend::cuda::grid_for;
+using backend::cuda::kThreads;
+
+void check_cufft(cufftResult r, const char* what) {
+  if (r != CUFFT_SUCCESS)
+    throw std::runtime_error(std::string("cuFFT: ") + what + " failed with cufftResult " +
+                             std::to_string(int(r)));
+}
+
+// FFTW's c2r ignores the imaginary parts of bin 0 and (even n) bin n/2; cuFFT leaves the result
+// for such non-Hermitian input unspecified. Zeroing them gives the same answer as ignoring them,
+// and the input is documented as destroyed anyway.
+__global__ void zero_hermitian_imag(cufftComplex* a, long long outer, long long nc, long long inner,
+                                    bool nyquist) {
+  const long long lines = outer * inner;
+  for (long long l = blockIdx.x * (long long)blockDim.x + threadIdx.x; l < lines;
+       l += (long long)gridDim.x * blockDim.x) {
+    const long long o = l / inner, i = l % inner;
+    a[o * nc * inner + i].y = 0.f;
+    if (nyquist) a[(o * nc + nc - 1) * inner + i].y = 0.f;
+  }
+}
+
+class CufftPlan1d final : public Fft1dPlan {
+ public:
+  CufftPlan1d(Transform t, const Batch1d& b) : t_(t), b_(b) {
+    if (b.n < 1 || b.outer < 0 || b.inner < 1)
+      throw std::invalid_argument("fft: invalid batch shape");
+    if (b.outer == 0) return;  // nothing to transform; execute() is a no-op
+    const long long n = b.n, inner = b.inner, outer = b.outer, nc = n / 2 + 1;
+    const long long in_len = t == Transform::C2R ? nc : n;  // line lengths in elements
+    const long long out_len = t == Transform::R2C ? nc : n;
+    long long idist, odist, batch;
+    if (inner == 1 || outer >= inner) {
+      idist = in_len * inner;
+      odist = out_len * inner;
+      batch = outer;
+      calls_ = inner;
+      in_step_ = out_step_ = 1;
+    } else {
+      idist = odist = 1;
+      batch = inner;
+      calls_ = outer;
+      in_step_ = in_len * inner;
+      out_step_ = out_len * inner;
+    }
+    // Non-null embeds select the advanced layout; for rank 1 only the strides and dists matter.
+    long long dims[1] = {n}, inembed[1] = {in_len}, onembed[1] = {out_len};
+    const cufftType type = t == Transform::R2C   ? CUFFT_R2C
+                           : t == Transform::C2R ? CUFFT_C2R
+                                                 : CUFFT_C2C;
+    check_cufft(cufftCreate(&plan_), "cufftCreate");
+    std::size_t work = 0;
+    // The 64-bit planner: idist * batch exceeds 2^31 elements on large grids.
+    const cufftResult r = cufftMakePlanMany64(plan_, 1, dims, inembed, inner, idist, onembed, inner,
+                                              odist, type, batch, &work);
+    if (r != CUFFT_SUCCESS) cufftDestroy(plan_);  // no destructor runs after a throwing constructor
+    check_cufft(r, "cufftMakePlanMany64");
+    created_ = true;
+  }
+  ~CufftPlan1d() override {
+    if (created_) cufftDestroy(plan_);
+  }
+  Transform transform() const override { return t_; }
+  const Batch1d& batch() const override { return b_; }
+
+  void execute(void* in, void* out) override {
+    if (b_.outer == 0) return;
+    const bool real = t_ == Transform::R2C || t_ == Transform::C2R;
+    if (real && in == out)
+      throw std::invalid_argument("fft: the cuFFT backend runs real transforms out of place only");
+    switch (t_) {
+      case Transform::R2C: {
+        auto* src = static_cast<cufftReal*>(in);
+        auto* dst = static_cast<cufftComplex*>(out);
+        for (long long c = 0; c < calls_; ++c)
+          check_cufft(cufftExecR2C(plan_, src + c * in_step_, dst + c * out_step_), "cufftExecR2C");
+        break;
+      }
+      case Transform::C2R: {
+        auto* src = static_cast<cufftComplex*>(in);
+        auto* dst = static_cast<cufftReal*>(out);
+        const long long nc = b_.n / 2 + 1, lines = b_.outer * b_.inner;
+        zero_hermitian_imag<<<grid_for(lines), kThreads>>>(src, b_.outer, nc, b_.inner,
+                                                           b_.n % 2 == 0);
+        check_launch("zero_hermitian_imag");
+        for (long long c = 0; c < calls_; ++c)
+          check_cufft(cufftExecC2R(plan_, src + c * in_step_, dst + c * out_step_), "cufftExecC2R");
+        break;
+      }
+      default: {
+        auto* src = static_cast<cufftComplex*>(in);
+        auto* dst = static_cast<cufftComplex*>(out);
+        const int dir = t_ == Transform::C2C_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE;
+        for (long long c = 0; c < calls_; ++c)
+          check_cufft(cufftExecC2C(plan_, src + c * in_step_, dst + c * out_step_, dir),
+                      "cufftExecC2C");
+      }
+    }
+  }
+
+ private:
+  Transform t_;
+  Batch1d b_;
+  cufftHandle plan_ = 0;
+  bool created_ = false;
+  long long calls_ = 0, in_step_ = 0, out_step_ = 0;  // offsets in elements of in / out
+};
+
+}  // namespace
+
+std::unique_ptr<Fft1dPlan> make_cufft_plan(Transform t, const Batch1d& b) {
+  return std::make_unique<CufftPlan1d>(t, b);
+}
+
+}  // namespace ufno::fft::cuda

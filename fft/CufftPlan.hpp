@@ -1,0 +1,14 @@
+#pragma once
+// cuFFT implementation of Fft1dPlan for a device build. Same semantics as the FFTW backend
+// (unnormalised, batched along the middle axis of (outer, n, inner), C2R destroys its input), but
+// in/out are CUDA device pointers. Not yet returned by make_fft1d_plan: see docs/gpu.md.
+#include <memory>
+
+#include "fft/Fft1dPlan.hpp"
+
+namespace ufno::fft::cuda {
+
+// Plans at once (needs a device); throws std::runtime_error if cuFFT cannot.
+std::unique_ptr<Fft1dPlan> make_cufft_plan(Transform t, const Batch1d& b);
+
+}  // namespace ufno::fft::cuda

@@ -1,0 +1,30 @@
+#pragma once
+// Error checks shared by the CUDA backend's .cu files (never included from a .cpp: it pulls in the
+// CUDA runtime header). Every failure becomes a std::runtime_error naming the call, so a missing
+// device or driver surfaces as a message rather than as a silent wrong result.
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace ufno::backend::cuda {
+
+inline void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA: ") + what + " failed: " + cudaGetErrorName(e) +
+                             " (" + cudaGetErrorString(e) + ")");
+}
+
+// After a kernel launch: launch errors (bad configuration, no device) are reported at once;
+// faults inside the kernel surface at the next synchronising call.
+inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+
+// Grid for a grid-stride loop over n elements: enough blocks to fill any current GPU, capped so
+// the block count stays far below the grid limit whatever n is.
+constexpr int kThreads = 256;
+inline unsigned grid_for(long long n) {
+  const long long blocks = (n + kThreads - 1) / kThreads;
+  return unsigned(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);
+}
+
+}  // namespace ufno::backend::cuda

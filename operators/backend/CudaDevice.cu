@@ -1,0 +1,55 @@
+// CUDA runtime services of CudaDevice.hpp.
+#include <utility>
+
+#include "operators/backend/CudaCheck.cuh"
+#include "operators/backend/CudaDevice.hpp"
+
+namespace ufno::backend::cuda {
+
+DeviceQuery query_devices() {
+  DeviceQuery q;
+  const cudaError_t e = cudaGetDeviceCount(&q.count);
+  if (e != cudaSuccess) {
+    q.count = 0;
+    q.reason =
+        std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + ", " + cudaGetErrorString(e);
+    cudaGetLastError();  // clear it, so that it is not reported by an unrelated later call
+  } else if (q.count == 0) {
+    q.reason = "cudaGetDeviceCount reported 0 devices";
+  }
+  return q;
+}
+
+void synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes > 0) check_cuda(cudaMalloc(&p_, bytes), "cudaMalloc");
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (p_) cudaFree(p_);  // no throw from a destructor; a failing free has nothing to undo
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : p_(std::exchange(o.p_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (p_) cudaFree(p_);
+    p_ = std::exchange(o.p_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::upload(const void* host, std::size_t bytes) {
+  if (bytes > bytes_) throw std::invalid_argument("DeviceBuffer: upload larger than the buffer");
+  if (bytes > 0) check_cuda(cudaMemcpy(p_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+}
+
+void DeviceBuffer::download(void* host, std::size_t bytes) const {
+  if (bytes > bytes_) throw std::invalid_argument("DeviceBuffer: download larger than the buffer");
+  if (bytes > 0) check_cuda(cudaMemcpy(host, p_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+}
+
+}  // namespace ufno::backend::cuda

@@ -1,0 +1,254 @@
+// cuDNN implementation of DeviceConv with the descriptor-based ("legacy") convolution API, which
+// cuDNN 9 still declares (cudnn_cnn.h) and exports from libcudnn.so, though marked deprecated in
+// favour of the graph API; it is the smallest code for a fixed 3-D convolution.
+//
+// A convolution is cudnnConvolutionForward in cross-correlation mode (PyTorch's definition). A
+// transposed convolution is the data gradient of the convolution it transposes,
+// cudnnConvolutionBackwardData, which is also how PyTorch runs ConvTranspose3d on cuDNN: the
+// "forward" convolution maps dst (out channels) to src (in channels), so its filter is
+// (in, out, k, k, k), the PyTorch layout, and the caller's (out, in, ...) weights are swapped
+// back here. Bias and activation follow in one small kernel (cuDNN's fused
+// ConvolutionBiasActivationForward has no LeakyReLU and no transposed form).
+#include <cudnn.h>
+
+#include <array>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "operators/backend/CudaCheck.cuh"
+#include "operators/backend/CudaDevice.hpp"
+#include "operators/backend/CudnnConv.hpp"
+
+namespace ufno::backend::cuda {
+
+namespace {
+
+void check_cudnn(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cuDNN: ") + what + " failed: " + cudnnGetErrorString(s));
+}
+
+// One handle for the process, made on first use and never destroyed (see CublasGemm.cu).
+cudnnHandle_t handle() {
+  static cudnnHandle_t h = [] {
+    cudnnHandle_t made = nullptr;
+    check_cudnn(cudnnCreate(&made), "cudnnCreate");
+    return made;
+  }();
+  return h;
+}
+
+// Owning descriptors. A constructor that throws runs no destructor, so a failed set call
+// destroys the descriptor it was given before reporting.
+template <class D>
+void destroy_on_error(D d, cudnnStatus_t s, cudnnStatus_t (*destroy)(D), const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) destroy(d);
+  check_cudnn(s, what);
+}
+
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  explicit TensorDesc(const std::array<int, 5>& dims) {
+    check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
+    int strides[5];
+    strides[4] = 1;
+    for (int a = 3; a >= 0; --a) strides[a] = strides[a + 1] * dims[a + 1];  // packed NCDHW
+    destroy_on_error(d, cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 5, dims.data(), strides),
+                     cudnnDestroyTensorDescriptor, "cudnnSetTensorNdDescriptor");
+  }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+};
+
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  explicit FilterDesc(const std::array<int, 5>& dims) {
+    check_cudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
+    destroy_on_error(
+        d, cudnnSetFilterNdDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 5, dims.data()),
+        cudnnDestroyFilterDescriptor, "cudnnSetFilterNdDescriptor");
+  }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+};
+
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc(int pad, int stride) {
+    check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
+    const int p[3] = {pad, pad, pad}, s[3] = {stride, stride, stride}, dil[3] = {1, 1, 1};
+    destroy_on_error(
+        d,
+        cudnnSetConvolutionNdDescriptor(d, 3, p, s, dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+        cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionNdDescriptor");
+    // FMA kernels only: the default math type lets Ampere and later use TF32 tensor cores, whose
+    // 10-bit mantissa would put the results ~1e-3 away from the host backend.
+    destroy_on_error(d, cudnnSetConvolutionMathType(d, CUDNN_FMA_MATH),
+                     cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionMathType");
+  }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+};
+
+bool tensor_op(cudnnMathType_t m) {
+  return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+enum ActCode { kNone = 0, kReLU = 1, kLeaky = 2 };
+
+// y = act(y + bias[c]) over (B, C, voxels); bias may be null.
+__global__ void bias_activation(float* y, const float* bias, long long total, long long voxels,
+                                int channels, int act, float slope) {
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    float v = y[e];
+    if (bias) v += bias[(e / voxels) % channels];
+    if (act == kReLU) v = v > 0.f ? v : 0.f;
+    if (act == kLeaky) v = v > 0.f ? v : slope * v;
+    y[e] = v;
+  }
+}
+
+class CudnnConv final : public DeviceConv {
+ public:
+  CudnnConv(const ConvSpec& s, const std::vector<float>& w, const std::vector<float>& b)
+      : s_(s),
+        filter_(
+            s.transposed
+                ? std::array<int, 5>{s.in_channels, s.out_channels, s.kernel, s.kernel, s.kernel}
+                : std::array<int, 5>{s.out_channels, s.in_channels, s.kernel, s.kernel, s.kernel}),
+        conv_(s.padding, s.stride) {
+    const std::size_t I = s.in_channels, O = s.out_channels;
+    const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
+    if (w.size() != O * I * k3)
+      throw std::invalid_argument("conv: weight size does not match the spec");
+    if (s.has_bias && b.size() != O)
+      throw std::invalid_argument("conv: bias size does not match the spec");
+    std::vector<float> dw = w;
+    if (s.transposed)  // (out, in, k3) -> cuDNN's (in, out, k3), see the top of the file
+      for (std::size_t o = 0; o < O; ++o)
+        for (std::size_t i = 0; i < I; ++i)
+          for (std::size_t k = 0; k < k3; ++k) dw[(i * O + o) * k3 + k] = w[(o * I + i) * k3 + k];
+    weights_ = DeviceBuffer(dw.size() * sizeof(float));
+    weights_.upload(dw.data(), dw.size() * sizeof(float));
+    if (s.has_bias) {
+      bias_ = DeviceBuffer(O * sizeof(float));
+      bias_.upload(b.data(), O * sizeof(float));
+    }
+  }
+
+  void forward(const float* src, int B, int X, int Y, int T, float* dst) override {
+    const std::array<int, 4> key{B, X, Y, T};
+    Plan& p = plan_for(key);
+    const float one = 1.f, zero = 0.f;
+    if (!s_.transposed) {
+      check_cudnn(
+          cudnnConvolutionForward(handle(), &one, p.src.d, src, filter_.d, weights_.get(), conv_.d,
+                                  p.fwd_algo, workspace_.get(), p.workspace, &zero, p.dst.d, dst),
+          "cudnnConvolutionForward");
+    } else {
+      check_cudnn(cudnnConvolutionBackwardData(handle(), &one, filter_.d, weights_.get(), p.src.d,
+                                               src, conv_.d, p.bwd_algo, workspace_.get(),
+                                               p.workspace, &zero, p.dst.d, dst),
+                  "cudnnConvolutionBackwardData");
+    }
+    const int act = s_.activation == Activation::ReLU        ? kReLU
+                    : s_.activation == Activation::LeakyReLU ? kLeaky
+                                                             : kNone;
+    if (!s_.has_bias && act == kNone) return;
+    const long long voxels = (long long)p.out[2] * p.out[3] * p.out[4];
+    const long long total = voxels * p.out[0] * p.out[1];
+    bias_activation<<<grid_for(total), kThreads>>>(dst, s_.has_bias ? bias_.as<float>() : nullptr,
+                                                   total, voxels, s_.out_channels, act, s_.slope);
+    check_launch("bias_activation");
+  }
+
+ private:
+  struct Plan {
+    std::array<int, 5> out;
+    TensorDesc src, dst;
+    cudnnConvolutionFwdAlgo_t fwd_algo{};
+    cudnnConvolutionBwdDataAlgo_t bwd_algo{};
+    std::size_t workspace = 0;
+    Plan(const std::array<int, 5>& in, const std::array<int, 5>& o) : out(o), src(in), dst(o) {}
+  };
+
+  Plan& plan_for(const std::array<int, 4>& key) {
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+    const auto [B, X, Y, T] = key;
+    if (B < 1 || X < 1 || Y < 1 || T < 1) throw std::invalid_argument("conv: empty input shape");
+    const std::array<int, 5> in{B, s_.in_channels, X, Y, T};
+    const std::array<int, 5> out{B, s_.out_channels, conv_output_extent(s_, X),
+                                 conv_output_extent(s_, Y), conv_output_extent(s_, T)};
+    if (out[2] < 1 || out[3] < 1 || out[4] < 1)
+      throw std::invalid_argument("conv: the input is too small for the kernel");
+    auto p = std::make_unique<Plan>(in, out);
+    if (!s_.transposed)
+      choose_forward(*p);
+    else
+      choose_backward_data(*p);
+    if (p->workspace > workspace_.bytes()) workspace_ = DeviceBuffer(p->workspace);  // kept
+    return *plans_.emplace(key, std::move(p)).first->second;
+  }
+
+  // cuDNN's heuristic ranking (no trial runs, so no extra memory or time at the first call); the
+  // best-ranked algorithm that is supported and runs without tensor-op math.
+  void choose_forward(Plan& p) {
+    int max = 0, got = 0;
+    check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max),
+                "cudnnGetConvolutionForwardAlgorithmMaxCount");
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(max);
+    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(handle(), p.src.d, filter_.d, conv_.d,
+                                                       p.dst.d, max, &got, perf.data()),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
+    for (int i = 0; i < got; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && !tensor_op(perf[i].mathType)) {
+        p.fwd_algo = perf[i].algo;
+        check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(handle(), p.src.d, filter_.d, conv_.d,
+                                                            p.dst.d, p.fwd_algo, &p.workspace),
+                    "cudnnGetConvolutionForwardWorkspaceSize");
+        return;
+      }
+    throw std::runtime_error("cuDNN: no FP32 forward convolution algorithm for this shape");
+  }
+
+  // Transposed: src is the "dy" and dst the "dx" of the convolution being transposed.
+  void choose_backward_data(Plan& p) {
+    int max = 0, got = 0;
+    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max),
+                "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
+    std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(max);
+    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), filter_.d, p.src.d, conv_.d,
+                                                            p.dst.d, max, &got, perf.data()),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    for (int i = 0; i < got; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && !tensor_op(perf[i].mathType)) {
+        p.bwd_algo = perf[i].algo;
+        check_cudnn(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                        handle(), filter_.d, p.src.d, conv_.d, p.dst.d, p.bwd_algo, &p.workspace),
+                    "cudnnGetConvolutionBackwardDataWorkspaceSize");
+        return;
+      }
+    throw std::runtime_error("cuDNN: no FP32 transposed convolution algorithm for this shape");
+  }
+
+  ConvSpec s_;
+  FilterDesc filter_;
+  ConvDesc conv_;
+  DeviceBuffer weights_, bias_, workspace_;
+  std::map<std::array<int, 4>, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceConv> make_cudnn_conv(const ConvSpec& spec, const std::vector<float>& weights,
+                                            const std::vector<float>& bias) {
+  return std::make_unique<CudnnConv>(spec, weights, bias);
+}
+
+}  // namespace ufno::backend::cuda

@@ -1,0 +1,236 @@
+// The CUDA backend against the host backends: cuFFT vs FFTW, the truncation kernels vs a host
+// loop, cuBLAS vs OpenBLAS, cuDNN (transposed) convolutions vs oneDNN. A plain main rather than
+// Catch2 because on a machine without a GPU (every machine of this project so far) it must exit
+// with 77, which CTest reports as skipped: the backend is compiled and linked but cannot run.
+// No CUDA header here: the device is reached only through the backend's own interfaces.
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <exception>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "fft/CudaTruncate.hpp"
+#include "fft/CufftPlan.hpp"
+#include "fft/Fft1dPlan.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
+#include "operators/backend/CublasGemm.hpp"
+#include "operators/backend/CudaDevice.hpp"
+#include "operators/backend/CudnnConv.hpp"
+#include "operators/backend/Gemm.hpp"
+
+using namespace ufno;
+using backend::cuda::DeviceBuffer;
+using cf = std::complex<float>;
+
+namespace {
+
+constexpr double kTolerance = 1e-5;  // relative L2 error, device vs host
+int g_failures = 0;
+
+std::vector<float> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+std::vector<cf> random_complex(std::size_t n, unsigned seed) {
+  auto re = random_vector(n, seed), im = random_vector(n, seed + 1000);
+  std::vector<cf> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = cf(re[i], im[i]);
+  return v;
+}
+
+template <class T>
+double rel_l2(const std::vector<T>& got, const std::vector<T>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    num += std::norm(std::complex<double>(got[i]) - std::complex<double>(ref[i]));
+    den += std::norm(std::complex<double>(ref[i]));
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+void report(const std::string& what, double err, double tol = kTolerance) {
+  const bool ok = err <= tol;
+  std::printf("%s %s: relative L2 error %.3g\n", ok ? "ok  " : "FAIL", what.c_str(), err);
+  if (!ok) ++g_failures;
+}
+
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  DeviceBuffer b(v.size() * sizeof(T));
+  b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
+
+template <class T>
+std::vector<T> download(const DeviceBuffer& b, std::size_t n) {
+  std::vector<T> v(n);
+  backend::cuda::synchronize();
+  b.download(v.data(), n * sizeof(T));
+  return v;
+}
+
+std::string shape_name(const fft::Batch1d& b) {
+  return "(" + std::to_string(b.outer) + "," + std::to_string(b.n) + "," + std::to_string(b.inner) +
+         ")";
+}
+
+// Each transform on each shape, cuFFT vs FFTW. The shapes have odd and even n, inner == 1, and
+// inner smaller and larger than outer (the two ways the cuFFT plan batches).
+void test_fft() {
+  using fft::Transform;
+  for (const fft::Batch1d b : {fft::Batch1d{4, 16, 1}, fft::Batch1d{3, 7, 1}, fft::Batch1d{5, 9, 3},
+                               fft::Batch1d{2, 12, 7}}) {
+    const std::size_t nr = b.outer * b.n * b.inner, nc = b.outer * (b.n / 2 + 1) * b.inner;
+    {  // R2C
+      auto x = random_vector(nr, 1);
+      std::vector<cf> ref(nc);
+      fft::make_fft1d_plan(Transform::R2C, b)->execute(x.data(), ref.data());
+      DeviceBuffer dx = upload(x), dy(nc * sizeof(cf));
+      fft::cuda::make_cufft_plan(Transform::R2C, b)->execute(dx.get(), dy.get());
+      report("cuFFT r2c " + shape_name(b), rel_l2(download<cf>(dy, nc), ref));
+    }
+    {  // C2R: both destroy their input, so each gets its own copy
+      auto s = random_complex(nc, 2);
+      auto host_in = s;
+      std::vector<float> ref(nr);
+      fft::make_fft1d_plan(Transform::C2R, b)->execute(host_in.data(), ref.data());
+      DeviceBuffer ds = upload(s), dy(nr * sizeof(float));
+      fft::cuda::make_cufft_plan(Transform::C2R, b)->execute(ds.get(), dy.get());
+      report("cuFFT c2r " + shape_name(b), rel_l2(download<float>(dy, nr), ref));
+    }
+    for (Transform t : {Transform::C2C_FORWARD, Transform::C2C_BACKWARD}) {  // in place
+      auto a = random_complex(nr, 3);
+      DeviceBuffer da = upload(a);
+      fft::make_fft1d_plan(t, b)->execute(a.data(), a.data());
+      fft::cuda::make_cufft_plan(t, b)->execute(da.get(), da.get());
+      report("cuFFT " + fft::to_string(t) + " " + shape_name(b), rel_l2(download<cf>(da, nr), a));
+    }
+  }
+}
+
+// The truncation kernels against the index rule of operators/SpectralTruncation.hpp, on the
+// (outer, n, inner, low, high) of the FNO's three axes: T (r2c, low only), Y and X (low and high).
+void test_truncation() {
+  struct Case {
+    long outer;
+    int n;
+    long inner;
+    int low, high;
+  };
+  for (const Case c : {Case{6, 5, 1, 3, 0}, Case{4, 10, 3, 2, 2}, Case{2, 9, 12, 4, 4}}) {
+    const int m = c.low + c.high;
+    const std::size_t nfull = c.outer * c.n * c.inner, nkept = c.outer * m * c.inner;
+    auto full = random_complex(nfull, 4);
+    std::vector<cf> kept_ref(nkept), padded_ref(nfull, cf(0.f, 0.f));
+    for (long o = 0; o < c.outer; ++o)
+      for (int j = 0; j < m; ++j)
+        for (long i = 0; i < c.inner; ++i) {
+          const int k = j < c.low ? j : c.n - c.high + (j - c.low);
+          kept_ref[(o * m + j) * c.inner + i] = full[(o * c.n + k) * c.inner + i];
+          padded_ref[(o * c.n + k) * c.inner + i] = full[(o * c.n + k) * c.inner + i];
+        }
+    DeviceBuffer dfull = upload(full), dkept(nkept * sizeof(cf)), dpad(nfull * sizeof(cf));
+    fft::cuda::truncate_modes(dfull.get(), dkept.get(), c.outer, c.n, c.inner, c.low, c.high);
+    fft::cuda::zero_pad_modes(dkept.get(), dpad.get(), c.outer, c.n, c.inner, c.low, c.high);
+    const std::string name = "(" + std::to_string(c.outer) + "," + std::to_string(c.n) + "," +
+                             std::to_string(c.inner) + ") low " + std::to_string(c.low) + " high " +
+                             std::to_string(c.high);
+    report("truncate_modes " + name, rel_l2(download<cf>(dkept, nkept), kept_ref), 0.0);
+    report("zero_pad_modes " + name, rel_l2(download<cf>(dpad, nfull), padded_ref), 0.0);
+  }
+}
+
+// Row-major GEMM with padded leading dimensions and beta != 0.
+void test_gemm() {
+  const int M = 7, N = 37, K = 13, lda = K + 2, ldb = N + 3, ldc = N + 1;
+  auto A = random_vector(std::size_t(M) * lda, 5), B = random_vector(std::size_t(K) * ldb, 6);
+  auto C = random_vector(std::size_t(M) * ldc, 7);
+  DeviceBuffer dA = upload(A), dB = upload(B), dC = upload(C);
+  backend::gemm(M, N, K, 0.75f, A.data(), lda, B.data(), ldb, 0.5f, C.data(), ldc);
+  backend::cuda::gemm(M, N, K, 0.75f, dA.as<float>(), lda, dB.as<float>(), ldb, 0.5f,
+                      dC.as<float>(), ldc);
+  report("cuBLAS gemm", rel_l2(download<float>(dC, C.size()), C));
+}
+
+// One spec through oneDNN (make_conv_primitive) and cuDNN (make_cudnn_conv).
+void test_conv_case(const std::string& name, const backend::ConvSpec& s, Shape5 in) {
+  const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
+  auto w = random_vector(std::size_t(s.out_channels) * s.in_channels * k3, 8);
+  auto bias = s.has_bias ? random_vector(s.out_channels, 9) : std::vector<float>{};
+  const Shape5 out{in[0], s.out_channels, backend::conv_output_extent(s, in[2]),
+                   backend::conv_output_extent(s, in[3]), backend::conv_output_extent(s, in[4])};
+  Tensor x = make_tensor("x", in), y = make_tensor("y", out);
+  auto hx = Kokkos::create_mirror_view(x);
+  auto xs = random_vector(hx.span(), 10);
+  std::copy(xs.begin(), xs.end(), hx.data());
+  Kokkos::deep_copy(x, hx);
+  backend::make_conv_primitive(s, w, bias)->forward(x, y);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  const std::vector<float> ref(hy.data(), hy.data() + hy.span());
+
+  DeviceBuffer dx = upload(xs), dy(ref.size() * sizeof(float));
+  auto conv = backend::cuda::make_cudnn_conv(s, w, bias);
+  conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>());
+  report(name + " " + to_string(in), rel_l2(download<float>(dy, ref.size()), ref));
+  conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>());  // cached plan
+  report(name + " " + to_string(in) + ", second call",
+         rel_l2(download<float>(dy, ref.size()), ref));
+}
+
+void test_conv() {
+  backend::ConvSpec s;
+  s.in_channels = 3;
+  s.out_channels = 5;
+  s.kernel = 3;
+  s.stride = 1;
+  s.padding = 1;
+  s.has_bias = true;
+  s.activation = Activation::LeakyReLU;
+  s.slope = 0.1f;
+  test_conv_case("cuDNN conv k3 s1 + bias + LeakyReLU", s, {2, 3, 6, 5, 7});
+  s.stride = 2;
+  test_conv_case("cuDNN conv k3 s2 + bias + LeakyReLU", s, {1, 3, 8, 7, 6});
+  backend::ConvSpec t = s;  // the U-Net's up-sampling block
+  t.transposed = true;
+  t.in_channels = 4;
+  t.out_channels = 3;
+  t.kernel = 4;
+  t.stride = 2;
+  t.padding = 1;
+  test_conv_case("cuDNN transposed conv k4 s2 + bias + LeakyReLU", t, {2, 4, 3, 5, 4});
+  t.kernel = 3;
+  t.padding = 0;
+  t.activation = Activation::ReLU;
+  test_conv_case("cuDNN transposed conv k3 s2 p0 + bias + ReLU", t, {1, 4, 4, 3, 5});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto q = backend::cuda::query_devices();
+  if (q.count == 0) {
+    std::printf("SKIP: no CUDA device (%s): the CUDA backend is compiled but cannot run here\n",
+                q.reason.c_str());
+    return 77;
+  }
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  try {
+    test_fft();
+    test_truncation();
+    test_gemm();
+    test_conv();
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+  std::printf("%d failure(s)\n", g_failures);
+  return g_failures == 0 ? 0 : 1;
+}
