@@ -20,9 +20,14 @@ def main(argv=None):
     p.add_argument("run")
     p.add_argument("out")
     p.add_argument("--grid", type=int, nargs=3, default=[24, 48, 24])
+    p.add_argument("--last", action="store_true",
+                   help="the last epoch's weights instead of the best validation epoch's")
     a = p.parse_args(argv)
     ck = torch.load(os.path.join(a.run, "checkpoint.pt"))
     args = ck["args"]
+    best = ck.get("best") or {}
+    if not a.last and best.get("model") is not None:
+        ck = dict(ck, model=best["model"], epoch=best["epoch"])
     ufno_convert.convert(None, a.out, args["variable"], grid=tuple(a.grid), padding=8,
                          fno=args["fno"], state_dict=ck["model"],
                          source="%s epoch %d" % (os.path.basename(os.path.normpath(a.run)),
