@@ -2,9 +2,9 @@
 // Key performance indicators of one predicted scenario, as site screening uses them: plume radius
 // and plan-view area where SG exceeds a threshold at the years asked for, the maximum pressure
 // buildup with where and when it occurs, the area-of-review radius where dP exceeds a critical
-// pressure, and the CO2 mass in place in the plume, over the cells of the formation (PERMX > 0). Radii are outer
-// edges of radial cells measured from the well axis (inner radius INRAD 0.1 m as in the paper's
-// grid is ignored: cell edges are cumsum(DR)).
+// pressure, and the CO2 mass in place in the plume, over the cells of the formation (PERMX > 0).
+// Radii are outer edges of radial cells measured from the well axis (inner radius INRAD 0.1 m as in
+// the paper's grid is ignored: cell edges are cumsum(DR)).
 #include <string>
 #include <vector>
 

@@ -71,8 +71,8 @@ Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
   const int n[3] = {int(x.extent(2)), int(x.extent(3)), int(x.extent(4))};
   // Each parity's output covers the uncropped (padding 0) result's indices 2m + r, m = 0..n;
   // the eight outputs are contiguous slices of one array.
-  Kokkos::View<float******, Kokkos::LayoutRight, DeviceSpace> parts(
-      "convT.parity", 8, B, C, n[0] + 1, n[1] + 1, n[2] + 1);
+  Kokkos::View<float******, Kokkos::LayoutRight, DeviceSpace> parts("convT.parity", 8, B, C,
+                                                                    n[0] + 1, n[1] + 1, n[2] + 1);
   const std::size_t slice = parts.span() / 8;
   for (int r = 0; r < 8; ++r) {
     Tensor part(parts.data() + r * slice, B, C, n[0] + 1, n[1] + 1, n[2] + 1);
