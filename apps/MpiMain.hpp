@@ -1,8 +1,8 @@
 #pragma once
-// The common main of the MPI executables: MPI and Kokkos set up around `run`, and one mapping of
-// failures to exit codes. An input error every rank agreed on is reported once by rank 0 (exit
-// 2); an input error on one rank only, or any other error, aborts the whole job rather than
-// leaving the other ranks waiting (exit 2 or 1).
+// The common main of the MPI executables: the host allocation policy (backend/HostMemory.hpp),
+// MPI and Kokkos set up around `run`, and one mapping of failures to exit codes. An input error
+// every rank agreed on is reported once by rank 0 (exit 2); an input error on one rank only, or any
+// other error, aborts the whole job rather than leaving the other ranks waiting (exit 2 or 1).
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
@@ -10,11 +10,13 @@
 #include <iostream>
 
 #include "decomposition/CollectiveErrors.hpp"
+#include "operators/backend/HostMemory.hpp"
 
 namespace ufno {
 
 inline int mpi_main(int argc, char** argv, const char* tool,
                     const std::function<int(int argc, char** argv, int rank, int size)>& run) {
+  backend::reuse_freed_host_memory();  // before MPI and Kokkos allocate anything
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1, code = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -27,8 +27,6 @@ find_library(FFTW3F_THREADS_LIB fftw3f_threads REQUIRED)
 find_library(UFNO_DNNL_LIB dnnl REQUIRED)
 find_path(UFNO_DNNL_INCLUDE dnnl.hpp REQUIRED)
 
-find_library(UFNO_BLAS_LIB openblas REQUIRED)
-find_path(UFNO_CBLAS_INCLUDE cblas.h PATH_SUFFIXES openblas REQUIRED)
 
 find_package(CLI11 QUIET)
 find_package(Catch2 2 QUIET)

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "operators/LayerTimer.hpp"
 #include "operators/SpectralTruncation.hpp"
 
 namespace ufno::dist {
@@ -35,6 +36,7 @@ DistributedFft3d::DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n
   s2t_ = PencilLayout::block({n[0], kn_[1], kn_[2]}, {p1, 1, p2});
   s3_ = PencilLayout::block({n[0], kn_[1], kn_[2]}, {1, p1, p2});
   s3t_ = PencilLayout::block(kn_, {1, p1, p2});
+  if (modes && real) t_pruned_ = std::make_unique<fft::TruncatedRealDft>(n[2], low_[2]);
   r1_ = std::make_unique<Repartition<complexf>>(comm_, s1_, s2_, alg);
   r2_ = std::make_unique<Repartition<complexf>>(comm_, s2t_, s3_, alg);
   r2b_ = std::make_unique<Repartition<complexf>>(comm_, s3_, s2t_, alg);
@@ -62,12 +64,14 @@ DistributedFft3d::LocalPlans& DistributedFft3d::plans(long nl) {
 }
 
 void DistributedFft3d::run(std::unique_ptr<fft::Fft1dPlan>& p, void* in, void* out) {
+  LayerTimer::Scope t("  fft 1-d transforms");
   if (p) p->execute(in, out);
 }
 
 namespace {
+// Every stage writes all of its output block, so none is zero-filled first.
 CTensor local(const std::string& label, int nb, int nc, const Box3& b) {
-  return CTensor(label, nb, nc, b.extent(0), b.extent(1), b.extent(2));
+  return empty_ctensor(label, nb, nc, b.extent(0), b.extent(1), b.extent(2));
 }
 }  // namespace
 
@@ -84,10 +88,15 @@ CTensor DistributedFft3d::forward(const Tensor& x) {
   if (int(x.extent(2)) != e0[0] || int(x.extent(3)) != e0[1] || int(x.extent(4)) != e0[2])
     throw std::invalid_argument("DistributedFft3d: input block does not match the layout");
   LocalPlans& p = plans(long(nb) * nc);
-  // T: r2c, then keep the low bins.
-  CTensor full_t("dfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
-  run(p.t_fwd, const_cast<float*>(x.data()), full_t.data());
   CTensor a = local("dfft.kt", nb, nc, s1_.box(rank_));
+  if (t_pruned_) {  // T: only the kept bins
+    LayerTimer::Scope t("  fft pruned T (gemm)");
+    t_pruned_->forward(x.data(), a.data(), long(nb) * nc * e0[0] * e0[1]);
+    return forward_yx(a, p);
+  }
+  // T: r2c, then keep the low bins.
+  CTensor full_t = empty_ctensor("dfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
+  run(p.t_fwd, const_cast<float*>(x.data()), full_t.data());
   truncate_modes(full_t, a, 4, low_[2], high_[2]);
   return forward_yx(a, p);
 }
@@ -99,7 +108,7 @@ CTensor DistributedFft3d::forward(const CTensor& x) {
   if (int(x.extent(2)) != e0[0] || int(x.extent(3)) != e0[1] || int(x.extent(4)) != e0[2])
     throw std::invalid_argument("DistributedFft3d: input block does not match the layout");
   LocalPlans& p = plans(long(nb) * nc);
-  CTensor full_t("dfft.t", nb, nc, e0[0], e0[1], e0[2]);
+  CTensor full_t = empty_ctensor("dfft.t", nb, nc, e0[0], e0[1], e0[2]);
   run(p.t_fwd, const_cast<complexf*>(x.data()), full_t.data());
   CTensor a = local("dfft.kt", nb, nc, s1_.box(rank_));
   truncate_modes(full_t, a, 4, low_[2], high_[2]);
@@ -147,10 +156,15 @@ Tensor DistributedFft3d::backward(const CTensor& s) {
   LocalPlans& p = plans(long(nb) * nc);
   CTensor a = backward_xy(s, p);
   const auto e0 = s0_.box(rank_).extents();
-  CTensor full_t("idfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
+  Tensor out = empty_tensor("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
+  if (t_pruned_) {  // T: from the kept bins straight to the real signal
+    LayerTimer::Scope t("  fft pruned T (gemm)");
+    t_pruned_->backward(a.data(), out.data(), long(nb) * nc * e0[0] * e0[1]);
+    return out;
+  }
+  CTensor full_t = empty_ctensor("idfft.t", nb, nc, e0[0], e0[1], n_[2] / 2 + 1);
   zero_pad_modes(a, full_t, 4, low_[2], high_[2]);
   a = CTensor();
-  Tensor out("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
   run(p.t_bwd, full_t.data(), out.data());
   return out;
 }
@@ -161,7 +175,7 @@ CTensor DistributedFft3d::backward_c2c(const CTensor& s) {
   LocalPlans& p = plans(long(nb) * nc);
   CTensor a = backward_xy(s, p);
   const auto e0 = s0_.box(rank_).extents();
-  CTensor out("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
+  CTensor out = empty_ctensor("idfft.out", nb, nc, e0[0], e0[1], e0[2]);
   zero_pad_modes(a, out, 4, low_[2], high_[2]);
   a = CTensor();
   run(p.t_bwd, out.data(), out.data());

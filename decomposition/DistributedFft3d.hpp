@@ -5,7 +5,9 @@
 // repartition to Y-local, c2c along Y, repartition to X-local, c2c along X. With kept modes
 // given, each 1-D transform is followed at once by the truncation to those modes (low bins and,
 // for X and Y, the same number of high bins), so only kept modes travel; the inverse zero-pads
-// before each inverse transform and runs in the reverse order. Without kept modes it is the full,
+// before each inverse transform and runs in the reverse order. The truncated real transform over
+// T is pruned (fft/TruncatedRealDft.hpp): only the kept bins are ever computed, and the inverse
+// starts from them directly. Without kept modes it is the full,
 // unnormalised r2c / c2r transform (backward includes no 1/N). Built with FftKind::C2C it is the
 // complex-to-complex transform instead (T keeps low and high modes, like X and Y).
 #include <array>
@@ -16,6 +18,7 @@
 #include "decomposition/ProcessGrid.hpp"
 #include "decomposition/Repartition.hpp"
 #include "fft/Fft1dPlan.hpp"
+#include "fft/TruncatedRealDft.hpp"
 
 namespace ufno::dist {
 
@@ -65,6 +68,7 @@ class DistributedFft3d {
   std::array<int, 3> low_, high_;
   PencilLayout s0_, s1_, s2_, s2t_, s3_, s3t_;
   std::unique_ptr<Repartition<complexf>> r1_, r2_, r2b_, r1b_;
+  std::unique_ptr<fft::TruncatedRealDft> t_pruned_;  // truncated R2C only
   std::map<long, LocalPlans> plans_;
 };
 

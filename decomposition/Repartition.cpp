@@ -1,4 +1,5 @@
 #include "decomposition/Repartition.hpp"
+#include "operators/Parallel.hpp"
 
 #include <stdexcept>
 
@@ -63,7 +64,7 @@ void pack(const View& src, const Box3& src_box, const Box3& part, const Buf& buf
   const int ex = part.extent(0), ey = part.extent(1), et = part.extent(2);
   const int ox = part.lo[0] - src_box.lo[0], oy = part.lo[1] - src_box.lo[1],
             ot = part.lo[2] - src_box.lo[2];
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::repartition_pack",
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
       KOKKOS_LAMBDA(int l, int i, int j, int k) {
@@ -78,7 +79,7 @@ void unpack(const Buf& buf, long base, const Box3& part, const View& dst, const 
   const int ex = part.extent(0), ey = part.extent(1), et = part.extent(2);
   const int ox = part.lo[0] - dst_box.lo[0], oy = part.lo[1] - dst_box.lo[1],
             ot = part.lo[2] - dst_box.lo[2];
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::repartition_unpack",
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
       KOKKOS_LAMBDA(int l, int i, int j, int k) {
@@ -97,7 +98,7 @@ void copy_part(const View& src, const Box3& src_box, const Box3& part, const Vie
             st = part.lo[2] - src_box.lo[2];
   const int dx = part.lo[0] - dst_box.lo[0], dy = part.lo[1] - dst_box.lo[1],
             dt = part.lo[2] - dst_box.lo[2];
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::repartition_copy",
       Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
       KOKKOS_LAMBDA(int l, int i, int j, int k) {
@@ -115,7 +116,9 @@ typename Repartition<T>::View Repartition<T>::apply(const View& in) const {
       in.extent(4) == std::size_t(in_.box(rank_).extent(2)))
     return in;
   const Box3& b = out_.box(rank_);
-  View out("repartition.out", in.extent(0), in.extent(1), b.extent(0), b.extent(1), b.extent(2));
+  // apply() zero-fills what no source covers; everything else it writes.
+  View out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "repartition.out"), in.extent(0),
+           in.extent(1), b.extent(0), b.extent(1), b.extent(2));
   apply(in, out);
   return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Pointwise activations. They are also fused into convolutions (oneDNN post-ops) and into the
 // residual sums of the Fourier layers; these standalone forms serve the head and the tests.
+#include "operators/Parallel.hpp"
 #include "operators/Tensor.hpp"
 
 namespace ufno {
@@ -18,7 +19,7 @@ template <class View>
 void apply_activation(const View& x, Activation a, float slope = 0.f) {
   if (a == Activation::None) return;
   float* p = x.data();
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::activation", Kokkos::RangePolicy<ExecSpace>(0, x.span()),
       KOKKOS_LAMBDA(const std::size_t i) { p[i] = activate(a, slope, p[i]); });
 }

@@ -51,10 +51,10 @@ Conv3d Conv3d::load_plain(const WeightSource& w, const std::string& prefix, int 
 }
 
 Tensor Conv3d::forward(const Tensor& x) const {
-  Tensor y("conv3d.out", x.extent(0), spec_.out_channels,
-           backend::conv_output_extent(spec_, x.extent(2)),
-           backend::conv_output_extent(spec_, x.extent(3)),
-           backend::conv_output_extent(spec_, x.extent(4)));
+  Tensor y = empty_tensor("conv3d.out", x.extent(0), spec_.out_channels,
+                          backend::conv_output_extent(spec_, x.extent(2)),
+                          backend::conv_output_extent(spec_, x.extent(3)),
+                          backend::conv_output_extent(spec_, x.extent(4)));
   prim_->forward(x, y);
   return y;
 }

@@ -1,4 +1,5 @@
 #include "operators/ConvTranspose3d.hpp"
+#include "operators/Parallel.hpp"
 
 namespace ufno {
 
@@ -11,16 +12,18 @@ ConvTranspose3d::ConvTranspose3d(backend::ConvSpec spec, const std::vector<float
   torch_weights_ = tw;
   bias_ = std::move(bias);
   if (K == 4 && spec.stride == 2 && spec.padding <= 1) {
-    // Parity r along an axis: tap k of the kernel-2 convolution (input m - 1 + k) is the
-    // transposed kernel's index a = r + 2 (k = 0) or r (k = 1).
+    // One stride-1 kernel-2 convolution with 8 x O output channels, channel r * O + o holding
+    // parity r of output channel o. Parity r along an axis: tap k of the kernel-2 convolution
+    // (input m - 1 + k) is the transposed kernel's index a = r + 2 (k = 0) or r (k = 1).
     backend::ConvSpec c = spec_;
     c.transposed = false;
     c.kernel = 2;
     c.stride = 1;
     c.padding = 1;
+    c.out_channels = 8 * int(O);
+    std::vector<float> w(8 * O * I * 8), b;
     for (int r = 0; r < 8; ++r) {
       const int rr[3] = {r >> 2, (r >> 1) & 1, r & 1};
-      std::vector<float> w(O * I * 8);
       for (std::size_t o = 0; o < O; ++o)
         for (std::size_t i = 0; i < I; ++i)
           for (int kx = 0; kx < 2; ++kx)
@@ -28,11 +31,12 @@ ConvTranspose3d::ConvTranspose3d(backend::ConvSpec spec, const std::vector<float
               for (int kt = 0; kt < 2; ++kt) {
                 const int ax = kx ? rr[0] : rr[0] + 2, ay = ky ? rr[1] : rr[1] + 2,
                           at = kt ? rr[2] : rr[2] + 2;
-                w[(((o * I + i) * 2 + kx) * 2 + ky) * 2 + kt] =
+                w[((((r * O + o) * I + i) * 2 + kx) * 2 + ky) * 2 + kt] =
                     tw[(((i * O + o) * K + ax) * K + ay) * K + at];
               }
-      parity_.push_back(backend::make_conv_primitive(c, w, bias_));
+      b.insert(b.end(), bias_.begin(), bias_.end());
     }
+    parity_ = backend::make_conv_primitive(c, w, b);
     return;
   }
   std::vector<float> w(tw.size());
@@ -69,32 +73,27 @@ ConvTranspose3d ConvTranspose3d::load_block(const WeightSource& w, const std::st
 Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
   const int B = x.extent(0), C = spec_.out_channels;
   const int n[3] = {int(x.extent(2)), int(x.extent(3)), int(x.extent(4))};
-  // Each parity's output covers the uncropped (padding 0) result's indices 2m + r, m = 0..n;
-  // the eight outputs are contiguous slices of one array.
-  Kokkos::View<float******, Kokkos::LayoutRight, DeviceSpace> parts("convT.parity", 8, B, C,
-                                                                    n[0] + 1, n[1] + 1, n[2] + 1);
-  const std::size_t slice = parts.span() / 8;
-  for (int r = 0; r < 8; ++r) {
-    Tensor part(parts.data() + r * slice, B, C, n[0] + 1, n[1] + 1, n[2] + 1);
-    parity_[r]->forward(x, part);
-  }
+  // Parity r of channel c covers the uncropped (padding 0) result's indices 2m + r, m = 0..n.
+  Tensor parts = empty_tensor("convT.parity", B, 8 * C, n[0] + 1, n[1] + 1, n[2] + 1);
+  parity_->forward(x, parts);
   const int p = spec_.padding;
-  Tensor y("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p, 2 * n[2] + 2 - 2 * p);
-  Kokkos::parallel_for(
+  Tensor y = empty_tensor("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p,
+                          2 * n[2] + 2 - 2 * p);
+  ufno::parallel_for(
       "ufno::convT_interleave", range5(y), KOKKOS_LAMBDA(int b, int c, int i, int j, int k) {
         const int u = i + p, v = j + p, w = k + p;  // index in the uncropped result
         const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
-        y(b, c, i, j, k) = parts(r, b, c, u >> 1, v >> 1, w >> 1);
+        y(b, c, i, j, k) = parts(b, r * C + c, u >> 1, v >> 1, w >> 1);
       });
   return y;
 }
 
 Tensor ConvTranspose3d::forward(const Tensor& x) const {
   if (subpixel()) return forward_subpixel(x);
-  Tensor y("convT3d.out", x.extent(0), spec_.out_channels,
-           backend::conv_output_extent(spec_, x.extent(2)),
-           backend::conv_output_extent(spec_, x.extent(3)),
-           backend::conv_output_extent(spec_, x.extent(4)));
+  Tensor y = empty_tensor("convT3d.out", x.extent(0), spec_.out_channels,
+                          backend::conv_output_extent(spec_, x.extent(2)),
+                          backend::conv_output_extent(spec_, x.extent(3)),
+                          backend::conv_output_extent(spec_, x.extent(4)));
   prim_->forward(x, y);
   return y;
 }

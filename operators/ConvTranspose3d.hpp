@@ -1,11 +1,12 @@
 #pragma once
 // ConvTranspose3d (kernel 4, stride 2, padding 1: doubles each extent) with bias and a fused
 // activation, the U-Net's upsampling blocks (ConvTranspose3d -> LeakyReLU). PyTorch stores the
-// weights as (in, out, k, k, k). The stride-2, kernel-4 case runs as eight stride-1 kernel-2
-// convolutions, one per output parity (sub-pixel form: output 2m + r along an axis reads inputs
-// m and m - 1 through taps r and r + 2), whose results are interleaved: oneDNN's forward
-// convolutions are several times faster than its transposed-convolution path. Other shapes use
-// the backend's transposed convolution directly.
+// weights as (in, out, k, k, k). The stride-2, kernel-4 case runs as one stride-1 kernel-2
+// convolution with eight times the output channels, one group per output parity (sub-pixel form:
+// output 2m + r along an axis reads inputs m and m - 1 through taps r and r + 2), whose results
+// are interleaved: oneDNN's forward convolutions are several times faster than its
+// transposed-convolution path, and one wide convolution reads its input once where eight narrow
+// ones read it eight times. Other shapes use the backend's transposed convolution directly.
 #include <memory>
 #include <string>
 
@@ -30,13 +31,13 @@ class ConvTranspose3d {
   ConvTranspose3d with_padding(int padding) const;
 
  private:
-  bool subpixel() const { return !parity_.empty(); }
+  bool subpixel() const { return parity_ != nullptr; }
   Tensor forward_subpixel(const Tensor& x) const;
 
   backend::ConvSpec spec_;
   std::vector<float> torch_weights_, bias_;
-  std::shared_ptr<backend::ConvPrimitive> prim_;                 // direct form
-  std::vector<std::shared_ptr<backend::ConvPrimitive>> parity_;  // sub-pixel form, r = 4rx+2ry+rt
+  std::shared_ptr<backend::ConvPrimitive> prim_;    // direct form
+  std::shared_ptr<backend::ConvPrimitive> parity_;  // sub-pixel form, channel r * out + o
 };
 
 }  // namespace ufno

@@ -18,7 +18,9 @@ class DistributedConv3d {
   Tensor forward(const Tensor& x) const;
 
  private:
-  Conv3d local_;  // padding 0
+  Conv3d local_;   // padding 0
+  Conv3d padded_;  // the layer as given, for a rank that holds the whole domain
+  bool whole_domain_ = false;
   std::shared_ptr<dist::HaloExchange> halo_;
   dist::Box3 out_box_;
 };
@@ -31,11 +33,16 @@ class DistributedConvTranspose3d {
   Tensor forward(const Tensor& x) const;
 
  private:
-  ConvTranspose3d local_;  // padding 0: the full, uncropped output of the gathered block
+  ConvTranspose3d local_;   // padding 0: the full, uncropped output of the gathered block
+  ConvTranspose3d padded_;  // the layer as given, for a rank that holds the whole domain
+  bool whole_domain_ = false;
   std::shared_ptr<dist::HaloExchange> halo_;
   dist::Box3 out_box_;
   std::array<int, 3> crop_offset_{0, 0, 0};
 };
+
+// True when this rank's blocks of both layouts are their whole domains: nothing is exchanged.
+bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout& in, const dist::PencilLayout& out);
 
 // Output extents of a convolution layer for input extents n.
 std::array<int, 3> conv_output_extents(const backend::ConvSpec& s, const std::array<int, 3>& n);

@@ -1,4 +1,5 @@
 #include "operators/DistributedNet3d.hpp"
+#include "operators/Parallel.hpp"
 
 #include <stdexcept>
 
@@ -25,6 +26,9 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
     conv_.push_back(
         DistributedSpectralConv3d::load(w, kPrefix + "conv" + id, grid, np, c, c, s.modes, alg));
     w_.push_back(Linear::load(w, kPrefix + "w" + id, c, c, /*conv1d=*/true));
+    // w_k's bias rides on the spectral layer's constant mode, so that the Fourier layer's sum
+    // relu(conv_k(x) + w_k(x)) is one GEMM with accumulation and ReLU fused.
+    conv_.back().add_output_bias(w_.back().release_bias());
     if (k >= s.n_fourier) {
       const UNet3d unet = UNet3d::load(w, kPrefix + "unet" + id, c, s.bn_eps, float(s.leaky_slope));
       unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg);
@@ -73,7 +77,7 @@ Tensor DistributedNet3d::forward(const Tensor& input) {
   Tensor y = forward_raw(input);
   const float a = float(spec_.output_scale), b = float(spec_.output_offset);
   float* p = y.data();
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::descale", Kokkos::RangePolicy<ExecSpace>(0, y.span()),
       KOKKOS_LAMBDA(const std::size_t i) { p[i] = p[i] * a + b; });
   return y;

@@ -1,4 +1,5 @@
 #include "operators/DistributedPadding.hpp"
+#include "operators/Parallel.hpp"
 
 namespace ufno {
 
@@ -37,15 +38,15 @@ Tensor DistributedPadding::pad(const Tensor& in) const {
   const int B = in.extent(0), C = in.extent(4);
   const Box3 pb = padded_.box(rank_), sb = sources_.box(rank_);
   // Channel-last block -> channel-first block.
-  Tensor cf("dpad.cf", B, C, in.extent(1), in.extent(2), in.extent(3));
-  Kokkos::parallel_for(
+  Tensor cf = empty_tensor("dpad.cf", B, C, in.extent(1), in.extent(2), in.extent(3));
+  ufno::parallel_for(
       "ufno::dpad_permute", range5(cf),
       KOKKOS_LAMBDA(int b, int c, int x, int y, int t) { cf(b, c, x, y, t) = in(b, x, y, t, c); });
   Tensor s = gather_->apply(cf);
-  Tensor out("dpad.out", B, C, pb.extent(0), pb.extent(1), pb.extent(2));
+  Tensor out = empty_tensor("dpad.out", B, C, pb.extent(0), pb.extent(1), pb.extent(2));
   const int X = n_[0], Y = n_[1], T = n_[2];
   const auto plo = pb.lo, slo = sb.lo;
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::dpad_fill", range5(out), KOKKOS_LAMBDA(int b, int c, int i, int j, int k) {
         const int x = plo[0] + i, y = plo[1] + j, t = plo[2] + k;
         out(b, c, i, j, k) =

@@ -4,6 +4,7 @@
 // spectral layout (no rank stores the others'), and the inverse transform.
 #include <array>
 #include <string>
+#include <vector>
 
 #include "decomposition/DistributedFft3d.hpp"
 #include "operators/SpectralWeights.hpp"
@@ -22,13 +23,19 @@ class DistributedSpectralConv3d {
                                         dist::ExchangeAlgorithm alg);
 
   Tensor forward(const Tensor& x);  // local real block -> local real block (same layout)
+  // Adds a constant per output channel to the layer's output at no cost: a constant field is
+  // exactly the (0, 0, 0) mode of the unnormalised inverse transform, so it goes into that bin
+  // of the mixed spectrum (on the rank that owns it).
+  void add_output_bias(const std::vector<float>& bias);
   const dist::DistributedFft3d& fft() const { return *fft_; }
 
  private:
   int out_;
+  int rank_;
   float scale_;
   std::shared_ptr<dist::DistributedFft3d> fft_;
-  SpectralWeightView w_;  // owned modes only
+  SpectralWeightView w_;                       // owned modes only
+  Kokkos::View<float*, DeviceSpace> dc_bias_;  // empty unless this rank owns mode (0, 0, 0)
 };
 
 }  // namespace ufno

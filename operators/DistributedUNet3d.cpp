@@ -35,13 +35,13 @@ Tensor DistributedUNet3d::forward(const Tensor& x) const {
   using Scope = LayerTimer::Scope;
   Tensor e1, e2, e3, d2, d1, d0, cat;
   {
-    Scope t("u-net encoder convs");
+    Scope t("  u-net encoder convs");
     e1 = conv1_->forward(x);
     e2 = conv2_1_->forward(conv2_->forward(e1));
     e3 = conv3_1_->forward(conv3_->forward(e2));
   }
   {
-    Scope t("u-net decoder deconvs");
+    Scope t("  u-net decoder deconvs");
     d2 = deconv2_->forward(e3);
     e3 = Tensor();
     d1 = deconv1_->forward(concat_channels(e2, d2));
@@ -50,10 +50,10 @@ Tensor DistributedUNet3d::forward(const Tensor& x) const {
     e1 = d1 = Tensor();
   }
   {
-    Scope t("u-net concat");
+    Scope t("  u-net concat");
     cat = concat_channels(x, d0);
   }
-  Scope t("u-net output conv");
+  Scope t("  u-net output conv");
   return output_->forward(cat);
 }
 

@@ -27,8 +27,10 @@ class LayerTimer {
   void report(const char* title) {
     if (!enabled_ || totals_.empty()) return;
     double all = 0;
-    for (auto& [k, v] : totals_) all += v.first;
-    std::fprintf(stderr, "%s: per-layer time (UFNO_PROFILE)\n", title);
+    // Names that start with a space are parts of an enclosing scope: listed, not summed again.
+    for (auto& [k, v] : totals_)
+      if (k.empty() || k[0] != ' ') all += v.first;
+    std::fprintf(stderr, "%s: per-layer time (UFNO_PROFILE), %.3f s in all\n", title, all);
     for (auto& [k, v] : totals_)
       std::fprintf(stderr, "  %-28s %8.3f s %5.1f %%  (%ld calls)\n", k.c_str(), v.first,
                    100 * v.first / all, v.second);

@@ -1,5 +1,7 @@
 #include "operators/Linear.hpp"
+#include "operators/Parallel.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "operators/backend/Gemm.hpp"
@@ -18,6 +20,7 @@ Linear::Linear(int in, int out, const HostArray& weight, const HostArray& bias)
   }
   Kokkos::deep_copy(w_, hw);
   Kokkos::deep_copy(b_, hb);
+  has_bias_ = std::any_of(bias.data.begin(), bias.data.end(), [](float v) { return v != 0.f; });
 }
 
 Linear Linear::load(const WeightSource& w, const std::string& prefix, int in, int out,
@@ -30,34 +33,51 @@ Linear Linear::load(const WeightSource& w, const std::string& prefix, int in, in
 }
 
 Tensor Linear::forward(const Tensor& x, Activation act) const {
-  Tensor y("linear.out", x.extent(0), out_, x.extent(2), x.extent(3), x.extent(4));
-  forward_accumulate(x, y, act);  // y starts at zero
+  Tensor y = empty_tensor("linear.out", x.extent(0), out_, x.extent(2), x.extent(3), x.extent(4));
+  apply(x, y, false, act);
   return y;
 }
 
 void Linear::forward_accumulate(const Tensor& x, const Tensor& y, Activation act) const {
+  apply(x, y, true, act);
+}
+
+std::vector<float> Linear::release_bias() {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b_);
+  std::vector<float> b(h.data(), h.data() + h.size());
+  Kokkos::deep_copy(b_, 0.f);
+  has_bias_ = false;
+  return b;
+}
+
+void Linear::apply(const Tensor& x, const Tensor& y, bool accumulate, Activation act) const {
   if (int(x.extent(1)) != in_ || int(y.extent(1)) != out_ || x.extent(0) != y.extent(0) ||
       x.extent(2) != y.extent(2) || x.extent(3) != y.extent(3) || x.extent(4) != y.extent(4))
     throw std::invalid_argument("Linear: input " + to_string(shape_of(x)) + " / output " +
                                 to_string(shape_of(y)) + " do not fit " + std::to_string(in_) +
                                 " -> " + std::to_string(out_));
   const long voxels = long(x.extent(2)) * x.extent(3) * x.extent(4);
+  // The GEMM fuses accumulation and activation, but not a bias per output channel (a row of the
+  // product): the bias goes into y first (y = b, or y += b) and the product accumulates onto it.
+  if (has_bias_) {
+    auto b = b_;
+    float* p = y.data();
+    const int C = out_;
+    ufno::parallel_for(
+        "ufno::linear_bias", Kokkos::RangePolicy<ExecSpace>(0, long(y.extent(0)) * C),
+        KOKKOS_LAMBDA(const int64_t row) {
+          const float bc = b(int(row % C));
+          float* r = p + row * voxels;
+          for (long v = 0; v < voxels; ++v) r[v] = accumulate ? r[v] + bc : bc;
+        });
+  }
+  const float beta = accumulate || has_bias_ ? 1.f : 0.f;
   for (std::size_t n = 0; n < x.extent(0); ++n) {
     const float* xs = x.data() + n * in_ * voxels;
     float* ys = y.data() + n * out_ * voxels;
-    backend::gemm(out_, int(voxels), in_, 1.f, w_.data(), in_, xs, int(voxels), 1.f, ys,
-                  int(voxels));
+    backend::gemm(out_, int(voxels), in_, 1.f, w_.data(), in_, xs, int(voxels), beta, ys,
+                  int(voxels), act);
   }
-  // Bias and activation in one pass over the output.
-  auto b = b_;
-  float* p = y.data();
-  const int C = out_;
-  Kokkos::parallel_for(
-      "ufno::linear_bias_act", Kokkos::RangePolicy<ExecSpace>(0, y.span()),
-      KOKKOS_LAMBDA(const std::size_t i) {
-        const int c = int((i / voxels) % C);
-        p[i] = activate(act, 0.f, p[i] + b(c));
-      });
 }
 
 }  // namespace ufno

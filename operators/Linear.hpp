@@ -3,6 +3,7 @@
 // It is PyTorch's nn.Linear on a channel-last tensor (fc0, fc1, fc2) and also the 1x1 Conv1d w_k
 // of the Fourier layers; both are one GEMM per batch entry, (Cout x Cin) * (Cin x voxels).
 #include <string>
+#include <vector>
 
 #include "operators/Activation.hpp"
 #include "operators/Tensor.hpp"
@@ -24,11 +25,19 @@ class Linear {
   void forward_accumulate(const Tensor& x, const Tensor& y,
                           Activation act = Activation::None) const;
 
+  // Hands the bias to the caller and drops it from this layer, for a model that adds it more
+  // cheaply elsewhere (the Fourier layers add w_k's bias through their spectral layer).
+  std::vector<float> release_bias();
+
   int in_channels() const { return in_; }
   int out_channels() const { return out_; }
 
  private:
+  // y = act(W x + b), or y = act(y + W x + b) when accumulating
+  void apply(const Tensor& x, const Tensor& y, bool accumulate, Activation act) const;
+
   int in_ = 0, out_ = 0;
+  bool has_bias_ = false;
   Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> w_;
   Kokkos::View<float*, DeviceSpace> b_;
 };

@@ -1,4 +1,5 @@
 #include "operators/Net3d.hpp"
+#include "operators/Parallel.hpp"
 
 #include <stdexcept>
 
@@ -50,7 +51,7 @@ Tensor Net3d::forward(const Tensor& input) {
   Tensor y = forward_raw(input);
   const float a = float(spec_.output_scale), b = float(spec_.output_offset);
   float* p = y.data();
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::descale", Kokkos::RangePolicy<ExecSpace>(0, y.span()),
       KOKKOS_LAMBDA(const std::size_t i) { p[i] = p[i] * a + b; });
   return y;

@@ -2,14 +2,17 @@
 // Mode truncation and its inverse, zero-padding, along one axis of a complex (B, C, *, *, *)
 // tensor. An axis of length n keeps its `low` first bins and its `high` last bins (the negative
 // frequencies); the FNO keeps low = high = m on X and Y and low = m, high = 0 on the r2c T axis.
+#include "operators/LayerTimer.hpp"
+#include "operators/Parallel.hpp"
 #include "operators/Tensor.hpp"
 
 namespace ufno {
 
 // dst has extent low + high along `axis`; src has the full extent n.
 inline void truncate_modes(const CTensor& src, const CTensor& dst, int axis, int low, int high) {
+  LayerTimer::Scope timer("  fft truncate / zero-pad");
   const int n = int(src.extent(axis));
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::truncate_modes", range5(dst), KOKKOS_LAMBDA(int b, int c, int x, int y, int t) {
         int i[5] = {b, c, x, y, t};
         const int j = i[axis];
@@ -21,8 +24,9 @@ inline void truncate_modes(const CTensor& src, const CTensor& dst, int axis, int
 
 // dst has the full extent n along `axis`; bins that src does not hold become zero.
 inline void zero_pad_modes(const CTensor& src, const CTensor& dst, int axis, int low, int high) {
+  LayerTimer::Scope timer("  fft truncate / zero-pad");
   const int n = int(dst.extent(axis));
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::zero_pad_modes", range5(dst), KOKKOS_LAMBDA(int b, int c, int x, int y, int t) {
         int i[5] = {b, c, x, y, t};
         const int j = i[axis];

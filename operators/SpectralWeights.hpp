@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "decomposition/Box3.hpp"
+#include "operators/Parallel.hpp"
 #include "operators/Tensor.hpp"
 #include "operators/WeightSource.hpp"
 
@@ -59,8 +60,8 @@ inline CTensor spectral_mix(const CTensor& a, const SpectralWeightView& w, float
       a.extent(4) != w.extent(2))
     throw std::invalid_argument("spectral_mix: spectrum block " + to_string(shape_of(a)) +
                                 " does not match the weights");
-  CTensor out("spec.mixed", B, O, a.extent(2), a.extent(3), a.extent(4));
-  Kokkos::parallel_for(
+  CTensor out = empty_ctensor("spec.mixed", B, O, a.extent(2), a.extent(3), a.extent(4));
+  ufno::parallel_for(
       "ufno::spectral_mix", range5(out), KOKKOS_LAMBDA(int b, int o, int x, int y, int t) {
         complexf acc(0.f, 0.f);
         for (int i = 0; i < I; ++i) acc += a(b, i, x, y, t) * w(x, y, t, i, o);

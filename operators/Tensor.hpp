@@ -39,6 +39,18 @@ inline CTensor make_ctensor(const std::string& label, const Shape5& s) {
   return CTensor(label, s[0], s[1], s[2], s[3], s[4]);
 }
 
+// Tensors whose every element the caller writes before reading: no zero-fill. Kokkos initialises
+// Views by default, a pass over the memory that cost as much as the layers' own copies here.
+inline Tensor empty_tensor(const std::string& label, std::size_t b, std::size_t c, std::size_t x,
+                           std::size_t y, std::size_t t) {
+  return Tensor(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), b, c, x, y, t);
+}
+
+inline CTensor empty_ctensor(const std::string& label, std::size_t b, std::size_t c, std::size_t x,
+                             std::size_t y, std::size_t t) {
+  return CTensor(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), b, c, x, y, t);
+}
+
 inline std::string to_string(const Shape5& s) {
   std::string r = "(";
   for (int i = 0; i < 5; ++i) r += std::to_string(s[i]) + (i < 4 ? "," : ")");

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "operators/Activation.hpp"
+#include "operators/Parallel.hpp"
 #include "operators/Tensor.hpp"
 
 namespace ufno {
@@ -13,9 +14,9 @@ inline Tensor concat_channels(const Tensor& a, const Tensor& b) {
   const Shape5 sa = shape_of(a), sb = shape_of(b);
   if (sa[0] != sb[0] || sa[2] != sb[2] || sa[3] != sb[3] || sa[4] != sb[4])
     throw std::invalid_argument("concat_channels: " + to_string(sa) + " vs " + to_string(sb));
-  Tensor out("concat", sa[0], sa[1] + sb[1], sa[2], sa[3], sa[4]);
+  Tensor out = empty_tensor("concat", sa[0], sa[1] + sb[1], sa[2], sa[3], sa[4]);
   const int ca = sa[1];
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::concat", range5(out), KOKKOS_LAMBDA(int n, int c, int x, int y, int t) {
         out(n, c, x, y, t) = c < ca ? a(n, c, x, y, t) : b(n, c - ca, x, y, t);
       });
@@ -29,7 +30,7 @@ inline void add_activate(const Tensor& acc, const Tensor& add, Activation act, f
                                 to_string(shape_of(add)));
   float* p = acc.data();
   const float* q = add.data();
-  Kokkos::parallel_for(
+  ufno::parallel_for(
       "ufno::add_activate", Kokkos::RangePolicy<ExecSpace>(0, acc.span()),
       KOKKOS_LAMBDA(const std::size_t i) { p[i] = activate(act, slope, p[i] + q[i]); });
 }

@@ -1,10 +1,12 @@
 // Fft1dPlan against direct DFTs along the middle axis of (outer, n, inner) arrays, for every
-// transform kind, odd and even lengths, and inner strides > 1.
+// transform kind, odd and even lengths, and inner strides > 1; the pruned real transform against
+// direct DFTs of the kept bins.
 #include <catch2/catch.hpp>
 
 #include <complex>
 
 #include "fft/Fft1dPlan.hpp"
+#include "fft/TruncatedRealDft.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
@@ -93,4 +95,49 @@ TEST_CASE("batched 1-D FFTs match direct DFTs", "[fft]") {
       }
     }
   }
+}
+
+TEST_CASE("truncated real DFT keeps the first m bins and inverts from them", "[fft]") {
+  // (n, m): truncated, all bins of an odd length, all bins including the Nyquist bin.
+  for (auto [n, m] : {std::pair{32, 10}, std::pair{7, 4}, std::pair{8, 5}, std::pair{6, 1}}) {
+    const long rows = 5;
+    fft::TruncatedRealDft t(n, m);
+    auto r = test::random_vector(rows * n, 31 + n);
+    auto s = test::random_vector(rows * m * 2, 57 + m);
+    SECTION("forward n=" + std::to_string(n) + " m=" + std::to_string(m)) {
+      RealView in("in", rows * n);
+      ComplexView out("out", rows * m);
+      for (std::size_t i = 0; i < in.size(); ++i) in(i) = r[i];
+      t.forward(in.data(), out.data(), rows);
+      for (long row = 0; row < rows; ++row) {
+        std::vector<cd> line(n);
+        for (int j = 0; j < n; ++j) line[j] = r[row * n + j];
+        const auto ref = dft(line, -1);
+        for (int k = 0; k < m; ++k) {
+          CHECK(out(row * m + k).real() == Approx(ref[k].real()).margin(1e-4));
+          CHECK(out(row * m + k).imag() == Approx(ref[k].imag()).margin(1e-4));
+        }
+      }
+    }
+    SECTION("backward n=" + std::to_string(n) + " m=" + std::to_string(m)) {
+      ComplexView in("in", rows * m);
+      RealView out("out", rows * n);
+      for (long i = 0; i < rows * m; ++i) in(i) = complexf(s[2 * i], s[2 * i + 1]);
+      t.backward(in.data(), out.data(), rows);
+      for (long row = 0; row < rows; ++row) {
+        // The c2r reference: the Hermitian completion of bins 0..m-1 (all others zero), with the
+        // imaginary parts of bin 0 and of the Nyquist bin dropped, then the inverse DFT.
+        std::vector<cd> full(n);
+        for (int k = 0; k < m; ++k) {
+          cd v(s[2 * (row * m + k)], s[2 * (row * m + k) + 1]);
+          if (k == 0 || 2 * k == n) v = cd(v.real(), 0);
+          full[k] = v;
+          if (k != 0 && 2 * k != n) full[n - k] = std::conj(v);
+        }
+        const auto ref = dft(full, +1);
+        for (int j = 0; j < n; ++j) CHECK(out(row * n + j) == Approx(ref[j].real()).margin(1e-4));
+      }
+    }
+  }
+  CHECK_THROWS_AS(fft::TruncatedRealDft(8, 6), std::invalid_argument);
 }

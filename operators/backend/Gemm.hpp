@@ -1,10 +1,13 @@
 #pragma once
-// GEMM backend used by the pointwise layers (OpenBLAS on the host; cuBLAS with a device build).
-// Row-major C[M,N] = alpha * A[M,K] * B[K,N] + beta * C, pointers in the default memory space.
+// GEMM backend used by the pointwise layers and the pruned transforms (oneDNN matmul on the host;
+// cuBLAS with a device build). Row-major C[M,N] = act(alpha * A[M,K] * B[K,N] + beta * C), the
+// activation fused into the product's epilogue; pointers in the default memory space.
+#include "operators/Activation.hpp"
+
 namespace ufno::backend {
 
 void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-          float beta, float* C, int ldc);
+          float beta, float* C, int ldc, Activation act = Activation::None, float slope = 0.f);
 
 void set_gemm_threads(int n);
 

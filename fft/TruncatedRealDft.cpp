@@ -1,0 +1,46 @@
+#include "fft/TruncatedRealDft.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "operators/backend/Gemm.hpp"
+
+namespace ufno::fft {
+
+TruncatedRealDft::TruncatedRealDft(int n, int m)
+    : n_(n), m_(m), f_("tdft.forward", n, 2 * m), g_("tdft.backward", 2 * m, n) {
+  if (n < 1 || m < 1 || m > n / 2 + 1)
+    throw std::invalid_argument("TruncatedRealDft: cannot keep " + std::to_string(m) +
+                                " bins of a length-" + std::to_string(n) + " real transform");
+  auto hf = Kokkos::create_mirror_view(f_);
+  auto hg = Kokkos::create_mirror_view(g_);
+  for (int k = 0; k < m; ++k) {
+    // Bins other than 0 and Nyquist stand for themselves and their conjugate partner n - k.
+    const double w = (k == 0 || 2 * k == n) ? 1.0 : 2.0;
+    for (int j = 0; j < n; ++j) {
+      // The angle is reduced modulo n in integers so that large k * j stay exact.
+      const double a = 2.0 * M_PI * double((long(k) * j) % n) / n;
+      hf(j, 2 * k) = float(std::cos(a));
+      hf(j, 2 * k + 1) = float(-std::sin(a));
+      hg(2 * k, j) = float(w * std::cos(a));
+      hg(2 * k + 1, j) = float(-w * std::sin(a));
+    }
+  }
+  Kokkos::deep_copy(f_, hf);
+  Kokkos::deep_copy(g_, hg);
+}
+
+void TruncatedRealDft::forward(const float* in, complexf* out, long rows) const {
+  if (rows == 0) return;
+  backend::gemm(int(rows), 2 * m_, n_, 1.f, in, n_, f_.data(), 2 * m_, 0.f,
+                reinterpret_cast<float*>(out), 2 * m_);
+}
+
+void TruncatedRealDft::backward(const complexf* in, float* out, long rows) const {
+  if (rows == 0) return;
+  backend::gemm(int(rows), n_, 2 * m_, 1.f, reinterpret_cast<const float*>(in), 2 * m_, g_.data(),
+                n_, 0.f, out, n_);
+}
+
+}  // namespace ufno::fft

@@ -1,0 +1,37 @@
+#pragma once
+// The real-to-complex DFT of length n along the contiguous last axis of a (rows, n) array, keeping
+// only its first m bins, and the complex-to-real inverse from those m bins (all others zero), each
+// computed as one GEMM against a precomputed DFT matrix: (rows, n) x (n, 2m) forward and
+// (rows, 2m) x (2m, n) backward, complex values interleaved (re, im).
+//
+// Why: the Fourier layers keep 10 of the 17 bins of a length-32 T axis. A pruned transform never
+// forms the full spectrum, so the full-size intermediate and the truncation (forward) or
+// zero-padding (backward) copies disappear, and the work becomes a skinny GEMM that runs at
+// memory speed on every thread the BLAS has. For such short axes the GEMM's 4nm flops per row are
+// no more than an FFT's memory traffic costs; long axes with many kept modes should use an FFT.
+//
+// Conventions match FFTW's: forward unnormalised with exp(-i...), backward unnormalised with
+// exp(+i...) over the Hermitian completion, so the imaginary parts of bin 0 and of the Nyquist bin
+// (n even, m = n/2 + 1) are ignored, as a c2r ignores them.
+#include "operators/Tensor.hpp"
+
+namespace ufno::fft {
+
+class TruncatedRealDft {
+ public:
+  TruncatedRealDft(int n, int m);  // 1 <= m <= n/2 + 1
+
+  int length() const { return n_; }
+  int kept() const { return m_; }
+  // in (rows, n) real -> out (rows, m) complex. Device pointers.
+  void forward(const float* in, complexf* out, long rows) const;
+  // in (rows, m) complex -> out (rows, n) real. Device pointers; in is not modified.
+  void backward(const complexf* in, float* out, long rows) const;
+
+ private:
+  int n_, m_;
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (n, 2m)
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (2m, n)
+};
+
+}  // namespace ufno::fft

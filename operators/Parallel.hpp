@@ -1,0 +1,77 @@
+#pragma once
+// ufno::parallel_for: Kokkos::parallel_for over the default execution space, but threaded on the
+// host even when that space is Kokkos::Serial.
+//
+// Why: Debian's Kokkos 3.4 (Trilinos) has only the Serial backend, so every Kokkos kernel ran on
+// one thread while FFTW, OpenBLAS and oneDNN used all the threads set_threads() gives them; the
+// copy and elementwise kernels (padding, concatenation, truncation, residual sums, repartition
+// packing) became a large share of a multi-threaded forward pass. On a Serial default space this
+// splits the policy's index range over the OpenMP threads (the pool and thread count oneDNN
+// already uses, set by backend::set_threads) and calls the functor directly; with any parallel
+// Kokkos backend (OpenMP, Threads, CUDA) it is exactly Kokkos::parallel_for. Functors must be
+// free of races between iterations, as Kokkos requires anyway.
+#include <cstdint>
+#include <type_traits>
+
+#include "operators/Tensor.hpp"
+
+// Translation units built without OpenMP (nvcc's host pass) run the same loops on one thread.
+#if defined(_OPENMP)
+#define UFNO_OMP(directive) _Pragma(#directive)
+#else
+#define UFNO_OMP(directive)
+#endif
+
+namespace ufno {
+
+#if defined(KOKKOS_ENABLE_SERIAL)
+inline constexpr bool kSerialHostSpace = std::is_same_v<ExecSpace, Kokkos::Serial>;
+#else
+inline constexpr bool kSerialHostSpace = false;
+#endif
+
+template <class F>
+void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f) {
+  if constexpr (kSerialHostSpace) {
+    const int64_t b = int64_t(p.begin()), e = int64_t(p.end());
+    UFNO_OMP(omp parallel for schedule(static))
+    for (int64_t i = b; i < e; ++i) f(i);
+  } else {
+    Kokkos::parallel_for(label, p, f);
+  }
+}
+
+// Rank-4 and rank-5 index ranges: the outer dimensions are shared out, the inner two run in
+// order on one thread (the innermost is the contiguous one, so it vectorises).
+template <class F>
+void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>& p,
+                  const F& f) {
+  if constexpr (kSerialHostSpace) {
+    const auto lo = p.m_lower, hi = p.m_upper;
+    UFNO_OMP(omp parallel for collapse(2) schedule(static))
+    for (int64_t a = lo[0]; a < hi[0]; ++a)
+      for (int64_t b = lo[1]; b < hi[1]; ++b)
+        for (int64_t c = lo[2]; c < hi[2]; ++c)
+          for (int64_t d = lo[3]; d < hi[3]; ++d) f(a, b, c, d);
+  } else {
+    Kokkos::parallel_for(label, p, f);
+  }
+}
+
+template <class F>
+void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>>& p,
+                  const F& f) {
+  if constexpr (kSerialHostSpace) {
+    const auto lo = p.m_lower, hi = p.m_upper;
+    UFNO_OMP(omp parallel for collapse(3) schedule(static))
+    for (int64_t a = lo[0]; a < hi[0]; ++a)
+      for (int64_t b = lo[1]; b < hi[1]; ++b)
+        for (int64_t c = lo[2]; c < hi[2]; ++c)
+          for (int64_t d = lo[3]; d < hi[3]; ++d)
+            for (int64_t e = lo[4]; e < hi[4]; ++e) f(a, b, c, d, e);
+  } else {
+    Kokkos::parallel_for(label, p, f);
+  }
+}
+
+}  // namespace ufno
