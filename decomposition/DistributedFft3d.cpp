@@ -37,6 +37,10 @@ DistributedFft3d::DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n
   s3_ = PencilLayout::block({n[0], kn_[1], kn_[2]}, {1, p1, p2});
   s3t_ = PencilLayout::block(kn_, {1, p1, p2});
   if (modes && real) t_pruned_ = std::make_unique<fft::TruncatedRealDft>(n[2], low_[2]);
+  if (modes) {
+    y_pruned_ = std::make_unique<fft::TruncatedDft>(n[1], low_[1], high_[1]);
+    x_pruned_ = std::make_unique<fft::TruncatedDft>(n[0], low_[0], high_[0]);
+  }
   r1_ = std::make_unique<Repartition<complexf>>(comm_, s1_, s2_, alg);
   r2_ = std::make_unique<Repartition<complexf>>(comm_, s2t_, s3_, alg);
   r2b_ = std::make_unique<Repartition<complexf>>(comm_, s3_, s2t_, alg);
@@ -117,9 +121,21 @@ CTensor DistributedFft3d::forward(const CTensor& x) {
 
 CTensor DistributedFft3d::forward_yx(CTensor a, LocalPlans& p) {
   const int nb = a.extent(0), nc = a.extent(1);
-  // Y: gather Y, transform, truncate.
   CTensor b = r1_->apply(a);
   a = CTensor();
+  if (y_pruned_) {  // Y, then X: only the kept bins
+    LayerTimer::Scope t("  fft pruned X, Y (gemm)");
+    const auto e2 = s2_.box(rank_).extents(), e3 = s3_.box(rank_).extents();
+    CTensor bt = local("dfft.ky", nb, nc, s2t_.box(rank_));
+    y_pruned_->forward(b.data(), bt.data(), long(nb) * nc * e2[0], e2[2]);
+    b = CTensor();
+    CTensor c = r2_->apply(bt);
+    bt = CTensor();
+    CTensor ct = local("dfft.kx", nb, nc, s3t_.box(rank_));
+    x_pruned_->forward(c.data(), ct.data(), long(nb) * nc, long(e3[1]) * e3[2]);
+    return ct;
+  }
+  // Y: gather Y, transform, truncate.
   run(p.y_fwd, b.data(), b.data());
   CTensor bt = local("dfft.ky", nb, nc, s2t_.box(rank_));
   truncate_modes(b, bt, 3, low_[1], high_[1]);
@@ -138,6 +154,17 @@ CTensor DistributedFft3d::backward_xy(const CTensor& s, LocalPlans& p) {
   const auto et = s3t_.box(rank_).extents();
   if (int(s.extent(2)) != et[0] || int(s.extent(3)) != et[1] || int(s.extent(4)) != et[2])
     throw std::invalid_argument("DistributedFft3d: spectral block does not match the layout");
+  if (x_pruned_) {  // X, then Y, from the kept bins
+    LayerTimer::Scope t("  fft pruned X, Y (gemm)");
+    const auto e2 = s2_.box(rank_).extents(), e3 = s3_.box(rank_).extents();
+    CTensor c = local("idfft.x", nb, nc, s3_.box(rank_));
+    x_pruned_->backward(s.data(), c.data(), long(nb) * nc, long(e3[1]) * e3[2]);
+    CTensor bt = r2b_->apply(c);
+    c = CTensor();
+    CTensor b = local("idfft.y", nb, nc, s2_.box(rank_));
+    y_pruned_->backward(bt.data(), b.data(), long(nb) * nc * e2[0], e2[2]);
+    return r1b_->apply(b);
+  }
   CTensor c = local("idfft.x", nb, nc, s3_.box(rank_));
   zero_pad_modes(s, c, 2, low_[0], high_[0]);
   run(p.x_bwd, c.data(), c.data());

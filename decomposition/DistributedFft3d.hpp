@@ -5,9 +5,10 @@
 // repartition to Y-local, c2c along Y, repartition to X-local, c2c along X. With kept modes
 // given, each 1-D transform is followed at once by the truncation to those modes (low bins and,
 // for X and Y, the same number of high bins), so only kept modes travel; the inverse zero-pads
-// before each inverse transform and runs in the reverse order. The truncated real transform over
-// T is pruned (fft/TruncatedRealDft.hpp): only the kept bins are ever computed, and the inverse
-// starts from them directly. Without kept modes it is the full,
+// before each inverse transform and runs in the reverse order. Truncated transforms are pruned
+// (fft/TruncatedRealDft.hpp for the real T axis, fft/TruncatedDft.hpp for X, Y and a complex T):
+// only the kept bins are ever computed, and each inverse starts from them directly, so the
+// truncation and zero-padding are part of the transforms. Without kept modes it is the full,
 // unnormalised r2c / c2r transform (backward includes no 1/N). Built with FftKind::C2C it is the
 // complex-to-complex transform instead (T keeps low and high modes, like X and Y).
 #include <array>
@@ -18,6 +19,7 @@
 #include "decomposition/ProcessGrid.hpp"
 #include "decomposition/Repartition.hpp"
 #include "fft/Fft1dPlan.hpp"
+#include "fft/TruncatedDft.hpp"
 #include "fft/TruncatedRealDft.hpp"
 
 namespace ufno::dist {
@@ -68,7 +70,8 @@ class DistributedFft3d {
   std::array<int, 3> low_, high_;
   PencilLayout s0_, s1_, s2_, s2t_, s3_, s3t_;
   std::unique_ptr<Repartition<complexf>> r1_, r2_, r2b_, r1b_;
-  std::unique_ptr<fft::TruncatedRealDft> t_pruned_;  // truncated R2C only
+  std::unique_ptr<fft::TruncatedRealDft> t_pruned_;         // truncated R2C only
+  std::unique_ptr<fft::TruncatedDft> y_pruned_, x_pruned_;  // truncated transforms
   std::map<long, LocalPlans> plans_;
 };
 

@@ -4,8 +4,10 @@
 #include <catch2/catch.hpp>
 
 #include <complex>
+#include <tuple>
 
 #include "fft/Fft1dPlan.hpp"
+#include "fft/TruncatedDft.hpp"
 #include "fft/TruncatedRealDft.hpp"
 #include "support/TestUtil.hpp"
 
@@ -140,4 +142,58 @@ TEST_CASE("truncated real DFT keeps the first m bins and inverts from them", "[f
     }
   }
   CHECK_THROWS_AS(fft::TruncatedRealDft(8, 6), std::invalid_argument);
+}
+
+TEST_CASE("truncated complex DFT along a middle axis keeps the low and high bins", "[fft]") {
+  // (n, low, high): the Fourier layers' form, an odd length, and no high bins.
+  for (auto [n, low, high] : {std::tuple{12, 3, 3}, std::tuple{7, 2, 2}, std::tuple{9, 4, 0}}) {
+    const int K = low + high;
+    for (long inner : {1L, 3L}) {
+      const long outer = 4;
+      auto bin = [&, low = low, high = high](int k) { return k < low ? k : n - high + (k - low); };
+      auto r = test::random_vector(outer * n * inner * 2, 13 + n);
+      const std::string name = "n=" + std::to_string(n) + " low=" + std::to_string(low) +
+                               " high=" + std::to_string(high) + " inner=" + std::to_string(inner);
+      fft::TruncatedDft t(n, low, high);
+      SECTION("forward " + name) {
+        ComplexView in("in", outer * n * inner), out("out", outer * K * inner);
+        for (std::size_t i = 0; i < in.size(); ++i) in(i) = complexf(r[2 * i], r[2 * i + 1]);
+        t.forward(in.data(), out.data(), outer, inner);
+        for (long o = 0; o < outer; ++o)
+          for (long i = 0; i < inner; ++i) {
+            std::vector<cd> line(n);
+            for (int j = 0; j < n; ++j) {
+              const auto v = in((o * n + j) * inner + i);
+              line[j] = cd(v.real(), v.imag());
+            }
+            const auto ref = dft(line, -1);
+            for (int k = 0; k < K; ++k) {
+              const auto v = out((o * K + k) * inner + i);
+              CHECK(v.real() == Approx(ref[bin(k)].real()).margin(1e-4));
+              CHECK(v.imag() == Approx(ref[bin(k)].imag()).margin(1e-4));
+            }
+          }
+      }
+      SECTION("backward " + name) {
+        ComplexView in("in", outer * K * inner), out("out", outer * n * inner);
+        for (std::size_t i = 0; i < in.size(); ++i) in(i) = complexf(r[2 * i], r[2 * i + 1]);
+        t.backward(in.data(), out.data(), outer, inner);
+        for (long o = 0; o < outer; ++o)
+          for (long i = 0; i < inner; ++i) {
+            std::vector<cd> full(n);  // kept bins in place, the others zero
+            for (int k = 0; k < K; ++k) {
+              const auto v = in((o * K + k) * inner + i);
+              full[bin(k)] = cd(v.real(), v.imag());
+            }
+            const auto ref = dft(full, +1);
+            for (int j = 0; j < n; ++j) {
+              const auto v = out((o * n + j) * inner + i);
+              CHECK(v.real() == Approx(ref[j].real()).margin(1e-4));
+              CHECK(v.imag() == Approx(ref[j].imag()).margin(1e-4));
+            }
+          }
+      }
+    }
+  }
+  CHECK_THROWS_AS(fft::TruncatedDft(8, 5, 4), std::invalid_argument);
 }

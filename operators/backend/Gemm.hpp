@@ -9,6 +9,11 @@ namespace ufno::backend {
 void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
           float beta, float* C, int ldc, Activation act = Activation::None, float slope = 0.f);
 
+// The same A times each of `batch` matrices: C_b[M,N] = A[M,K] * B_b[K,N], B_b = B + b * stride_b,
+// C_b = C + b * stride_c (no accumulation, no activation).
+void gemm_shared_a(int batch, int M, int N, int K, const float* A, int lda, const float* B,
+                   long stride_b, int ldb, float* C, long stride_c, int ldc);
+
 void set_gemm_threads(int n);
 
 }  // namespace ufno::backend

@@ -19,6 +19,7 @@ namespace {
 
 using dnnl::memory;
 using Key = std::tuple<int, int, int, int, int, int, float, float, int, float>;
+using BatchKey = std::tuple<int, int, int, int, int, long, int, long, int>;
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -65,6 +66,35 @@ void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float
   memory b(matrix(K, N, ldb), eng, const_cast<float*>(B));
   memory c(matrix(M, N, ldc), eng, C);
   prim.execute(strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  strm.wait();
+}
+
+void gemm_shared_a(int batch, int M, int N, int K, const float* A, int lda, const float* B,
+                   long stride_b, int ldb, float* C, long stride_c, int ldc) {
+  if (batch == 0 || M == 0 || N == 0) return;
+  // A is broadcast over the batch (a batch dimension of extent 1), which oneDNN's brgemm
+  // matmul supports directly.
+  const memory::desc a({1, M, K}, memory::data_type::f32, memory::dims{long(M) * lda, lda, 1});
+  const memory::desc b({batch, K, N}, memory::data_type::f32, memory::dims{stride_b, ldb, 1});
+  const memory::desc c({batch, M, N}, memory::data_type::f32, memory::dims{stride_c, ldc, 1});
+  static std::mutex mutex;
+  static std::map<BatchKey, dnnl::matmul> cache;
+  dnnl::matmul prim;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const BatchKey key{batch, M, N, K, lda, stride_b, ldb, stride_c, ldc};
+    auto it = cache.find(key);
+    if (it == cache.end())
+      it = cache
+               .emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c),
+                                                                       engine())))
+               .first;
+    prim = it->second;
+  }
+  auto& eng = engine();
+  dnnl::stream strm(eng);
+  memory ma(a, eng, const_cast<float*>(A)), mb(b, eng, const_cast<float*>(B)), mc(c, eng, C);
+  prim.execute(strm, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
   strm.wait();
 }
 
