@@ -50,12 +50,14 @@ Conv3d Conv3d::load_plain(const WeightSource& w, const std::string& prefix, int 
   return Conv3d(s, std::move(weights), std::move(bias));
 }
 
-Tensor Conv3d::forward(const Tensor& x) const {
-  Tensor y = empty_tensor("conv3d.out", x.extent(0), spec_.out_channels,
-                          backend::conv_output_extent(spec_, x.extent(2)),
-                          backend::conv_output_extent(spec_, x.extent(3)),
-                          backend::conv_output_extent(spec_, x.extent(4)));
-  prim_->forward(x, y);
+Tensor Conv3d::forward(const Tensor& x, backend::Layout in, backend::Layout out) const {
+  const Shape5 s = backend::logical_shape(x, in);
+  const int B = s[0], C = spec_.out_channels, X = backend::conv_output_extent(spec_, s[2]),
+            Y = backend::conv_output_extent(spec_, s[3]),
+            T = backend::conv_output_extent(spec_, s[4]);
+  Tensor y = out == backend::Layout::ChannelsFirst ? empty_tensor("conv3d.out", B, C, X, Y, T)
+                                                   : empty_tensor("conv3d.out", B, X, Y, T, C);
+  prim_->forward(x, y, in, out);
   return y;
 }
 

@@ -23,7 +23,9 @@ class Conv3d {
   static Conv3d load_plain(const WeightSource& w, const std::string& prefix, int in, int out,
                            int kernel);
 
-  Tensor forward(const Tensor& x) const;
+  // x in layout `in` -> the output in layout `out` (see backend::Layout).
+  Tensor forward(const Tensor& x, backend::Layout in = backend::Layout::ChannelsFirst,
+                 backend::Layout out = backend::Layout::ChannelsFirst) const;
   const backend::ConvSpec& spec() const { return spec_; }
   // The same layer with another zero padding (the distributed layer gathers its halo itself
   // and convolves without padding).

@@ -1,6 +1,8 @@
 #include "operators/ConvTranspose3d.hpp"
 #include "operators/Parallel.hpp"
 
+#include <stdexcept>
+
 namespace ufno {
 
 ConvTranspose3d::ConvTranspose3d(backend::ConvSpec spec, const std::vector<float>& tw,
@@ -86,6 +88,16 @@ Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
         y(b, c, i, j, k) = parts(b, r * C + c, u >> 1, v >> 1, w >> 1);
       });
   return y;
+}
+
+Tensor ConvTranspose3d::parity_outputs(const Tensor& x, backend::Layout in) const {
+  if (!subpixel())
+    throw std::logic_error("ConvTranspose3d: parity outputs need kernel 4, stride 2");
+  const Shape5 s = backend::logical_shape(x, in);
+  Tensor parts =
+      empty_tensor("convT.parity", s[0], s[2] + 1, s[3] + 1, s[4] + 1, 8 * spec_.out_channels);
+  parity_->forward(x, parts, in, backend::Layout::ChannelsLast);
+  return parts;
 }
 
 Tensor ConvTranspose3d::forward(const Tensor& x) const {

@@ -26,6 +26,12 @@ class ConvTranspose3d {
                                     int out, float slope);
 
   Tensor forward(const Tensor& x) const;
+  // The sub-pixel form's eight parity outputs before interleaving, channels last:
+  // (B, n0 + 1, n1 + 1, n2 + 1, 8 out), channel r * out + o holding output channel o at the
+  // uncropped positions 2 m + r (r = 4 rx + 2 ry + rt); crop by the padding when interleaving.
+  // x is in layout `in`. Only for kernel 4, stride 2 (has_parity_form()).
+  Tensor parity_outputs(const Tensor& x, backend::Layout in) const;
+  bool has_parity_form() const { return subpixel(); }
   const backend::ConvSpec& spec() const { return spec_; }
   // The same layer with another padding (output cropping); the distributed layer uses 0.
   ConvTranspose3d with_padding(int padding) const;

@@ -1,7 +1,8 @@
 #pragma once
 // The U-Net branch on a distributed tensor: the same levels as UNet3d, each level's tensors in the
 // block layout of that level's extents on one process grid, so skip connections and upsampled
-// features meet on the same rank and concatenate locally.
+// features meet on the same rank and concatenate locally. A rank that holds the whole domain (one
+// rank) runs the single-process UNet3d, whose tensors stay channels last inside.
 #include <array>
 #include <optional>
 
@@ -18,6 +19,7 @@ class DistributedUNet3d {
   Tensor forward(const Tensor& x) const;
 
  private:
+  std::optional<UNet3d> whole_;  // set on a rank that holds the whole domain
   std::optional<DistributedConv3d> conv1_, conv2_, conv2_1_, conv3_, conv3_1_, output_;
   std::optional<DistributedConvTranspose3d> deconv2_, deconv1_, deconv0_;
 };

@@ -2,7 +2,8 @@
 // The U-Net branch of the U-Fourier layers (reference class U_net): three stride-2 encoder levels
 // (conv1; conv2 + conv2_1; conv3 + conv3_1), three transposed-convolution decoder levels joined to
 // the encoder by channel concatenation (skip first), and a 3x3x3 output convolution. Every extent
-// of the input must be divisible by 8.
+// of the input must be divisible by 8. Input and output are channels first like every layer;
+// inside, the tensors are channels last (the convolution kernels' layout, so no reorders).
 #include <string>
 
 #include "operators/Conv3d.hpp"

@@ -25,12 +25,25 @@ inline int conv_output_extent(const ConvSpec& s, int n) {
                       : (n + 2 * s.padding - s.kernel) / s.stride + 1;
 }
 
+// How a tensor's five extents are ordered: channels first (B, C, X, Y, T), the layers' layout, or
+// channels last (B, X, Y, T, C), which the U-Net keeps inside itself because the CPU convolution
+// kernels work channels-last: tensors in that layout go to and from them without reorders.
+enum class Layout { ChannelsFirst, ChannelsLast };
+
 class ConvPrimitive {
  public:
   virtual ~ConvPrimitive() = default;
-  // src (B, Cin, X, Y, T) -> dst (B, Cout, X', Y', T'), dst already allocated.
-  virtual void forward(const Tensor& src, const Tensor& dst) = 0;
+  // src (B, Cin, X, Y, T) -> dst (B, Cout, X', Y', T') in the given layouts, dst allocated.
+  virtual void forward(const Tensor& src, const Tensor& dst,
+                       Layout src_layout = Layout::ChannelsFirst,
+                       Layout dst_layout = Layout::ChannelsFirst) = 0;
 };
+
+// The (B, C, X, Y, T) extents of a tensor stored in `layout`.
+inline Shape5 logical_shape(const Tensor& t, Layout layout) {
+  const Shape5 s = shape_of(t);
+  return layout == Layout::ChannelsFirst ? s : Shape5{s[0], s[4], s[1], s[2], s[3]};
+}
 
 // weights: (out, in, k, k, k) row-major for both kinds (a transposed convolution's PyTorch
 // (in, out, ...) weights are swapped by the caller); bias: out values or empty.

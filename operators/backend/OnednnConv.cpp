@@ -1,11 +1,13 @@
-// oneDNN 2.x implementation of ConvPrimitive: (de)convolution_forward with blocked formats chosen
-// by the library (format_tag::any), reorders to and from the plain NCDHW tensors, the activation
+// oneDNN 2.x implementation of ConvPrimitive: (de)convolution_forward with the formats chosen by
+// the library (format_tag::any; channels-last for f32 on AVX-512), reorders to and from the
+// caller's tensors only where their layout differs, the activation
 // as an eltwise post-op. Primitives and reordered weights are cached per input shape.
 #include <omp.h>
 #include <dnnl.hpp>
 
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "operators/backend/ConvPrimitive.hpp"
 
@@ -33,8 +35,9 @@ class OnednnConv final : public ConvPrimitive {
       throw std::invalid_argument("conv: bias size does not match the spec");
   }
 
-  void forward(const Tensor& src, const Tensor& dst) override {
-    const Shape5 ss = shape_of(src), ds = shape_of(dst);
+  void forward(const Tensor& src, const Tensor& dst, Layout src_layout,
+               Layout dst_layout) override {
+    const Shape5 ss = logical_shape(src, src_layout), ds = logical_shape(dst, dst_layout);
     if (ss[1] != s_.in_channels || ds[1] != s_.out_channels || ds[0] != ss[0])
       throw std::invalid_argument("conv: channel/batch mismatch " + to_string(ss) + " -> " +
                                   to_string(ds));
@@ -42,7 +45,7 @@ class OnednnConv final : public ConvPrimitive {
       if (ds[a] != conv_output_extent(s_, ss[a]))
         throw std::invalid_argument("conv: output extent mismatch " + to_string(ss) + " -> " +
                                     to_string(ds));
-    Plan& p = plan_for(ss, ds);
+    Plan& p = plan_for(ss, ds, src_layout, dst_layout);
     auto& eng = cpu_engine();
     dnnl::stream strm(eng);
     memory user_src(p.user_src_md, eng, const_cast<float*>(src.data()));
@@ -68,8 +71,9 @@ class OnednnConv final : public ConvPrimitive {
     memory weights, bias;
   };
 
-  Plan& plan_for(const Shape5& ss, const Shape5& ds) {
-    auto it = plans_.find(ss);
+  Plan& plan_for(const Shape5& ss, const Shape5& ds, Layout sl, Layout dl) {
+    const auto key = std::make_tuple(ss, sl, dl);
+    auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     auto& eng = cpu_engine();
     const memory::dims src_dims{ss[0], ss[1], ss[2], ss[3], ss[4]};
@@ -116,8 +120,9 @@ class OnednnConv final : public ConvPrimitive {
       p.pd_dst_md = pd.dst_desc();
       pd_w_md = pd.weights_desc();
     }
-    p.user_src_md = memory::desc(src_dims, dt::f32, tag::ncdhw);
-    p.user_dst_md = memory::desc(dst_dims, dt::f32, tag::ncdhw);
+    auto user_tag = [](Layout l) { return l == Layout::ChannelsFirst ? tag::ncdhw : tag::ndhwc; };
+    p.user_src_md = memory::desc(src_dims, dt::f32, user_tag(sl));
+    p.user_dst_md = memory::desc(dst_dims, dt::f32, user_tag(dl));
     // Weights are reordered into the primitive's format once per plan.
     dnnl::stream strm(eng);
     memory user_w(memory::desc(w_dims, dt::f32, tag::oidhw), eng, w_.data());
@@ -128,12 +133,12 @@ class OnednnConv final : public ConvPrimitive {
       std::copy(b_.begin(), b_.end(), static_cast<float*>(p.bias.get_data_handle()));
     }
     strm.wait();
-    return plans_.emplace(ss, std::move(p)).first->second;
+    return plans_.emplace(key, std::move(p)).first->second;
   }
 
   ConvSpec s_;
   std::vector<float> w_, b_;
-  std::map<Shape5, Plan> plans_;
+  std::map<std::tuple<Shape5, Layout, Layout>, Plan> plans_;
 };
 
 }  // namespace
