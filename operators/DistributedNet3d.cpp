@@ -52,14 +52,20 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
     x = fc0_.forward(padding_->pad(input));
   }
   for (std::size_t k = 0; k < conv_.size(); ++k) {
+    // The U-Net branch first: its large intermediates then never coexist with the spectral
+    // branch's output (about 100 MB less peak memory at paper size).
     Tensor y;
-    {
-      Scope t("spectral conv");
-      y = conv_[k].forward(x);
-    }
     if (unet_[k]) {
       Scope t("u-net");
-      add_activate(y, unet_[k]->forward(x), Activation::None);
+      y = unet_[k]->forward(x);
+    }
+    {
+      Scope t("spectral conv");
+      Tensor s = conv_[k].forward(x);
+      if (y.data())
+        add_activate(y, s, Activation::None);
+      else
+        y = s;
     }
     {
       Scope t("w + residual + relu");
@@ -67,10 +73,12 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
     }
     x = y;
   }
-  Scope t("crop + fc1 + fc2");
-  Tensor h = fc1_.forward(padding_->crop(x), Activation::ReLU);
+  // fc1 and fc2 act per voxel, so they run on the padded grid in chunks (no hidden tensor of the
+  // whole grid, no 36-channel crop) and only their one-channel output is cropped.
+  Scope t("fc1 + fc2 + crop");
+  Tensor out = pointwise_mlp(x, fc1_, Activation::ReLU, fc2_);
   x = Tensor();
-  return fc2_.forward(h);
+  return padding_->crop(out);
 }
 
 Tensor DistributedNet3d::forward(const Tensor& input) {

@@ -57,27 +57,52 @@ void Linear::apply(const Tensor& x, const Tensor& y, bool accumulate, Activation
                                 to_string(shape_of(y)) + " do not fit " + std::to_string(in_) +
                                 " -> " + std::to_string(out_));
   const long voxels = long(x.extent(2)) * x.extent(3) * x.extent(4);
+  for (std::size_t n = 0; n < x.extent(0); ++n)
+    apply_columns(x.data() + n * in_ * voxels, voxels, y.data() + n * out_ * voxels, voxels, voxels,
+                  accumulate, act);
+}
+
+void Linear::apply_columns(const float* x, long ldx, float* y, long ldy, long cols, bool accumulate,
+                           Activation act) const {
   // The GEMM fuses accumulation and activation, but not a bias per output channel (a row of the
   // product): the bias goes into y first (y = b, or y += b) and the product accumulates onto it.
   if (has_bias_) {
     auto b = b_;
-    float* p = y.data();
-    const int C = out_;
     ufno::parallel_for(
-        "ufno::linear_bias", Kokkos::RangePolicy<ExecSpace>(0, long(y.extent(0)) * C),
+        "ufno::linear_bias", Kokkos::RangePolicy<ExecSpace>(0, out_),
         KOKKOS_LAMBDA(const int64_t row) {
-          const float bc = b(int(row % C));
-          float* r = p + row * voxels;
-          for (long v = 0; v < voxels; ++v) r[v] = accumulate ? r[v] + bc : bc;
+          const float bc = b(row);
+          float* r = y + row * ldy;
+          for (long v = 0; v < cols; ++v) r[v] = accumulate ? r[v] + bc : bc;
         });
   }
   const float beta = accumulate || has_bias_ ? 1.f : 0.f;
+  backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
+}
+
+Tensor pointwise_mlp(const Tensor& x, const Linear& first, Activation act, const Linear& second,
+                     long chunk) {
+  if (int(x.extent(1)) != first.in_channels() || first.out_channels() != second.in_channels())
+    throw std::invalid_argument("pointwise_mlp: " + to_string(shape_of(x)) + " through " +
+                                std::to_string(first.in_channels()) + " -> " +
+                                std::to_string(first.out_channels()) + " -> " +
+                                std::to_string(second.out_channels()));
+  const long voxels = long(x.extent(2)) * x.extent(3) * x.extent(4);
+  const long width = std::min(chunk, voxels);
+  Tensor y = empty_tensor("mlp.out", x.extent(0), second.out_channels(), x.extent(2), x.extent(3),
+                          x.extent(4));
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> h(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "mlp.hidden"), first.out_channels(), width);
   for (std::size_t n = 0; n < x.extent(0); ++n) {
-    const float* xs = x.data() + n * in_ * voxels;
-    float* ys = y.data() + n * out_ * voxels;
-    backend::gemm(out_, int(voxels), in_, 1.f, w_.data(), in_, xs, int(voxels), beta, ys,
-                  int(voxels), act);
+    const float* xs = x.data() + n * first.in_channels() * voxels;
+    float* ys = y.data() + n * second.out_channels() * voxels;
+    for (long v = 0; v < voxels; v += width) {
+      const long cols = std::min(width, voxels - v);
+      first.apply_columns(xs + v, voxels, h.data(), width, cols, false, act);
+      second.apply_columns(h.data(), width, ys + v, voxels, cols, false, Activation::None);
+    }
   }
+  return y;
 }
 
 }  // namespace ufno

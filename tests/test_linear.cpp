@@ -41,3 +41,20 @@ TEST_CASE("Linear matches a direct per-voxel sum", "[linear]") {
                       Catch::Contains("w0.weight") && Catch::Contains("does not match"));
   }
 }
+
+TEST_CASE("pointwise_mlp equals two Linear layers, in any chunk width", "[linear]") {
+  const test::Dims5 d{2, 5, 3, 4, 6};  // 72 voxels per batch entry
+  const int hidden = 9, out = 2;
+  auto x = test::random_vector(d.size(), 11);
+  Linear fc1(d.c, hidden, test::random_array({std::size_t(hidden), std::size_t(d.c)}, 12),
+             test::random_array({std::size_t(hidden)}, 13));
+  Linear fc2(hidden, out, test::random_array({std::size_t(out), std::size_t(hidden)}, 14),
+             test::random_array({std::size_t(out)}, 15));
+  Tensor xt = test::to_device(x, {d.n, d.c, d.x, d.y, d.t});
+  const auto r = test::to_host(fc2.forward(fc1.forward(xt, Activation::ReLU)));
+  const std::vector<double> ref(r.begin(), r.end());
+  for (long chunk : {1L, 7L, 72L, 1000L})  // 7 leaves a partial last chunk
+    CHECK(test::rel_l2(test::to_host(pointwise_mlp(xt, fc1, Activation::ReLU, fc2, chunk)), ref) <
+          1e-6);
+  CHECK_THROWS_AS(pointwise_mlp(xt, fc2, Activation::ReLU, fc1), std::invalid_argument);
+}
