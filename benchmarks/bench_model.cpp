@@ -2,8 +2,10 @@
 // one rank; --single uses the single-process Net3d instead). benchmarks/run_model_bench.sh runs the
 // PyTorch reference on the same input and threads and prints the side-by-side table; under
 // mpiexec it compares rank x thread splits. Prints one line (rank 0):
-//   "ufno seconds_per_case=S peak_rss_mb=M threads=N ranks=P grid=PXxPY"
-// with the slowest rank's time and the largest rank's peak RSS.
+//   "ufno seconds_per_case=S peak_rss_mb=M threads=N ranks=P grid=PXxPY gflops=G peak_gflops=F"
+// with the slowest rank's time, the largest rank's peak RSS, the achieved GFLOP/s of the pass
+// (ModelFlops.hpp) and the float32 peak of all ranks' threads measured together afterwards
+// (PeakFlops.hpp), followed by a "roofline:" line that puts the two side by side.
 #include <mpi.h>
 #include <sys/resource.h>
 
@@ -11,6 +13,8 @@
 #include <cstdio>
 
 #include "apps/MpiMain.hpp"
+#include "benchmarks/ModelFlops.hpp"
+#include "benchmarks/PeakFlops.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/ModelFile.hpp"
 #include "io/TensorFile.hpp"
@@ -34,13 +38,14 @@ int bench(int argc, char** argv, int rank, int size) {
   CLI::App app{"bench_model: time the U-FNO / FNO forward pass"};
   std::string model, tensor, save, grid_spec = "auto";
   int threads = 1, repeat = 1;
-  bool single = false;
+  bool single = false, skip_peak = false;
   app.add_option("--model", model)->required();
   app.add_option("--tensor", tensor)->required();
   app.add_option("--threads", threads);
   app.add_option("--repeat", repeat, "timed runs; with more than one, a warm-up run precedes them");
   app.add_option("--grid", grid_spec, "process grid under mpiexec");
   app.add_flag("--single", single, "single-process Net3d (one rank only)");
+  app.add_flag("--skip-peak", skip_peak, "do not measure the float32 peak (about 0.6 s)");
   app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
   CLI11_PARSE(app, argc, argv);
   ufno::backend::set_threads(threads);
@@ -83,9 +88,30 @@ int bench(int argc, char** argv, int rank, int size) {
   double rss = ru.ru_maxrss / 1024.0, rss_max = 0;
   MPI_Allreduce(&rss, &rss_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0) ufno::LayerTimer::instance().report("bench_model");
-  if (rank == 0)
-    std::printf("ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s\n",
-                sec_max, rss_max, threads, size, grid ? grid->str().c_str() : "single");
+  // Every rank measures its threads' peak at the same time, so shared cores count once.
+  const auto flops = ufno::bench::model_flops(spec);
+  ufno::bench::Peak peak;
+  if (!skip_peak) peak = ufno::bench::measure_peak_gflops(threads);
+  double peak_all = 0;
+  MPI_Allreduce(&peak.gflops, &peak_all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const double achieved = flops.total() / 1e9 / sec_max;
+  if (rank == 0) {
+    std::printf(
+        "ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s gflops=%.1f "
+        "peak_gflops=%.1f\n",
+        sec_max, rss_max, threads, size, grid ? grid->str().c_str() : "single", achieved, peak_all);
+    std::printf(
+        "roofline: %.1f GFLOP per case (pointwise %.1f, spectral %.1f, U-Net %.1f) in %.3f s = "
+        "%.1f GFLOP/s",
+        flops.total() / 1e9, flops.pointwise / 1e9, flops.spectral / 1e9, flops.unet / 1e9, sec_max,
+        achieved);
+    if (peak_all > 0)
+      std::printf(
+          ", %.0f %% of the float32 peak %.1f GFLOP/s (%s FMA loop, %d rank(s) x %d "
+          "thread(s))",
+          100 * achieved / peak_all, peak_all, peak.isa, size, threads);
+    std::printf("\n");
+  }
   if (!save.empty() && size == 1) {
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
     auto f = ufno::h5::File::create(save);

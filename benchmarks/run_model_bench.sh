@@ -2,7 +2,8 @@
 # Model benchmark: the paper-size U-FNO and FNO (96x200x24, width 36, modes 10, random weights)
 # in the C++ code (build/benchmarks/bench_model) and in the PyTorch reference
 # (benchmarks/torch_bench.py), on the same input with the same number of threads. Prints seconds
-# per case, peak RSS and their ratios, and the difference between the two outputs.
+# per case, peak RSS and their ratios, the difference between the two outputs, and the C++ side's
+# roofline: achieved GFLOP/s against the measured float32 peak of the same threads.
 #
 # Usage: benchmarks/run_model_bench.sh [--threads N] [--repeat R] [--out DIR] [--bin PATH]
 #                                      [--models "ufno fno"] [--single] [--torch-only]
@@ -107,7 +108,7 @@ run_side() {
     "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 }
 
-declare -A cpp_s cpp_rss torch_s torch_rss diff
+declare -A cpp_s cpp_rss cpp_roof torch_s torch_rss diff
 for model in $models; do
   kind=--$model
   cpp_out="$out/${model}_ufno_output.h5"
@@ -118,6 +119,7 @@ for model in $models; do
       --threads "$threads" --repeat "$repeat" --save-output "$cpp_out" ${cpp_extra[@]+"${cpp_extra[@]}"}
     cpp_s[$model]=$r_seconds
     cpp_rss[$model]=$r_rss
+    cpp_roof[$model]=$(grep -E '^roofline:' "$out/${model}_ufno.stdout" | tail -n 1 || true)
   fi
   run_side torch "$model" "$python" "$here/torch_bench.py" --model-pt "$out/${model}_paper.pt" \
     "$kind" --input "$out/input.h5" --threads "$threads" --repeat "$repeat" \
@@ -176,4 +178,10 @@ for model in $models; do
 done
 echo "(ratios > 1: the C++ code is faster / uses less memory; peak RSS is per process and"
 echo " includes the weights, which are ~250 MB of float32 per model)"
+if [ "$torch_only" -eq 0 ]; then
+  for model in $models; do
+    label=$([ "$model" = ufno ] && echo U-FNO || echo FNO)
+    echo "$label ${cpp_roof[$model]:-roofline: (not printed)}"
+  done
+fi
 echo "run_model_bench: done in $(( $(date +%s) - start )) s; logs in $out"
