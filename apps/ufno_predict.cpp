@@ -16,6 +16,7 @@
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
 
 namespace {
@@ -38,6 +39,7 @@ int run(int argc, char** argv, int rank) {
   std::vector<std::string> models;
   std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv";
   int ranks_per_case = 1;
+  bool bf16 = false;
   int threads = ufno::backend::default_threads(ranks_on_this_node());
   app.add_option("--model", models,
                  "model file (HDF5); give twice for an SG and a dP model (default: the shipped "
@@ -61,6 +63,9 @@ int run(int argc, char** argv, int rank) {
                  "process grid PXxPY splitting X (layers) and Y (radial cells), or auto");
   app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")
       ->check(CLI::IsMember({"alltoallv", "p2p"}));
+  app.add_flag("--bf16-convolutions", bf16,
+               "U-Net convolutions in bfloat16 (faster on CPUs with AVX512_BF16, less accurate; "
+               "see benchmarks/README.md)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -76,6 +81,15 @@ int run(int argc, char** argv, int rank) {
   }
   if (models.empty()) models = ufno::default_models();
   ufno::backend::set_threads(threads);
+  if (bf16) {
+    if (!ufno::backend::conv_bf16_supported()) {
+      if (rank == 0)
+        std::cerr << "ufno_predict: error: --bf16-convolutions: this CPU has neither AVX512_BF16 "
+                     "nor AMX-BF16\n";
+      return 2;
+    }
+    ufno::backend::set_conv_bf16(true);
+  }
   if (!cases.empty()) {
     ufno::BatchOptions o{models,         cases,     out,
                          ranks_per_case, grid_spec, ufno::dist::parse_exchange_algorithm(exchange)};

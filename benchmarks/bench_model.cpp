@@ -21,6 +21,7 @@
 #include "operators/DistributedNet3d.hpp"
 #include "operators/LayerTimer.hpp"
 #include "operators/Net3d.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
 
 namespace {
@@ -38,7 +39,7 @@ int bench(int argc, char** argv, int rank, int size) {
   CLI::App app{"bench_model: time the U-FNO / FNO forward pass"};
   std::string model, tensor, save, grid_spec = "auto";
   int threads = 1, repeat = 1;
-  bool single = false, skip_peak = false;
+  bool single = false, skip_peak = false, bf16 = false;
   app.add_option("--model", model)->required();
   app.add_option("--tensor", tensor)->required();
   app.add_option("--threads", threads);
@@ -46,9 +47,11 @@ int bench(int argc, char** argv, int rank, int size) {
   app.add_option("--grid", grid_spec, "process grid under mpiexec");
   app.add_flag("--single", single, "single-process Net3d (one rank only)");
   app.add_flag("--skip-peak", skip_peak, "do not measure the float32 peak (about 0.6 s)");
+  app.add_flag("--bf16-convolutions", bf16, "U-Net convolutions in bfloat16");
   app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
   CLI11_PARSE(app, argc, argv);
   ufno::backend::set_threads(threads);
+  ufno::backend::set_conv_bf16(bf16);
   ufno::ModelFile mf(model);
   const auto& spec = mf.spec();
   std::function<ufno::Tensor()> run;

@@ -116,3 +116,75 @@ TEST_CASE("ConvTranspose3d matches the scatter definition", "[conv][transpose]")
     CHECK(test::rel_l2(test::to_host(y0), ref0) < 1e-6);
   }
 }
+
+namespace {
+// (n, c, x, y, t) channels-first values -> (n, x, y, t, c) channels-last, or back.
+template <class T>
+std::vector<T> to_channels_last(const std::vector<T>& v, const test::Dims5& d) {
+  std::vector<T> r(v.size());
+  for (int n = 0; n < d.n; ++n)
+    for (int c = 0; c < d.c; ++c)
+      for (int i = 0; i < d.x * d.y * d.t; ++i)
+        r[(std::size_t(n) * d.x * d.y * d.t + i) * d.c + c] =
+            v[(std::size_t(n) * d.c + c) * d.x * d.y * d.t + i];
+  return r;
+}
+}  // namespace
+
+TEST_CASE("Conv3d reads and writes channels-last tensors", "[conv]") {
+  const test::Dims5 d{2, 3, 8, 6, 4};
+  const int out = 5;
+  auto x = test::random_vector(d.size(), 27);
+  auto w = test::random_vector(std::size_t(out) * d.c * 27, 28);
+  auto b = test::random_vector(out, 29);
+  test::Dims5 od{};
+  const auto ref = test::naive_conv3d(x, d, w, b, out, 3, 2, 1, &od);
+  backend::ConvSpec s;
+  s.in_channels = d.c;
+  s.out_channels = out;
+  s.stride = 2;
+  s.has_bias = true;
+  Conv3d conv(s, w, b);
+  constexpr auto first = backend::Layout::ChannelsFirst, last = backend::Layout::ChannelsLast;
+  const Tensor x_last = test::to_device(to_channels_last(x, d), {d.n, d.x, d.y, d.t, d.c});
+  const Tensor x_first = test::to_device(x, {d.n, d.c, d.x, d.y, d.t});
+  SECTION("channels last in and out") {
+    Tensor y = conv.forward(x_last, last, last);
+    REQUIRE(shape_of(y) == Shape5{od.n, od.x, od.y, od.t, od.c});
+    CHECK(test::rel_l2(test::to_host(y), to_channels_last(ref, od)) < 1e-6);
+  }
+  SECTION("channels first in, last out, and the reverse") {
+    CHECK(test::rel_l2(test::to_host(conv.forward(x_first, first, last)),
+                       to_channels_last(ref, od)) < 1e-6);
+    CHECK(test::rel_l2(test::to_host(conv.forward(x_last, last, first)), ref) < 1e-6);
+  }
+}
+
+TEST_CASE("bf16 convolutions stay within bf16 rounding of float32", "[conv][bf16]") {
+  if (!backend::conv_bf16_supported()) {
+    WARN("this CPU has no AVX512_BF16 / AMX-BF16: the bf16 path is not tested here");
+    CHECK_THROWS_AS(backend::set_conv_bf16(true), std::invalid_argument);
+    return;
+  }
+  const test::Dims5 d{1, 8, 8, 8, 8};
+  const int out = 6;
+  auto x = test::random_vector(d.size(), 37);
+  auto w = test::random_vector(std::size_t(out) * d.c * 27, 38);
+  auto b = test::random_vector(out, 39);
+  test::Dims5 od{};
+  const auto ref = test::naive_conv3d(x, d, w, b, out, 3, 1, 1, &od);
+  backend::ConvSpec s;
+  s.in_channels = d.c;
+  s.out_channels = out;
+  s.has_bias = true;
+  backend::set_conv_bf16(true);
+  Conv3d conv(s, w, b);  // primitives made now use bf16
+  backend::set_conv_bf16(false);
+  const double err =
+      test::rel_l2(test::to_host(conv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}))), ref);
+  // bf16 keeps 8 mantissa bits (relative rounding 2^-9 per input); sums of 216 products
+  // average it down. Far above float32's 1e-7, far below a wrong result's O(1).
+  CHECK(err > 1e-5);
+  CHECK(err < 1e-2);
+  INFO("bf16 relative L2 error " << err);
+}

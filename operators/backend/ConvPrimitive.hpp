@@ -53,4 +53,11 @@ std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
 
 void set_conv_threads(int n);
 
+// Optional bfloat16 convolutions (off by default): inputs and weights rounded to bf16 (8-bit
+// mantissa), products accumulated and written in float32. About twice the float32 speed on CPUs
+// with AVX512_BF16 or AMX, at a cost in accuracy that benchmarks/README.md states. Applies to
+// primitives made after the call. Throws std::invalid_argument on a CPU without bf16 support.
+void set_conv_bf16(bool on);
+bool conv_bf16_supported();
+
 }  // namespace ufno::backend

@@ -19,6 +19,8 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
+bool g_bf16 = false;
+
 dnnl::engine& cpu_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
   return e;
@@ -81,8 +83,9 @@ class OnednnConv final : public ConvPrimitive {
     const memory::dims w_dims{s_.out_channels, s_.in_channels, s_.kernel, s_.kernel, s_.kernel};
     const memory::dims strides{s_.stride, s_.stride, s_.stride};
     const memory::dims pad{s_.padding, s_.padding, s_.padding};
-    memory::desc src_any(src_dims, dt::f32, tag::any), dst_any(dst_dims, dt::f32, tag::any);
-    memory::desc w_any(w_dims, dt::f32, tag::any), b_md({s_.out_channels}, dt::f32, tag::x);
+    const dt in_type = bf16_ ? dt::bf16 : dt::f32;  // src and weights; dst stays f32
+    memory::desc src_any(src_dims, in_type, tag::any), dst_any(dst_dims, dt::f32, tag::any);
+    memory::desc w_any(w_dims, in_type, tag::any), b_md({s_.out_channels}, dt::f32, tag::x);
 
     dnnl::primitive_attr attr;
     if (s_.activation != Activation::None) {
@@ -137,6 +140,7 @@ class OnednnConv final : public ConvPrimitive {
   }
 
   ConvSpec s_;
+  bool bf16_ = g_bf16;  // fixed when the primitive is made
   std::vector<float> w_, b_;
   std::map<std::tuple<Shape5, Layout, Layout>, Plan> plans_;
 };
@@ -150,5 +154,16 @@ std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
 }
 
 void set_conv_threads(int n) { omp_set_num_threads(n < 1 ? 1 : n); }
+
+bool conv_bf16_supported() {
+  return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
+}
+
+void set_conv_bf16(bool on) {
+  if (on && !conv_bf16_supported())
+    throw std::invalid_argument(
+        "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
+  g_bf16 = on;
+}
 
 }  // namespace ufno::backend
