@@ -158,6 +158,26 @@ void test_gemm() {
   backend::cuda::gemm(M, N, K, 0.75f, dA.as<float>(), lda, dB.as<float>(), ldb, 0.5f,
                       dC.as<float>(), ldc);
   report("cuBLAS gemm", rel_l2(download<float>(dC, C.size()), C));
+
+  // The fused LeakyReLU epilogue.
+  auto C2 = random_vector(std::size_t(M) * ldc, 17);
+  DeviceBuffer dC2 = upload(C2);
+  backend::gemm(M, N, K, 1.f, A.data(), lda, B.data(), ldb, 1.f, C2.data(), ldc,
+                Activation::LeakyReLU, 0.1f);
+  backend::cuda::gemm(M, N, K, 1.f, dA.as<float>(), lda, dB.as<float>(), ldb, 1.f,
+                      dC2.as<float>(), ldc, Activation::LeakyReLU, 0.1f);
+  report("cuBLAS gemm + LeakyReLU", rel_l2(download<float>(dC2, C2.size()), C2));
+
+  // One A for a batch of B matrices (the pruned transforms' form), padded strides.
+  const int batch = 5;
+  const long sb = long(K) * ldb + 4, sc = long(M) * ldc + 3;
+  auto Bs = random_vector(std::size_t(batch) * sb, 18);
+  std::vector<float> Cs(std::size_t(batch) * sc, 0.f);
+  DeviceBuffer dBs = upload(Bs), dCs = upload(Cs);
+  backend::gemm_shared_a(batch, M, N, K, A.data(), lda, Bs.data(), sb, ldb, Cs.data(), sc, ldc);
+  backend::cuda::gemm_shared_a(batch, M, N, K, dA.as<float>(), lda, dBs.as<float>(), sb, ldb,
+                               dCs.as<float>(), sc, ldc);
+  report("cuBLAS strided-batched gemm, shared A", rel_l2(download<float>(dCs, Cs.size()), Cs));
 }
 
 // One spec through oneDNN (make_conv_primitive) and cuDNN (make_cudnn_conv).

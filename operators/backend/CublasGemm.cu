@@ -33,14 +33,37 @@ cublasHandle_t handle() {
   return h;
 }
 
+// act over the M x N block of a row-major matrix with leading dimension ldc.
+__global__ void activate_block(float* c, long long M, long long N, long long ldc, int act,
+                               float slope) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i >= M * N) return;
+  float& v = c[(i / N) * ldc + i % N];
+  if (v < 0.f) v = act == int(Activation::LeakyReLU) ? slope * v : 0.f;
+}
+
 }  // namespace
 
 void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-          float beta, float* C, int ldc) {
+          float beta, float* C, int ldc, Activation act, float slope) {
   if (M == 0 || N == 0) return;
   check_cublas(cublasSgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
                            &beta, C, ldc),
                "cublasSgemm");
+  if (act == Activation::None) return;
+  const long long total = (long long)M * N;
+  activate_block<<<grid_for(total), kThreads>>>(C, M, N, ldc, int(act), slope);
+  check_launch("activate_block");
+}
+
+void gemm_shared_a(int batch, int M, int N, int K, const float* A, int lda, const float* B,
+                   long stride_b, int ldb, float* C, long stride_c, int ldc) {
+  if (batch == 0 || M == 0 || N == 0) return;
+  const float one = 1.f, zero = 0.f;
+  // Column-major C_b^T = B_b^T A^T with A's batch stride 0: one A for every batch entry.
+  check_cublas(cublasSgemmStridedBatched(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B,
+                                         ldb, stride_b, A, lda, 0, &zero, C, ldc, stride_c, batch),
+               "cublasSgemmStridedBatched");
 }
 
 }  // namespace ufno::backend::cuda
