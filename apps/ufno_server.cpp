@@ -205,7 +205,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Blocked before MPI, OpenBLAS or FFTW start threads of their own, which inherit the mask:
+  // Blocked before MPI, OpenMP or FFTW start threads of their own, which inherit the mask:
   // otherwise the signal may land on one of them and kill the process without a clean stop.
   const sigset_t sigs = stop_signals();
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);

@@ -1,5 +1,5 @@
 // The CUDA backend against the host backends: cuFFT vs FFTW, the truncation kernels vs a host
-// loop, cuBLAS vs OpenBLAS, cuDNN (transposed) convolutions vs oneDNN. A plain main rather than
+// loop, cuBLAS vs the host GEMM, cuDNN (transposed) convolutions vs oneDNN. A plain main rather than
 // Catch2 because on a machine without a GPU (every machine of this project so far) it must exit
 // with 77, which CTest reports as skipped: the backend is compiled and linked but cannot run.
 // No CUDA header here: the device is reached only through the backend's own interfaces.

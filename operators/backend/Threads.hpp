@@ -1,6 +1,7 @@
 #pragma once
-// One thread setting for every library that starts its own pool (FFTW threads, OpenBLAS pthreads,
-// oneDNN's OpenMP), so that ranks x threads never oversubscribe the cores.
+// One thread setting for every thread pool: FFTW's threads and the OpenMP pool that oneDNN's
+// convolutions and GEMMs and ufno::parallel_for's host kernels share, so that ranks x threads
+// never oversubscribe the cores.
 namespace ufno::backend {
 
 void set_threads(int n);
