@@ -177,6 +177,11 @@ CTensor DistributedFft3d::backward_xy(const CTensor& s, LocalPlans& p) {
   return r1b_->apply(b);
 }
 
+CTensor DistributedFft3d::backward_to_t_modes(const CTensor& s) {
+  check_kind(FftKind::R2C, "backward_to_t_modes");
+  return backward_xy(s, plans(long(s.extent(0)) * s.extent(1)));
+}
+
 Tensor DistributedFft3d::backward(const CTensor& s) {
   check_kind(FftKind::R2C, "real backward");
   const int nb = s.extent(0), nc = s.extent(1);

@@ -41,8 +41,14 @@ class DistributedFft3d {
   const PencilLayout& spectral_layout() const { return s3t_; }
   std::array<int, 3> spectral_extents() const { return kn_; }
 
-  CTensor forward(const Tensor& x);        // R2C: local real block -> local spectral block
-  Tensor backward(const CTensor& s);       // R2C: the inverse (unnormalised)
+  CTensor forward(const Tensor& x);   // R2C: local real block -> local spectral block
+  Tensor backward(const CTensor& s);  // R2C: the inverse (unnormalised)
+  // R2C: the inverse up to, not including, the last step, the T transform: the T-local block
+  // (B, C, lx, ly, kept T bins) of the real layout's boxes that backward() would finish. For a
+  // caller that fuses that step (pruned_t()->backward...) into its own work.
+  CTensor backward_to_t_modes(const CTensor& s);
+  // The pruned T transform of a truncated R2C plan, or nullptr.
+  const fft::TruncatedRealDft* pruned_t() const { return t_pruned_.get(); }
   CTensor forward(const CTensor& x);       // C2C: local complex block -> local spectral block
   CTensor backward_c2c(const CTensor& s);  // C2C: the inverse (unnormalised)
 

@@ -42,9 +42,9 @@ void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long i
   const long w = 2 * inner;  // real columns of a slice
   Kokkos::View<float*, DeviceSpace> p(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.p"),
                                       outer * 2 * K * w);
-  backend::gemm_shared_a(int(outer), 2 * K, int(w), n_, f_.data(), n_,
-                         reinterpret_cast<const float*>(in), long(n_) * w, int(w), p.data(),
-                         2L * K * w, int(w));
+  backend::gemm_batched(int(outer), 2 * K, int(w), n_, f_.data(), 0, n_,
+                        reinterpret_cast<const float*>(in), long(n_) * w, int(w), 0.f, p.data(),
+                        2L * K * w, int(w));
   // out[k] = (Re F x)[k] + i (Im F x)[k], per complex column.
   float* o = reinterpret_cast<float*>(out);
   ufno::parallel_for(
@@ -83,8 +83,8 @@ void TruncatedDft::backward(const complexf* in, complexf* out, long outer, long 
           bottom[t + 1] = src[t];
         }
       });
-  backend::gemm_shared_a(int(outer), n_, int(w), 2 * K, g_.data(), 2 * K, q.data(), 2L * K * w,
-                         int(w), reinterpret_cast<float*>(out), long(n_) * w, int(w));
+  backend::gemm_batched(int(outer), n_, int(w), 2 * K, g_.data(), 0, 2 * K, q.data(), 2L * K * w,
+                        int(w), 0.f, reinterpret_cast<float*>(out), long(n_) * w, int(w));
 }
 
 }  // namespace ufno::fft

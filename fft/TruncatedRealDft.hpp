@@ -27,6 +27,10 @@ class TruncatedRealDft {
   void forward(const float* in, complexf* out, long rows) const;
   // in (rows, m) complex -> out (rows, n) real. Device pointers; in is not modified.
   void backward(const complexf* in, float* out, long rows) const;
+  // The same on `batch` blocks of `rows` rows, in_i = in + i * in_stride (complex elements),
+  // out_i = out + i * out_stride (floats), accumulating: out_i = beta * out_i + inverse(in_i).
+  void backward_batched(const complexf* in, long in_stride, float* out, long out_stride, int batch,
+                        long rows, float beta) const;
 
  private:
   int n_, m_;

@@ -1,4 +1,6 @@
 #include "operators/DistributedNet3d.hpp"
+
+#include "operators/FourierLayerUpdate.hpp"
 #include "operators/Parallel.hpp"
 
 #include <stdexcept>
@@ -53,11 +55,23 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
   }
   for (std::size_t k = 0; k < conv_.size(); ++k) {
     // The U-Net branch first: its large intermediates then never coexist with the spectral
-    // branch's output (about 100 MB less peak memory at paper size).
+    // branch's (about 100 MB less peak memory at paper size).
     Tensor y;
     if (unet_[k]) {
       Scope t("u-net");
       y = unet_[k]->forward(x);
+    }
+    if (const auto* t_inverse = conv_[k].fft().pruned_t()) {
+      // Truncated layers (every trained model): the sum, the last inverse transform and the
+      // ReLU run fused and in place over x (FourierLayerUpdate.hpp).
+      CTensor t_modes;
+      {
+        Scope t("spectral conv");
+        t_modes = conv_[k].forward_t_modes(x);
+      }
+      Scope t("T inverse + w + residual + relu, fused");
+      fourier_layer_update(x, t_modes, *t_inverse, w_[k], y);
+      continue;
     }
     {
       Scope t("spectral conv");

@@ -40,21 +40,27 @@ void DistributedSpectralConv3d::add_output_bias(const std::vector<float>& bias) 
   Kokkos::deep_copy(dc_bias_, h);
 }
 
-Tensor DistributedSpectralConv3d::forward(const Tensor& x) {
+CTensor DistributedSpectralConv3d::mixed_modes(const Tensor& x) {
   // The 1/N of the inverse transform is folded into the mode multiply, as in SpectralConv3d.
   CTensor a = fft_->forward(x);
-  {
-    LayerTimer::Scope t("  spectral mix");
-    a = spectral_mix(a, w_, scale_);
-    if (dc_bias_.size()) {
-      auto d = dc_bias_;
-      const int O = out_;
-      ufno::parallel_for(
-          "ufno::spectral_dc_bias", Kokkos::RangePolicy<ExecSpace>(0, long(a.extent(0)) * O),
-          KOKKOS_LAMBDA(const int64_t i) { a(i / O, i % O, 0, 0, 0) += complexf(d(i % O), 0.f); });
-    }
+  LayerTimer::Scope t("  spectral mix");
+  a = spectral_mix(a, w_, scale_);
+  if (dc_bias_.size()) {
+    auto d = dc_bias_;
+    const int O = out_;
+    ufno::parallel_for(
+        "ufno::spectral_dc_bias", Kokkos::RangePolicy<ExecSpace>(0, long(a.extent(0)) * O),
+        KOKKOS_LAMBDA(const int64_t i) { a(i / O, i % O, 0, 0, 0) += complexf(d(i % O), 0.f); });
   }
-  return fft_->backward(a);
+  return a;
+}
+
+Tensor DistributedSpectralConv3d::forward(const Tensor& x) {
+  return fft_->backward(mixed_modes(x));
+}
+
+CTensor DistributedSpectralConv3d::forward_t_modes(const Tensor& x) {
+  return fft_->backward_to_t_modes(mixed_modes(x));
 }
 
 }  // namespace ufno

@@ -23,6 +23,10 @@ class DistributedSpectralConv3d {
                                         dist::ExchangeAlgorithm alg);
 
   Tensor forward(const Tensor& x);  // local real block -> local real block (same layout)
+  // All of forward() but its last step: the kept T bins of the output on x's block,
+  // (B, out, lx, ly, mt), that fft().pruned_t()->backward turns into forward()'s result. Only
+  // for truncated layers (fft().pruned_t() != nullptr).
+  CTensor forward_t_modes(const Tensor& x);
   // Adds a constant per output channel to the layer's output at no cost: a constant field is
   // exactly the (0, 0, 0) mode of the unnormalised inverse transform, so it goes into that bin
   // of the mixed spectrum (on the rank that owns it).
@@ -30,6 +34,8 @@ class DistributedSpectralConv3d {
   const dist::DistributedFft3d& fft() const { return *fft_; }
 
  private:
+  CTensor mixed_modes(const Tensor& x);  // forward transform, mode mix, DC bias
+
   int out_;
   int rank_;
   float scale_;

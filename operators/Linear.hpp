@@ -29,16 +29,17 @@ class Linear {
   // cheaply elsewhere (the Fourier layers add w_k's bias through their spectral layer).
   std::vector<float> release_bias();
 
+  // The layer on `cols` voxels of raw channel rows: channel c of x starts at x + c * ldx, of y at
+  // y + c * ldy; y = act(W x + b), or act(y + W x + b) when accumulating. Device pointers.
+  void apply_columns(const float* x, long ldx, float* y, long ldy, long cols, bool accumulate,
+                     Activation act) const;
+
   int in_channels() const { return in_; }
   int out_channels() const { return out_; }
 
  private:
   // y = act(W x + b), or y = act(y + W x + b) when accumulating
   void apply(const Tensor& x, const Tensor& y, bool accumulate, Activation act) const;
-  // The same on `cols` voxel columns of channel rows ldx / ldy apart.
-  void apply_columns(const float* x, long ldx, float* y, long ldy, long cols, bool accumulate,
-                     Activation act) const;
-  friend Tensor pointwise_mlp(const Tensor&, const Linear&, Activation, const Linear&, long);
 
   int in_ = 0, out_ = 0;
   bool has_bias_ = false;

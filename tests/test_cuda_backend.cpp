@@ -1,7 +1,7 @@
 // The CUDA backend against the host backends: cuFFT vs FFTW, the truncation kernels vs a host
-// loop, cuBLAS vs the host GEMM, cuDNN (transposed) convolutions vs oneDNN. A plain main rather than
-// Catch2 because on a machine without a GPU (every machine of this project so far) it must exit
-// with 77, which CTest reports as skipped: the backend is compiled and linked but cannot run.
+// loop, cuBLAS vs the host GEMM, cuDNN (transposed) convolutions vs oneDNN. A plain main rather
+// than Catch2 because on a machine without a GPU (every machine of this project so far) it must
+// exit with 77, which CTest reports as skipped: the backend is compiled and linked but cannot run.
 // No CUDA header here: the device is reached only through the backend's own interfaces.
 #include <Kokkos_Core.hpp>
 
@@ -164,8 +164,8 @@ void test_gemm() {
   DeviceBuffer dC2 = upload(C2);
   backend::gemm(M, N, K, 1.f, A.data(), lda, B.data(), ldb, 1.f, C2.data(), ldc,
                 Activation::LeakyReLU, 0.1f);
-  backend::cuda::gemm(M, N, K, 1.f, dA.as<float>(), lda, dB.as<float>(), ldb, 1.f,
-                      dC2.as<float>(), ldc, Activation::LeakyReLU, 0.1f);
+  backend::cuda::gemm(M, N, K, 1.f, dA.as<float>(), lda, dB.as<float>(), ldb, 1.f, dC2.as<float>(),
+                      ldc, Activation::LeakyReLU, 0.1f);
   report("cuBLAS gemm + LeakyReLU", rel_l2(download<float>(dC2, C2.size()), C2));
 
   // One A for a batch of B matrices (the pruned transforms' form), padded strides.
@@ -174,9 +174,10 @@ void test_gemm() {
   auto Bs = random_vector(std::size_t(batch) * sb, 18);
   std::vector<float> Cs(std::size_t(batch) * sc, 0.f);
   DeviceBuffer dBs = upload(Bs), dCs = upload(Cs);
-  backend::gemm_shared_a(batch, M, N, K, A.data(), lda, Bs.data(), sb, ldb, Cs.data(), sc, ldc);
-  backend::cuda::gemm_shared_a(batch, M, N, K, dA.as<float>(), lda, dBs.as<float>(), sb, ldb,
-                               dCs.as<float>(), sc, ldc);
+  backend::gemm_batched(batch, M, N, K, A.data(), 0, lda, Bs.data(), sb, ldb, 0.f, Cs.data(), sc,
+                        ldc);
+  backend::cuda::gemm_batched(batch, M, N, K, dA.as<float>(), 0, lda, dBs.as<float>(), sb, ldb, 0.f,
+                              dCs.as<float>(), sc, ldc);
   report("cuBLAS strided-batched gemm, shared A", rel_l2(download<float>(dCs, Cs.size()), Cs));
 }
 

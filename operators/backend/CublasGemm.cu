@@ -56,14 +56,16 @@ void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float
   check_launch("activate_block");
 }
 
-void gemm_shared_a(int batch, int M, int N, int K, const float* A, int lda, const float* B,
-                   long stride_b, int ldb, float* C, long stride_c, int ldc) {
+void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
+                  const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
+                  int ldc) {
   if (batch == 0 || M == 0 || N == 0) return;
-  const float one = 1.f, zero = 0.f;
-  // Column-major C_b^T = B_b^T A^T with A's batch stride 0: one A for every batch entry.
-  check_cublas(cublasSgemmStridedBatched(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B,
-                                         ldb, stride_b, A, lda, 0, &zero, C, ldc, stride_c, batch),
-               "cublasSgemmStridedBatched");
+  const float one = 1.f;
+  // Column-major C_i^T = B_i^T A_i^T; a batch stride of 0 gives every entry the same operand.
+  check_cublas(
+      cublasSgemmStridedBatched(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb, stride_b,
+                                A, lda, stride_a, &beta, C, ldc, stride_c, batch),
+      "cublasSgemmStridedBatched");
 }
 
 }  // namespace ufno::backend::cuda

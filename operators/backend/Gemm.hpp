@@ -9,10 +9,11 @@ namespace ufno::backend {
 void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
           float beta, float* C, int ldc, Activation act = Activation::None, float slope = 0.f);
 
-// The same A times each of `batch` matrices: C_b[M,N] = A[M,K] * B_b[K,N], B_b = B + b * stride_b,
-// C_b = C + b * stride_c (no accumulation, no activation).
-void gemm_shared_a(int batch, int M, int N, int K, const float* A, int lda, const float* B,
-                   long stride_b, int ldb, float* C, long stride_c, int ldc);
+// `batch` products C_i[M,N] = A_i[M,K] * B_i[K,N] + beta * C_i with X_i = X + i * stride_x; a
+// stride of 0 shares that operand across the batch (one DFT matrix for every slice).
+void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
+                  const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
+                  int ldc);
 
 void set_gemm_threads(int n);
 

@@ -19,7 +19,7 @@ namespace {
 
 using dnnl::memory;
 using Key = std::tuple<int, int, int, int, int, int, float, float, int, float>;
-using BatchKey = std::tuple<int, int, int, int, int, long, int, long, int>;
+using BatchKey = std::tuple<int, int, int, int, long, int, long, int, float, long, int>;
 
 dnnl::engine& engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -69,26 +69,33 @@ void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float
   strm.wait();
 }
 
-void gemm_shared_a(int batch, int M, int N, int K, const float* A, int lda, const float* B,
-                   long stride_b, int ldb, float* C, long stride_c, int ldc) {
+void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
+                  const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
+                  int ldc) {
   if (batch == 0 || M == 0 || N == 0) return;
-  // A is broadcast over the batch (a batch dimension of extent 1), which oneDNN's brgemm
-  // matmul supports directly.
-  const memory::desc a({1, M, K}, memory::data_type::f32, memory::dims{long(M) * lda, lda, 1});
-  const memory::desc b({batch, K, N}, memory::data_type::f32, memory::dims{stride_b, ldb, 1});
+  // A shared operand is a batch dimension of extent 1, which oneDNN broadcasts.
+  const memory::desc a({stride_a ? batch : 1, M, K}, memory::data_type::f32,
+                       memory::dims{stride_a ? stride_a : long(M) * lda, lda, 1});
+  const memory::desc b({stride_b ? batch : 1, K, N}, memory::data_type::f32,
+                       memory::dims{stride_b ? stride_b : long(K) * ldb, ldb, 1});
   const memory::desc c({batch, M, N}, memory::data_type::f32, memory::dims{stride_c, ldc, 1});
   static std::mutex mutex;
   static std::map<BatchKey, dnnl::matmul> cache;
   dnnl::matmul prim;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    const BatchKey key{batch, M, N, K, lda, stride_b, ldb, stride_c, ldc};
+    const BatchKey key{batch, M, N, K, stride_a, lda, stride_b, ldb, beta, stride_c, ldc};
     auto it = cache.find(key);
-    if (it == cache.end())
-      it = cache
-               .emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c),
-                                                                       engine())))
-               .first;
+    if (it == cache.end()) {
+      dnnl::primitive_attr attr;
+      if (beta != 0.f) {
+        dnnl::post_ops ops;
+        ops.append_sum(beta);
+        attr.set_post_ops(ops);
+      }
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, engine());
+      it = cache.emplace(key, dnnl::matmul(pd)).first;
+    }
     prim = it->second;
   }
   auto& eng = engine();
