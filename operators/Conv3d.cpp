@@ -17,6 +17,13 @@ Conv3d::Conv3d(backend::ConvSpec spec, std::vector<float> weights, std::vector<f
 Conv3d Conv3d::with_padding(int padding) const {
   backend::ConvSpec s = spec_;
   s.padding = padding;
+  s.padding_x = -1;
+  return Conv3d(s, weights_, bias_);
+}
+
+Conv3d Conv3d::with_padding_x(int padding_x) const {
+  backend::ConvSpec s = spec_;
+  s.padding_x = padding_x;
   return Conv3d(s, weights_, bias_);
 }
 
@@ -52,7 +59,7 @@ Conv3d Conv3d::load_plain(const WeightSource& w, const std::string& prefix, int 
 
 Tensor Conv3d::forward(const Tensor& x, backend::Layout in, backend::Layout out) const {
   const Shape5 s = backend::logical_shape(x, in);
-  const int B = s[0], C = spec_.out_channels, X = backend::conv_output_extent(spec_, s[2]),
+  const int B = s[0], C = spec_.out_channels, X = backend::conv_output_extent(spec_, s[2], 0),
             Y = backend::conv_output_extent(spec_, s[3]),
             T = backend::conv_output_extent(spec_, s[4]);
   Tensor y = out == backend::Layout::ChannelsFirst ? empty_tensor("conv3d.out", B, C, X, Y, T)

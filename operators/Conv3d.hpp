@@ -30,6 +30,8 @@ class Conv3d {
   // The same layer with another zero padding (the distributed layer gathers its halo itself
   // and convolves without padding).
   Conv3d with_padding(int padding) const;
+  // The same layer with another zero padding of the X axis only (for slabs of X rows).
+  Conv3d with_padding_x(int padding_x) const;
 
  private:
   backend::ConvSpec spec_;

@@ -39,6 +39,8 @@ ConvTranspose3d::ConvTranspose3d(backend::ConvSpec spec, const std::vector<float
       b.insert(b.end(), bias_.begin(), bias_.end());
     }
     parity_ = backend::make_conv_primitive(c, w, b);
+    c.padding_x = 0;  // slabs of X rows bring their halo rows along
+    parity_rows_ = backend::make_conv_primitive(c, w, b);
     return;
   }
   std::vector<float> w(tw.size());
@@ -97,6 +99,17 @@ Tensor ConvTranspose3d::parity_outputs(const Tensor& x, backend::Layout in) cons
   Tensor parts =
       empty_tensor("convT.parity", s[0], s[2] + 1, s[3] + 1, s[4] + 1, 8 * spec_.out_channels);
   parity_->forward(x, parts, in, backend::Layout::ChannelsLast);
+  return parts;
+}
+
+Tensor ConvTranspose3d::parity_outputs_of_rows(const Tensor& x_rows) const {
+  if (!subpixel())
+    throw std::logic_error("ConvTranspose3d: parity outputs need kernel 4, stride 2");
+  const Shape5 s = shape_of(x_rows);  // (B, r + 1, n1, n2, C) channels last
+  Tensor parts =
+      empty_tensor("convT.parity_rows", s[0], s[1] - 1, s[2] + 1, s[3] + 1, 8 * spec_.out_channels);
+  parity_rows_->forward(x_rows, parts, backend::Layout::ChannelsLast,
+                        backend::Layout::ChannelsLast);
   return parts;
 }
 

@@ -32,6 +32,10 @@ class ConvTranspose3d {
   // x is in layout `in`. Only for kernel 4, stride 2 (has_parity_form()).
   Tensor parity_outputs(const Tensor& x, backend::Layout in) const;
   bool has_parity_form() const { return subpixel(); }
+  // parity_outputs for a slab of X rows that carries its own halo: x_rows (B, r + 1, n1, n2, C)
+  // channels last holds input rows q0 - 1 .. q0 + r - 1 (zero rows where they fall outside the
+  // input); the result is the parity outputs of rows q0 .. q0 + r - 1, (B, r, n1+1, n2+1, 8 out).
+  Tensor parity_outputs_of_rows(const Tensor& x_rows) const;
   const backend::ConvSpec& spec() const { return spec_; }
   // The same layer with another padding (output cropping); the distributed layer uses 0.
   ConvTranspose3d with_padding(int padding) const;
@@ -42,8 +46,9 @@ class ConvTranspose3d {
 
   backend::ConvSpec spec_;
   std::vector<float> torch_weights_, bias_;
-  std::shared_ptr<backend::ConvPrimitive> prim_;    // direct form
-  std::shared_ptr<backend::ConvPrimitive> parity_;  // sub-pixel form, channel r * out + o
+  std::shared_ptr<backend::ConvPrimitive> prim_;         // direct form
+  std::shared_ptr<backend::ConvPrimitive> parity_;       // sub-pixel form, channel r * out + o
+  std::shared_ptr<backend::ConvPrimitive> parity_rows_;  // the same without X padding
 };
 
 }  // namespace ufno

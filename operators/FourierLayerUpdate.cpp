@@ -31,15 +31,22 @@ void fourier_layer_update(const Tensor& x, const CTensor& t_modes,
     const float* ub = u.data() ? u.data() + long(b) * C * plane : nullptr;
     for (long r0 = 0; r0 < cols; r0 += R) {
       const long n = std::min(R, cols - r0) * T;  // values per channel in this group
+      // One iteration per channel, a contiguous run of n values each (no division per value).
       if (ub)
         ufno::parallel_for(
-            "ufno::flu_take_unet", Kokkos::RangePolicy<ExecSpace>(0, C * n),
-            KOKKOS_LAMBDA(const int64_t i) { t[i] = ub[(i / n) * plane + r0 * T + i % n]; });
+            "ufno::flu_take_unet", Kokkos::RangePolicy<ExecSpace>(0, C),
+            KOKKOS_LAMBDA(const int64_t c) {
+              const float* src = ub + c * plane + r0 * T;
+              for (long v = 0; v < n; ++v) t[c * n + v] = src[v];
+            });
       t_inverse.backward_batched(mb + r0 * m, cols * m, t, n, C, n / T, ub ? 1.f : 0.f);
       w.apply_columns(xb + r0 * T, plane, t, n, n, /*accumulate=*/true, Activation::ReLU);
       ufno::parallel_for(
-          "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C * n),
-          KOKKOS_LAMBDA(const int64_t i) { xb[(i / n) * plane + r0 * T + i % n] = t[i]; });
+          "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C),
+          KOKKOS_LAMBDA(const int64_t c) {
+            float* dst = xb + c * plane + r0 * T;
+            for (long v = 0; v < n; ++v) dst[v] = t[c * n + v];
+          });
     }
   }
 }

@@ -39,4 +39,39 @@ inline Tensor join_skip_and_upsampled(const Tensor& skip, backend::Layout skip_l
   return out;
 }
 
+// Rows j0 .. j0 + J - 1 (global X indices; those outside [0, X) come out zero) of
+// join_skip_and_upsampled(skip, ChannelsFirst, all parity outputs, padding), for one case: skip is
+// the whole channels-first (1, Cs, X, Y, T); parts holds only the parity-output rows q0 ..
+// q0 + parts.extent(1) - 1, which must cover the rows the valid join rows read.
+// Returns (1, J, Y, T, Cs + C) channels last.
+inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0, int J,
+                        int padding) {
+  const int Cs = skip.extent(1), X = skip.extent(2), Y = skip.extent(3), T = skip.extent(4);
+  const int C = int(parts.extent(4)) / 8, p = padding, R = parts.extent(1);
+  if (skip.extent(0) != 1 || parts.extent(0) != 1 || 2 * int(parts.extent(2)) - 2 * p != Y ||
+      2 * int(parts.extent(3)) - 2 * p != T)
+    throw std::invalid_argument("join_rows: skip " + to_string(shape_of(skip)) +
+                                " does not match the parity outputs " + to_string(shape_of(parts)));
+  const int g_lo = j0 < 0 ? 0 : j0, g_hi = j0 + J > X ? X : j0 + J;
+  if (g_lo < g_hi && (((g_lo + p) >> 1) < q0 || ((g_hi - 1 + p) >> 1) >= q0 + R))
+    throw std::invalid_argument("join_rows: the parity-output rows do not cover the join rows");
+  Tensor out = empty_tensor("unet.join_rows", 1, J, Y, T, Cs + C);
+  ufno::parallel_for(
+      "ufno::subpixel_join_rows",
+      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {1, J, Y, T}),
+      KOKKOS_LAMBDA(int, int j, int y, int t) {
+        const int g = j0 + j;
+        if (g < 0 || g >= X) {
+          for (int c = 0; c < Cs + C; ++c) out(0, j, y, t, c) = 0.f;
+          return;
+        }
+        for (int c = 0; c < Cs; ++c) out(0, j, y, t, c) = skip(0, c, g, y, t);
+        const int u = g + p, v = y + p, w = t + p;
+        const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
+        for (int c = 0; c < C; ++c)
+          out(0, j, y, t, Cs + c) = parts(0, (u >> 1) - q0, v >> 1, w >> 1, r * C + c);
+      });
+  return out;
+}
+
 }  // namespace ufno

@@ -1,5 +1,6 @@
 #include "operators/UNet3d.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "operators/LayerTimer.hpp"
@@ -18,6 +19,7 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
   u.p_.deconv1 = ConvTranspose3d::load_block(w, p + ".deconv1", 2 * c, c, slope);
   u.p_.deconv0 = ConvTranspose3d::load_block(w, p + ".deconv0", 2 * c, c, slope);
   u.p_.output = Conv3d::load_plain(w, p + ".output_layer", 2 * c, c, 3);
+  u.output_rows_ = u.p_.output.with_padding_x(0);
   for (const ConvTranspose3d* d : {&u.p_.deconv2, &u.p_.deconv1, &u.p_.deconv0})
     if (!d->has_parity_form())
       throw std::invalid_argument("UNet3d: " + p + ": transposed convolutions must be k4 s2");
@@ -49,11 +51,51 @@ Tensor UNet3d::forward(const Tensor& x) const {
     join = join_skip_and_upsampled(e1, last, p_.deconv1.parity_outputs(join, last),
                                    p_.deconv1.spec().padding);
     e1 = Tensor();
-    join = join_skip_and_upsampled(x, first, p_.deconv0.parity_outputs(join, last),
-                                   p_.deconv0.spec().padding);
   }
-  Scope t("  u-net output conv");
-  return p_.output.forward(join, last, first);
+  Scope t("  u-net top level in slabs (deconv0, join, output conv)");
+  return top_level_in_slabs(x, join);
+}
+
+Tensor UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1) const {
+  constexpr auto last = backend::Layout::ChannelsLast;
+  const int B = x.extent(0), Cs = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
+  const int n0 = cat1.extent(1), n1 = cat1.extent(2), n2 = cat1.extent(3), Cc = cat1.extent(4);
+  const int p = p_.deconv0.spec().padding, Co = p_.output.spec().out_channels;
+  const long row = long(n1) * n2 * Cc;  // floats in one X row of cat1
+  Tensor out = empty_tensor("unet.out", B, Co, X, Y, T);
+  for (int b = 0; b < B; ++b) {
+    const Tensor xb(x.data() + long(b) * Cs * X * Y * T, 1, Cs, X, Y, T);
+    const float* cb = cat1.data() + long(b) * n0 * row;
+    float* ob = out.data() + long(b) * Co * X * Y * T;
+    for (int i0 = 0; i0 < X; i0 += rows_per_slab_) {
+      const int i1 = std::min(i0 + rows_per_slab_, X);
+      // Output rows [i0, i1) read join rows [i0 - 1, i1 + 1), which read parity-output rows
+      // [q0, q1), which read cat1 rows [q0 - 1, q1): zero where outside the grid.
+      const int j0 = i0 - 1, J = i1 - i0 + 2;
+      const int g_lo = std::max(j0, 0), g_hi = std::min(j0 + J, X);
+      const int q0 = (g_lo + p) >> 1, q1 = ((g_hi - 1 + p) >> 1) + 1;
+      Tensor rows = empty_tensor("unet.cat1_rows", 1, q1 - q0 + 1, n1, n2, Cc);
+      float* r = rows.data();
+      ufno::parallel_for(
+          "ufno::unet_rows", Kokkos::RangePolicy<ExecSpace>(0, q1 - q0 + 1),
+          KOKKOS_LAMBDA(const int64_t k) {
+            const long q = q0 - 1 + k;  // cat1 row, zero outside the grid
+            for (long i = 0; i < row; ++i)
+              r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
+          });
+      const Tensor parts = p_.deconv0.parity_outputs_of_rows(rows);
+      rows = Tensor();
+      const Tensor o = output_rows_.forward(join_rows(xb, parts, q0, j0, J, p), last, last);
+      const int S = i1 - i0;
+      ufno::parallel_for(
+          "ufno::unet_out_rows",
+          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {Co, S, Y, T}),
+          KOKKOS_LAMBDA(int c, int i, int y, int t) {
+            ob[((long(c) * X + i0 + i) * Y + y) * T + t] = o(0, i, y, t, c);
+          });
+    }
+  }
+  return out;
 }
 
 }  // namespace ufno

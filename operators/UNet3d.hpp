@@ -3,7 +3,10 @@
 // (conv1; conv2 + conv2_1; conv3 + conv3_1), three transposed-convolution decoder levels joined to
 // the encoder by channel concatenation (skip first), and a 3x3x3 output convolution. Every extent
 // of the input must be divisible by 8. Input and output are channels first like every layer;
-// inside, the tensors are channels last (the convolution kernels' layout, so no reorders).
+// inside, the tensors are channels last (the convolution kernels' layout, so no reorders), and
+// the top level (the last transposed convolution, its join with the input and the output
+// convolution) runs in slabs of X rows: its 72-channel join and parity outputs, 309 MB at paper
+// size, never exist for the whole grid.
 #include <string>
 
 #include "operators/Conv3d.hpp"
@@ -23,9 +26,16 @@ class UNet3d {
     ConvTranspose3d deconv2, deconv1, deconv0;
   };
   const Parts& parts() const { return p_; }
+  // Output rows (along X) per slab of the top level; any positive number gives the same result.
+  void set_rows_per_slab(int rows) { rows_per_slab_ = rows > 0 ? rows : 1; }
 
  private:
+  // The top level, deconv0 -> join with the input -> output convolution, in slabs of X rows.
+  Tensor top_level_in_slabs(const Tensor& x, const Tensor& cat1) const;
+
   Parts p_;
+  Conv3d output_rows_;  // the output convolution without X padding, for slabs with halo rows
+  int rows_per_slab_ = 8;
 };
 
 }  // namespace ufno

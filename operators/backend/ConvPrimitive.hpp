@@ -17,13 +17,25 @@ struct ConvSpec {
   bool has_bias = false;
   Activation activation = Activation::None;
   float slope = 0.f;  // LeakyReLU
+  // Padding of the X axis alone when >= 0: 0 for slabs of X rows that bring their own halo rows
+  // (UNet3d's top level), while Y and T keep `padding`.
+  int padding_x = -1;
 };
 
-// Output extent along one spatial axis.
-inline int conv_output_extent(const ConvSpec& s, int n) {
-  return s.transposed ? (n - 1) * s.stride - 2 * s.padding + s.kernel
-                      : (n + 2 * s.padding - s.kernel) / s.stride + 1;
+// Zero padding of spatial axis `axis` (0 = X, 1 = Y, 2 = T).
+inline int conv_padding(const ConvSpec& s, int axis) {
+  return axis == 0 && s.padding_x >= 0 ? s.padding_x : s.padding;
 }
+
+// Output extent along spatial axis `axis` (0 = X, 1 = Y, 2 = T).
+inline int conv_output_extent(const ConvSpec& s, int n, int axis) {
+  const int p = conv_padding(s, axis);
+  return s.transposed ? (n - 1) * s.stride - 2 * p + s.kernel
+                      : (n + 2 * p - s.kernel) / s.stride + 1;
+}
+
+// Output extent along an axis with the common padding (Y, T, and X unless padding_x is set).
+inline int conv_output_extent(const ConvSpec& s, int n) { return conv_output_extent(s, n, 1); }
 
 // How a tensor's five extents are ordered: channels first (B, C, X, Y, T), the layers' layout, or
 // channels last (B, X, Y, T, C), which the U-Net keeps inside itself because the CPU convolution

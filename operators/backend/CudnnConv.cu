@@ -77,9 +77,11 @@ struct FilterDesc {
 
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
-  ConvDesc(int pad, int stride) {
+  ConvDesc(const ConvSpec& spec) {
     check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
-    const int p[3] = {pad, pad, pad}, s[3] = {stride, stride, stride}, dil[3] = {1, 1, 1};
+    const int stride = spec.stride;
+    const int p[3] = {conv_padding(spec, 0), conv_padding(spec, 1), conv_padding(spec, 2)},
+              s[3] = {stride, stride, stride}, dil[3] = {1, 1, 1};
     destroy_on_error(
         d,
         cudnnSetConvolutionNdDescriptor(d, 3, p, s, dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
@@ -121,7 +123,7 @@ class CudnnConv final : public DeviceConv {
             s.transposed
                 ? std::array<int, 5>{s.in_channels, s.out_channels, s.kernel, s.kernel, s.kernel}
                 : std::array<int, 5>{s.out_channels, s.in_channels, s.kernel, s.kernel, s.kernel}),
-        conv_(s.padding, s.stride) {
+        conv_(s) {
     const std::size_t I = s.in_channels, O = s.out_channels;
     const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
     if (w.size() != O * I * k3)
@@ -183,8 +185,8 @@ class CudnnConv final : public DeviceConv {
     const auto [B, X, Y, T] = key;
     if (B < 1 || X < 1 || Y < 1 || T < 1) throw std::invalid_argument("conv: empty input shape");
     const std::array<int, 5> in{B, s_.in_channels, X, Y, T};
-    const std::array<int, 5> out{B, s_.out_channels, conv_output_extent(s_, X),
-                                 conv_output_extent(s_, Y), conv_output_extent(s_, T)};
+    const std::array<int, 5> out{B, s_.out_channels, conv_output_extent(s_, X, 0),
+                                 conv_output_extent(s_, Y, 1), conv_output_extent(s_, T, 2)};
     if (out[2] < 1 || out[3] < 1 || out[4] < 1)
       throw std::invalid_argument("conv: the input is too small for the kernel");
     auto p = std::make_unique<Plan>(in, out);

@@ -44,7 +44,7 @@ class OnednnConv final : public ConvPrimitive {
       throw std::invalid_argument("conv: channel/batch mismatch " + to_string(ss) + " -> " +
                                   to_string(ds));
     for (int a = 2; a < 5; ++a)
-      if (ds[a] != conv_output_extent(s_, ss[a]))
+      if (ds[a] != conv_output_extent(s_, ss[a], a - 2))
         throw std::invalid_argument("conv: output extent mismatch " + to_string(ss) + " -> " +
                                     to_string(ds));
     Plan& p = plan_for(ss, ds, src_layout, dst_layout);
@@ -82,7 +82,7 @@ class OnednnConv final : public ConvPrimitive {
     const memory::dims dst_dims{ds[0], ds[1], ds[2], ds[3], ds[4]};
     const memory::dims w_dims{s_.out_channels, s_.in_channels, s_.kernel, s_.kernel, s_.kernel};
     const memory::dims strides{s_.stride, s_.stride, s_.stride};
-    const memory::dims pad{s_.padding, s_.padding, s_.padding};
+    const memory::dims pad{conv_padding(s_, 0), conv_padding(s_, 1), conv_padding(s_, 2)};
     const dt in_type = bf16_ ? dt::bf16 : dt::f32;  // src and weights; dst stays f32
     memory::desc src_any(src_dims, in_type, tag::any), dst_any(dst_dims, dt::f32, tag::any);
     memory::desc w_any(w_dims, in_type, tag::any), b_md({s_.out_channels}, dt::f32, tag::x);
