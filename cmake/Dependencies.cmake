@@ -31,7 +31,20 @@ find_path(UFNO_DNNL_INCLUDE dnnl.hpp REQUIRED)
 find_package(CLI11 QUIET)
 find_package(Catch2 2 QUIET)
 
-find_package(OpenMP REQUIRED COMPONENTS CXX)  # oneDNN's thread pool is OpenMP
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+
+# jemalloc as the executables' allocator (operators/backend/HostMemory.hpp says why). Not in the
+# sanitizer build, whose runtime must own malloc.
+option(UFNO_JEMALLOC "Link the executables against jemalloc when it is installed" ON)
+if(UFNO_JEMALLOC AND NOT UFNO_SANITIZE)
+  find_library(UFNO_JEMALLOC_LIB jemalloc)
+endif()
+# ufno_use_allocator(TARGET): the executable allocates through jemalloc if it was found.
+function(ufno_use_allocator target)
+  if(UFNO_JEMALLOC_LIB)
+    target_link_libraries(${target} PRIVATE ${UFNO_JEMALLOC_LIB})
+  endif()
+endfunction()  # oneDNN's thread pool is OpenMP
 
 # opm-common (ECLIPSE deck parser, restart reader) for ufno_import; its CMake config is broken here.
 pkg_check_modules(OPMCOMMON IMPORTED_TARGET opm-common)

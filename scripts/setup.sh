@@ -11,7 +11,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   libhdf5-openmpi-dev hdf5-tools
   libfftw3-dev libfftw3-mpi-dev
-  libdnnl-dev
+  libdnnl-dev libjemalloc-dev
   catch2 libcli11-dev nlohmann-json3-dev
   python3-torch python3-h5py python3-numpy
   libopm-common-dev libopm-simulators-bin python3-opm-common

@@ -6,12 +6,21 @@
 #include <cstdlib>
 #include <cstring>
 
+// jemalloc reads this string at start-up when it is the process's allocator; with any other
+// allocator it is an unused global. No purging of freed pages, no separate arena for large
+// blocks (which would return them at once).
+extern "C" {
+extern const char* malloc_conf;
+const char* malloc_conf = "oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms:-1";
+}
+
 namespace ufno::backend {
 
 bool reuse_freed_host_memory() {
   const char* e = std::getenv("UFNO_HEAP_REUSE");
   if (e && std::strcmp(e, "0") == 0) return false;
-  // No mmap-backed blocks: every allocation comes from the heap, and a free heap top is kept.
+  // glibc: no mmap-backed blocks, every allocation comes from the heap, a free heap top is
+  // kept. (Under jemalloc these settings reach glibc's unused allocator and change nothing.)
   return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
 }
 
