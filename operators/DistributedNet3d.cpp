@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include "operators/LayerTimer.hpp"
-#include "operators/TensorOps.hpp"
 
 namespace ufno {
 
@@ -31,6 +30,8 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
     // w_k's bias rides on the spectral layer's constant mode, so that the Fourier layer's sum
     // relu(conv_k(x) + w_k(x)) is one GEMM with accumulation and ReLU fused.
     conv_.back().add_output_bias(w_.back().release_bias());
+    if (!conv_.back().fft().pruned_t())  // the fused layer end needs the pruned T transform
+      throw std::logic_error("DistributedNet3d: spectral layer " + id + " is not truncated");
     if (k >= s.n_fourier) {
       const UNet3d unet = UNet3d::load(w, kPrefix + "unet" + id, c, s.bn_eps, float(s.leaky_slope));
       unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg);
@@ -56,36 +57,20 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
   for (std::size_t k = 0; k < conv_.size(); ++k) {
     // The U-Net branch first: its large intermediates then never coexist with the spectral
     // branch's (about 100 MB less peak memory at paper size).
-    Tensor y;
+    Tensor u;
     if (unet_[k]) {
       Scope t("u-net");
-      y = unet_[k]->forward(x);
+      u = unet_[k]->forward(x);
     }
-    if (const auto* t_inverse = conv_[k].fft().pruned_t()) {
-      // Truncated layers (every trained model): the sum, the last inverse transform and the
-      // ReLU run fused and in place over x (FourierLayerUpdate.hpp).
-      CTensor t_modes;
-      {
-        Scope t("spectral conv");
-        t_modes = conv_[k].forward_t_modes(x);
-      }
-      Scope t("T inverse + w + residual + relu, fused");
-      fourier_layer_update(x, t_modes, *t_inverse, w_[k], y);
-      continue;
-    }
+    // The spectral branch stops before its last inverse step; that step, w_k, the U-Net term
+    // and the ReLU then run fused and in place over x (FourierLayerUpdate.hpp).
+    CTensor t_modes;
     {
       Scope t("spectral conv");
-      Tensor s = conv_[k].forward(x);
-      if (y.data())
-        add_activate(y, s, Activation::None);
-      else
-        y = s;
+      t_modes = conv_[k].forward_t_modes(x);
     }
-    {
-      Scope t("w + residual + relu");
-      w_[k].forward_accumulate(x, y, Activation::ReLU);
-    }
-    x = y;
+    Scope t("T inverse + w + residual + relu, fused");
+    fourier_layer_update(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], u);
   }
   // fc1 and fc2 act per voxel, so they run on the padded grid in chunks (no hidden tensor of the
   // whole grid, no 36-channel crop) and only their one-channel output is cropped.
