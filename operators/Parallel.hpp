@@ -3,7 +3,7 @@
 // host even when that space is Kokkos::Serial.
 //
 // Why: Debian's Kokkos 3.4 (Trilinos) has only the Serial backend, so every Kokkos kernel ran on
-// one thread while FFTW, OpenBLAS and oneDNN used all the threads set_threads() gives them; the
+// one thread while FFTW and oneDNN used all the threads set_threads() gives them; the
 // copy and elementwise kernels (padding, concatenation, truncation, residual sums, repartition
 // packing) became a large share of a multi-threaded forward pass. On a Serial default space this
 // splits the policy's index range over the OpenMP threads (the pool and thread count oneDNN
