@@ -78,6 +78,9 @@ int bench(int argc, char** argv, int rank, int size) {
     x = to_device(in);
     run = [&] { return dnet->forward_raw(x); };
   }
+  if (rank == 0 && ufno::LayerTimer::instance().enabled())
+    std::fprintf(stderr, "bench_model: peak RSS %.0f MB after loading the model and input\n",
+                 ufno::LayerTimer::peak_rss_mb());
   if (repeat > 1) run();
   ufno::Tensor y;
   MPI_Barrier(MPI_COMM_WORLD);

@@ -41,6 +41,7 @@ DistributedFft3d::DistributedFft3d(const ProcessGrid& grid, std::array<int, 3> n
     y_pruned_ = std::make_unique<fft::TruncatedDft>(n[1], low_[1], high_[1]);
     x_pruned_ = std::make_unique<fft::TruncatedDft>(n[0], low_[0], high_[0]);
   }
+  whole_domain_ = p1 == 1 && p2 == 1;
   r1_ = std::make_unique<Repartition<complexf>>(comm_, s1_, s2_, alg);
   r2_ = std::make_unique<Repartition<complexf>>(comm_, s2t_, s3_, alg);
   r2b_ = std::make_unique<Repartition<complexf>>(comm_, s3_, s2t_, alg);
@@ -91,6 +92,7 @@ CTensor DistributedFft3d::forward(const Tensor& x) {
   const auto e0 = s0_.box(rank_).extents();
   if (int(x.extent(2)) != e0[0] || int(x.extent(3)) != e0[1] || int(x.extent(4)) != e0[2])
     throw std::invalid_argument("DistributedFft3d: input block does not match the layout");
+  if (streams_rows()) return forward_in_row_groups(x);
   LocalPlans& p = plans(long(nb) * nc);
   CTensor a = local("dfft.kt", nb, nc, s1_.box(rank_));
   if (t_pruned_) {  // T: only the kept bins
@@ -149,11 +151,19 @@ CTensor DistributedFft3d::forward_yx(CTensor a, LocalPlans& p) {
   return ct;
 }
 
-CTensor DistributedFft3d::backward_xy(const CTensor& s, LocalPlans& p) {
-  const int nb = s.extent(0), nc = s.extent(1);
+CTensor DistributedFft3d::local_spectral(int nb, int nc) const {
+  return local("dfft.kx", nb, nc, s3t_.box(rank_));
+}
+
+void DistributedFft3d::check_spectral_block(const CTensor& s) const {
   const auto et = s3t_.box(rank_).extents();
   if (int(s.extent(2)) != et[0] || int(s.extent(3)) != et[1] || int(s.extent(4)) != et[2])
     throw std::invalid_argument("DistributedFft3d: spectral block does not match the layout");
+}
+
+CTensor DistributedFft3d::backward_xy(const CTensor& s, LocalPlans& p) {
+  const int nb = s.extent(0), nc = s.extent(1);
+  check_spectral_block(s);
   if (x_pruned_) {  // X, then Y, from the kept bins
     LayerTimer::Scope t("  fft pruned X, Y (gemm)");
     const auto e2 = s2_.box(rank_).extents(), e3 = s3_.box(rank_).extents();

@@ -47,6 +47,16 @@ class DistributedFft3d {
   // (B, C, lx, ly, kept T bins) of the real layout's boxes that backward() would finish. For a
   // caller that fuses that step (pruned_t()->backward...) into its own work.
   CTensor backward_to_t_modes(const CTensor& s);
+
+  // One rank holding the whole domain, truncated R2C: forward() then runs the T and Y stages in
+  // groups of X rows (no T-mode tensor of the whole grid, 62 MB at paper size), and a caller can
+  // stop the inverse after X and finish it row group by row group:
+  //   backward_to_y_modes(s)       the inverse X stage: (B, C, X, KY, KT);
+  //   t_modes_of_rows(ym, b, r, R) the inverse Y stage of rows [r, r + R) of case b:
+  //                                (1, C, R, Y, KT), what backward_to_t_modes holds for them.
+  bool streams_rows() const { return whole_domain_ && t_pruned_ != nullptr; }
+  CTensor backward_to_y_modes(const CTensor& s);
+  CTensor t_modes_of_rows(const CTensor& y_modes, int b, int r0, int rows) const;
   // The pruned T transform of a truncated R2C plan, or nullptr.
   const fft::TruncatedRealDft* pruned_t() const { return t_pruned_.get(); }
   CTensor forward(const CTensor& x);       // C2C: local complex block -> local spectral block
@@ -68,12 +78,16 @@ class DistributedFft3d {
   // The stages after T: from the T-transformed block (layout s1) to the spectral block, and back.
   CTensor forward_yx(CTensor a, LocalPlans& p);
   CTensor backward_xy(const CTensor& s, LocalPlans& p);
+  CTensor forward_in_row_groups(const Tensor& x);  // streams_rows() only
+  void check_spectral_block(const CTensor& s) const;
+  CTensor local_spectral(int nb, int nc) const;  // this rank's spectral block, not zero-filled
 
   MPI_Comm comm_;
   int rank_;
   FftKind kind_;
   std::array<int, 3> n_, kn_;  // global extents; kept mode counts (KX, KY, KT)
   std::array<int, 3> low_, high_;
+  bool whole_domain_ = false;  // one rank holds every cell: repartitions are identities
   PencilLayout s0_, s1_, s2_, s2t_, s3_, s3t_;
   std::unique_ptr<Repartition<complexf>> r1_, r2_, r2b_, r1b_;
   std::unique_ptr<fft::TruncatedRealDft> t_pruned_;         // truncated R2C only

@@ -37,6 +37,13 @@ void TruncatedRealDft::forward(const float* in, complexf* out, long rows) const 
                 reinterpret_cast<float*>(out), 2 * m_);
 }
 
+void TruncatedRealDft::forward_batched(const float* in, long in_stride, complexf* out,
+                                       long out_stride, int batch, long rows) const {
+  if (rows == 0 || batch == 0) return;
+  backend::gemm_batched(batch, int(rows), 2 * m_, n_, in, in_stride, n_, f_.data(), 0, 2 * m_, 0.f,
+                        reinterpret_cast<float*>(out), 2 * out_stride, 2 * m_);
+}
+
 void TruncatedRealDft::backward(const complexf* in, float* out, long rows) const {
   if (rows == 0) return;
   backend::gemm(int(rows), n_, 2 * m_, 1.f, reinterpret_cast<const float*>(in), 2 * m_, g_.data(),

@@ -25,6 +25,10 @@ class TruncatedRealDft {
   int kept() const { return m_; }
   // in (rows, n) real -> out (rows, m) complex. Device pointers.
   void forward(const float* in, complexf* out, long rows) const;
+  // The same on `batch` blocks of `rows` rows, in_i = in + i * in_stride (floats), out_i = out +
+  // i * out_stride (complex elements): strided blocks such as the X rows of every channel.
+  void forward_batched(const float* in, long in_stride, complexf* out, long out_stride, int batch,
+                       long rows) const;
   // in (rows, m) complex -> out (rows, n) real. Device pointers; in is not modified.
   void backward(const complexf* in, float* out, long rows) const;
   // The same on `batch` blocks of `rows` rows, in_i = in + i * in_stride (complex elements),

@@ -68,4 +68,9 @@ Tensor Conv3d::forward(const Tensor& x, backend::Layout in, backend::Layout out)
   return y;
 }
 
+void Conv3d::forward_into(const Tensor& x, const Tensor& y, backend::Layout in,
+                          backend::Layout out) const {
+  prim_->forward(x, y, in, out);  // the primitive checks y's extents against the spec
+}
+
 }  // namespace ufno

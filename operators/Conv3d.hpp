@@ -26,6 +26,10 @@ class Conv3d {
   // x in layout `in` -> the output in layout `out` (see backend::Layout).
   Tensor forward(const Tensor& x, backend::Layout in = backend::Layout::ChannelsFirst,
                  backend::Layout out = backend::Layout::ChannelsFirst) const;
+  // The same into an existing tensor `y` of the output's shape (a view into a larger one, say).
+  void forward_into(const Tensor& x, const Tensor& y,
+                    backend::Layout in = backend::Layout::ChannelsFirst,
+                    backend::Layout out = backend::Layout::ChannelsFirst) const;
   const backend::ConvSpec& spec() const { return spec_; }
   // The same layer with another zero padding (the distributed layer gathers its halo itself
   // and convolves without padding).

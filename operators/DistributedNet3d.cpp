@@ -3,6 +3,7 @@
 #include "operators/FourierLayerUpdate.hpp"
 #include "operators/Parallel.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "operators/LayerTimer.hpp"
@@ -55,22 +56,10 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
     x = fc0_.forward(padding_->pad(input));
   }
   for (std::size_t k = 0; k < conv_.size(); ++k) {
-    // The U-Net branch first: its large intermediates then never coexist with the spectral
-    // branch's (about 100 MB less peak memory at paper size).
-    Tensor u;
-    if (unet_[k]) {
-      Scope t("u-net");
-      u = unet_[k]->forward(x);
-    }
-    // The spectral branch stops before its last inverse step; that step, w_k, the U-Net term
-    // and the ReLU then run fused and in place over x (FourierLayerUpdate.hpp).
-    CTensor t_modes;
-    {
-      Scope t("spectral conv");
-      t_modes = conv_[k].forward_t_modes(x);
-    }
-    Scope t("T inverse + w + residual + relu, fused");
-    fourier_layer_update(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], u);
+    if (conv_[k].fft().streams_rows() && (!unet_[k] || unet_[k]->streams_rows()))
+      fourier_layer_in_row_groups(k, x);
+    else
+      fourier_layer(k, x);
   }
   // fc1 and fc2 act per voxel, so they run on the padded grid in chunks (no hidden tensor of the
   // whole grid, no 36-channel crop) and only their one-channel output is cropped.
@@ -78,6 +67,57 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
   Tensor out = pointwise_mlp(x, fc1_, Activation::ReLU, fc2_);
   x = Tensor();
   return padding_->crop(out);
+}
+
+void DistributedNet3d::fourier_layer(std::size_t k, const Tensor& x) {
+  using Scope = LayerTimer::Scope;
+  // The U-Net branch first: its large intermediates then never coexist with the spectral
+  // branch's (about 100 MB less peak memory at paper size).
+  Tensor u;
+  if (unet_[k]) {
+    Scope t("u-net");
+    u = unet_[k]->forward(x);
+  }
+  // The spectral branch stops before its last inverse step; that step, w_k, the U-Net term and
+  // the ReLU then run fused and in place over x (FourierLayerUpdate.hpp).
+  CTensor t_modes;
+  {
+    Scope t("spectral conv");
+    t_modes = conv_[k].forward_t_modes(x);
+  }
+  Scope t("T inverse + w + residual + relu, fused");
+  fourier_layer_update(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], u);
+}
+
+void DistributedNet3d::fourier_layer_in_row_groups(std::size_t k, const Tensor& x) {
+  using Scope = LayerTimer::Scope;
+  // The spectral branch up to its inverse X stage is small (6 MB at paper size); the inverse Y
+  // and T stages, w_k, the U-Net term and the ReLU then finish a few X rows at a time, as the
+  // U-Net hands out its output rows. Neither the U-Net output nor the T modes of the whole grid
+  // is ever allocated (100 + 62 MB at paper size).
+  CTensor y_modes;
+  {
+    Scope t("spectral conv");
+    y_modes = conv_[k].forward_y_modes(x);
+  }
+  const auto& fft = conv_[k].fft();
+  auto finish_rows = [&](int b, int r0, const Tensor& u_rows, int rows) {
+    Scope t("  T inverse + w + residual + relu, fused, in row groups");
+    fourier_layer_update_rows(x, b, r0, fft.t_modes_of_rows(y_modes, b, r0, rows), *fft.pruned_t(),
+                              w_[k], u_rows);
+  };
+  if (unet_[k]) {
+    Scope t("u-net, streamed into the layer's end");
+    unet_[k]->forward_streamed(x, [&](int b, int r0, const Tensor& u_rows) {
+      finish_rows(b, r0, u_rows, u_rows.extent(1));
+    });
+    return;
+  }
+  Scope t("T inverse + w + relu, fused, in row groups");
+  constexpr int kRows = 8;
+  const int X = x.extent(2);
+  for (int b = 0; b < int(x.extent(0)); ++b)
+    for (int r0 = 0; r0 < X; r0 += kRows) finish_rows(b, r0, Tensor(), std::min(kRows, X - r0));
 }
 
 Tensor DistributedNet3d::forward(const Tensor& input) {

@@ -32,6 +32,11 @@ class DistributedNet3d {
   const dist::PencilLayout& input_layout() const { return padding_->unpadded_layout(); }
 
  private:
+  // Fourier layer k, in place on x: the U-Net output and the T modes of x's whole block in
+  // memory (any process grid), or finished in groups of X rows (one rank, the whole domain).
+  void fourier_layer(std::size_t k, const Tensor& x);
+  void fourier_layer_in_row_groups(std::size_t k, const Tensor& x);
+
   ModelSpec spec_;
   std::optional<DistributedPadding> padding_;
   Linear fc0_, fc1_, fc2_;

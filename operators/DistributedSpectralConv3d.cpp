@@ -63,4 +63,8 @@ CTensor DistributedSpectralConv3d::forward_t_modes(const Tensor& x) {
   return fft_->backward_to_t_modes(mixed_modes(x));
 }
 
+CTensor DistributedSpectralConv3d::forward_y_modes(const Tensor& x) {
+  return fft_->backward_to_y_modes(mixed_modes(x));
+}
+
 }  // namespace ufno

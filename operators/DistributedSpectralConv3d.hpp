@@ -27,6 +27,9 @@ class DistributedSpectralConv3d {
   // (B, out, lx, ly, mt), that fft().pruned_t()->backward turns into forward()'s result. Only
   // for truncated layers (fft().pruned_t() != nullptr).
   CTensor forward_t_modes(const Tensor& x);
+  // One rank holding the whole domain (fft().streams_rows()): forward() up to the inverse X
+  // stage, (B, out, X, KY, mt); fft().t_modes_of_rows() gives forward_t_modes()'s rows from it.
+  CTensor forward_y_modes(const Tensor& x);
   // Adds a constant per output channel to the layer's output at no cost: a constant field is
   // exactly the (0, 0, 0) mode of the unnormalised inverse transform, so it goes into that bin
   // of the mixed spectrum (on the rank that owns it).

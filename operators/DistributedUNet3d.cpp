@@ -21,7 +21,12 @@ DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::arr
   const PencilLayout l0 = PencilLayout::block(n, parts), l1 = PencilLayout::block(n1, parts),
                      l2 = PencilLayout::block(n2, parts), l3 = PencilLayout::block(n3, parts);
   // Every level is a block layout of the same grid: holding the finest whole means holding all.
-  if (holds_whole_domain(comm, l0, l0)) whole_ = unet;
+  // A rank holding the whole domain runs the single-process U-Net; the distributed layers and
+  // their weight copies are not built.
+  if (holds_whole_domain(comm, l0, l0)) {
+    whole_ = unet;
+    return;
+  }
   conv1_.emplace(p.conv1, comm, l0, l1, alg);
   conv2_.emplace(p.conv2, comm, l1, l2, alg);
   conv2_1_.emplace(p.conv2_1, comm, l2, l2, alg);
@@ -31,6 +36,12 @@ DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::arr
   deconv1_.emplace(p.deconv1, comm, l2, l1, alg);
   deconv0_.emplace(p.deconv0, comm, l1, l0, alg);
   output_.emplace(p.output, comm, l0, l0, alg);
+}
+
+void DistributedUNet3d::forward_streamed(const Tensor& x, const UNet3d::RowSink& sink) const {
+  if (!whole_)
+    throw std::logic_error("DistributedUNet3d: streaming output rows needs the whole domain");
+  whole_->forward_streamed(x, sink);
 }
 
 Tensor DistributedUNet3d::forward(const Tensor& x) const {

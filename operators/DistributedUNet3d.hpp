@@ -17,6 +17,9 @@ class DistributedUNet3d {
   DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
                     std::array<int, 3> parts, dist::ExchangeAlgorithm alg);
   Tensor forward(const Tensor& x) const;
+  // A rank holding the whole domain can stream the output rows (UNet3d::forward_streamed).
+  bool streams_rows() const { return whole_.has_value(); }
+  void forward_streamed(const Tensor& x, const UNet3d::RowSink& sink) const;
 
  private:
   std::optional<UNet3d> whole_;  // set on a rank that holds the whole domain

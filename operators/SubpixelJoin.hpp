@@ -56,20 +56,29 @@ inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0,
   if (g_lo < g_hi && (((g_lo + p) >> 1) < q0 || ((g_hi - 1 + p) >> 1) >= q0 + R))
     throw std::invalid_argument("join_rows: the parity-output rows do not cover the join rows");
   Tensor out = empty_tensor("unet.join_rows", 1, J, Y, T, Cs + C);
+  const int Ct = Cs + C;
+  // One (row, y) line per iteration: the skip's Cs x T block is read in contiguous runs of T and
+  // transposed within the line, then the upsampled channels follow per cell.
   ufno::parallel_for(
-      "ufno::subpixel_join_rows",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {1, J, Y, T}),
-      KOKKOS_LAMBDA(int, int j, int y, int t) {
-        const int g = j0 + j;
+      "ufno::subpixel_join_rows", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
+      KOKKOS_LAMBDA(const int64_t line) {
+        const int j = int(line / Y), y = int(line % Y), g = j0 + j;
+        float* dst = out.data() + line * T * Ct;
         if (g < 0 || g >= X) {
-          for (int c = 0; c < Cs + C; ++c) out(0, j, y, t, c) = 0.f;
+          for (long v = 0; v < long(T) * Ct; ++v) dst[v] = 0.f;
           return;
         }
-        for (int c = 0; c < Cs; ++c) out(0, j, y, t, c) = skip(0, c, g, y, t);
-        const int u = g + p, v = y + p, w = t + p;
-        const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
-        for (int c = 0; c < C; ++c)
-          out(0, j, y, t, Cs + c) = parts(0, (u >> 1) - q0, v >> 1, w >> 1, r * C + c);
+        for (int c = 0; c < Cs; ++c) {
+          const float* src = &skip(0, c, g, y, 0);
+          for (int t = 0; t < T; ++t) dst[t * Ct + c] = src[t];
+        }
+        const int u = g + p, v = y + p;
+        for (int t = 0; t < T; ++t) {
+          const int w = t + p;
+          const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
+          const float* up = &parts(0, (u >> 1) - q0, v >> 1, w >> 1, r * C);
+          for (int c = 0; c < C; ++c) dst[t * Ct + Cs + c] = up[c];
+        }
       });
   return out;
 }

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "operators/LayerTimer.hpp"
+#include "operators/RowSlab.hpp"
 #include "operators/SubpixelJoin.hpp"
 
 namespace ufno {
@@ -19,6 +20,7 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
   u.p_.deconv1 = ConvTranspose3d::load_block(w, p + ".deconv1", 2 * c, c, slope);
   u.p_.deconv0 = ConvTranspose3d::load_block(w, p + ".deconv0", 2 * c, c, slope);
   u.p_.output = Conv3d::load_plain(w, p + ".output_layer", 2 * c, c, 3);
+  u.conv1_rows_ = u.p_.conv1.with_padding_x(0);
   u.output_rows_ = u.p_.output.with_padding_x(0);
   for (const ConvTranspose3d* d : {&u.p_.deconv2, &u.p_.deconv1, &u.p_.deconv0})
     if (!d->has_parity_form())
@@ -27,6 +29,23 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
 }
 
 Tensor UNet3d::forward(const Tensor& x) const {
+  const int B = x.extent(0), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
+  const int Co = p_.output.spec().out_channels;
+  Tensor out = empty_tensor("unet.out", B, Co, X, Y, T);
+  forward_streamed(x, [&](int b, int r0, const Tensor& o) {
+    const int S = o.extent(1);
+    float* ob = out.data() + long(b) * Co * X * Y * T;
+    ufno::parallel_for(
+        "ufno::unet_out_rows",
+        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {Co, S, Y, T}),
+        KOKKOS_LAMBDA(int c, int i, int y, int t) {
+          ob[((long(c) * X + r0 + i) * Y + y) * T + t] = o(0, i, y, t, c);
+        });
+  });
+  return out;
+}
+
+void UNet3d::forward_streamed(const Tensor& x, const RowSink& sink) const {
   for (int a = 2; a < 5; ++a)
     if (x.extent(a) % 8 != 0)
       throw std::invalid_argument("UNet3d: extents of " + to_string(shape_of(x)) +
@@ -35,11 +54,11 @@ Tensor UNet3d::forward(const Tensor& x) const {
   // the input and the output are converted. The decoder's transposed convolutions run in
   // sub-pixel form, and each join writes the next convolution's input in one pass.
   using Scope = LayerTimer::Scope;
-  constexpr auto first = backend::Layout::ChannelsFirst, last = backend::Layout::ChannelsLast;
+  constexpr auto last = backend::Layout::ChannelsLast;
   Tensor e1, e2, e3, join;
   {
     Scope t("  u-net encoder convs");
-    e1 = p_.conv1.forward(x, first, last);
+    e1 = conv1_in_slabs(x);
     e2 = p_.conv2_1.forward(p_.conv2.forward(e1, last, last), last, last);
     e3 = p_.conv3_1.forward(p_.conv3.forward(e2, last, last), last, last);
   }
@@ -52,21 +71,43 @@ Tensor UNet3d::forward(const Tensor& x) const {
                                    p_.deconv1.spec().padding);
     e1 = Tensor();
   }
-  Scope t("  u-net top level in slabs (deconv0, join, output conv)");
-  return top_level_in_slabs(x, join);
+  Scope t("  u-net top level in slabs (deconv0, join, output conv; the sink's work included)");
+  top_level_in_slabs(x, join, sink);
 }
 
-Tensor UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1) const {
+Tensor UNet3d::conv1_in_slabs(const Tensor& x) const {
+  constexpr auto last = backend::Layout::ChannelsLast;
+  const auto& s = p_.conv1.spec();
+  const int B = x.extent(0), X = x.extent(2), st = s.stride, p = s.padding, k = s.kernel;
+  const int n0 = backend::conv_output_extent(s, X, 0),
+            n1 = backend::conv_output_extent(s, x.extent(3)),
+            n2 = backend::conv_output_extent(s, x.extent(4)), C = s.out_channels;
+  Tensor e1 = empty_tensor("unet.conv1", B, n0, n1, n2, C);
+  const long row = long(n1) * n2 * C;  // floats in one X row of e1
+  for (int b = 0; b < B; ++b)
+    for (int k0 = 0; k0 < n0; k0 += rows_per_slab_) {
+      const int k1 = std::min(k0 + rows_per_slab_, n0);
+      // Output rows [k0, k1) read input rows [k0 st - p, (k1 - 1) st - p + k).
+      const int j0 = k0 * st - p, J = (k1 - 1 - k0) * st + k;
+      const Tensor dst(e1.data() + (long(b) * n0 + k0) * row, 1, k1 - k0, n1, n2, C);
+      conv1_rows_.forward_into(channels_last_rows(x, b, j0, J), dst, last, last);
+    }
+  return e1;
+}
+
+void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSink& sink) const {
   constexpr auto last = backend::Layout::ChannelsLast;
   const int B = x.extent(0), Cs = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
   const int n0 = cat1.extent(1), n1 = cat1.extent(2), n2 = cat1.extent(3), Cc = cat1.extent(4);
-  const int p = p_.deconv0.spec().padding, Co = p_.output.spec().out_channels;
+  const int p = p_.deconv0.spec().padding;
   const long row = long(n1) * n2 * Cc;  // floats in one X row of cat1
-  Tensor out = empty_tensor("unet.out", B, Co, X, Y, T);
   for (int b = 0; b < B; ++b) {
     const Tensor xb(x.data() + long(b) * Cs * X * Y * T, 1, Cs, X, Y, T);
     const float* cb = cat1.data() + long(b) * n0 * row;
-    float* ob = out.data() + long(b) * Co * X * Y * T;
+    // A slab's output waits until the next slab has read its input rows: slab [i0, i1) reads
+    // input rows i0 - 1 .. i1, so rows before i0 are free once its join exists.
+    Tensor pending;
+    int pending_r0 = 0;
     for (int i0 = 0; i0 < X; i0 += rows_per_slab_) {
       const int i1 = std::min(i0 + rows_per_slab_, X);
       // Output rows [i0, i1) read join rows [i0 - 1, i1 + 1), which read parity-output rows
@@ -83,19 +124,16 @@ Tensor UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1) const {
             for (long i = 0; i < row; ++i)
               r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
           });
-      const Tensor parts = p_.deconv0.parity_outputs_of_rows(rows);
+      Tensor parts = p_.deconv0.parity_outputs_of_rows(rows);
       rows = Tensor();
-      const Tensor o = output_rows_.forward(join_rows(xb, parts, q0, j0, J, p), last, last);
-      const int S = i1 - i0;
-      ufno::parallel_for(
-          "ufno::unet_out_rows",
-          Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {Co, S, Y, T}),
-          KOKKOS_LAMBDA(int c, int i, int y, int t) {
-            ob[((long(c) * X + i0 + i) * Y + y) * T + t] = o(0, i, y, t, c);
-          });
+      const Tensor joined = join_rows(xb, parts, q0, j0, J, p);
+      parts = Tensor();
+      if (pending.data()) sink(b, pending_r0, pending);
+      pending = output_rows_.forward(joined, last, last);
+      pending_r0 = i0;
     }
+    if (pending.data()) sink(b, pending_r0, pending);
   }
-  return out;
 }
 
 }  // namespace ufno

@@ -7,6 +7,7 @@
 // the top level (the last transposed convolution, its join with the input and the output
 // convolution) runs in slabs of X rows: its 72-channel join and parity outputs, 309 MB at paper
 // size, never exist for the whole grid.
+#include <functional>
 #include <string>
 
 #include "operators/Conv3d.hpp"
@@ -20,6 +21,12 @@ class UNet3d {
   static UNet3d load(const WeightSource& w, const std::string& prefix, int channels, double eps,
                      float slope);
   Tensor forward(const Tensor& x) const;
+  // Receives the output rows [r0, r0 + R) of case b channels last, (1, R, Y, T, C).
+  using RowSink = std::function<void(int b, int r0, const Tensor& rows)>;
+  // forward() without an output tensor: each slab of output rows goes to `sink` once, in order,
+  // and only after the U-Net has read the input rows it covers for the last time, so the sink
+  // may overwrite those rows of x (a Fourier layer finishing in place, FourierLayerUpdate).
+  void forward_streamed(const Tensor& x, const RowSink& sink) const;
 
   struct Parts {
     Conv3d conv1, conv2, conv2_1, conv3, conv3_1, output;
@@ -30,10 +37,14 @@ class UNet3d {
   void set_rows_per_slab(int rows) { rows_per_slab_ = rows > 0 ? rows : 1; }
 
  private:
+  // conv1 (stride 2) in slabs of output rows, written straight into its channels-last output:
+  // the library's channels-last copy of the whole input never exists.
+  Tensor conv1_in_slabs(const Tensor& x) const;
   // The top level, deconv0 -> join with the input -> output convolution, in slabs of X rows.
-  Tensor top_level_in_slabs(const Tensor& x, const Tensor& cat1) const;
+  void top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSink& sink) const;
 
   Parts p_;
+  Conv3d conv1_rows_;   // conv1 without X padding, for slabs with halo rows
   Conv3d output_rows_;  // the output convolution without X padding, for slabs with halo rows
   int rows_per_slab_ = 8;
 };

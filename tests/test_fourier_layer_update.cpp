@@ -46,3 +46,69 @@ TEST_CASE("the fused Fourier-layer update equals the unfused sum", "[fourier]") 
   Tensor wrong("wrong", B, C, X, Y, T + 1);
   CHECK_THROWS_AS(fourier_layer_update(x, modes, t_inverse, w, wrong), std::invalid_argument);
 }
+
+TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
+  const int B = 2, C = 3, X = 7, Y = 4, T = 8, m = 3;
+  fft::TruncatedRealDft t_inverse(T, m);
+  Linear w(C, C, test::random_array({std::size_t(C), std::size_t(C)}, 61),
+           test::random_array({std::size_t(C)}, 62));
+  auto xv = test::random_vector(std::size_t(B) * C * X * Y * T, 63);
+  auto uv = test::random_vector(xv.size(), 64);
+  auto mv = test::random_vector(std::size_t(B) * C * X * Y * m * 2, 65);
+  auto mh = std::vector<complexf>(mv.size() / 2);
+  for (std::size_t i = 0; i < mh.size(); ++i) mh[i] = complexf(mv[2 * i], mv[2 * i + 1]);
+  CTensor modes("modes", B, C, X, Y, m);
+  {
+    auto h = Kokkos::create_mirror_view(modes);
+    std::copy(mh.begin(), mh.end(), h.data());
+    Kokkos::deep_copy(modes, h);
+  }
+  auto at = [&](int b, int c, int i, int y, int t) {
+    return ((((long(b) * C + c) * X + i) * Y + y) * T + t);
+  };
+  for (bool with_unet : {false, true}) {
+    Tensor ref = test::to_device(xv, {B, C, X, Y, T});
+    fourier_layer_update(ref, modes, t_inverse, w,
+                         with_unet ? test::to_device(uv, {B, C, X, Y, T}) : Tensor());
+    const auto got_ref = test::to_host(ref);
+    const std::vector<double> expect(got_ref.begin(), got_ref.end());
+    for (int rows : {1, 3, 7}) {
+      for (long chunk : {5L, 512L}) {
+        Tensor x = test::to_device(xv, {B, C, X, Y, T});
+        // Row groups in reverse order: each group touches its own rows only.
+        for (int b = B - 1; b >= 0; --b)
+          for (int r0 = (X - 1) / rows * rows; r0 >= 0; r0 -= rows) {
+            const int R = std::min(rows, X - r0);
+            CTensor tm("tm", 1, C, R, Y, m);
+            Tensor ur = with_unet ? Tensor("u_rows", 1, R, Y, T, C) : Tensor();
+            auto ht = Kokkos::create_mirror_view(tm);
+            for (int c = 0; c < C; ++c)
+              for (int i = 0; i < R; ++i)
+                for (int y = 0; y < Y; ++y)
+                  for (int k = 0; k < m; ++k)
+                    ht(0, c, i, y, k) = mh[(((long(b) * C + c) * X + r0 + i) * Y + y) * m + k];
+            Kokkos::deep_copy(tm, ht);
+            if (with_unet) {  // the U-Net rows come channels last
+              auto hu = Kokkos::create_mirror_view(ur);
+              for (int c = 0; c < C; ++c)
+                for (int i = 0; i < R; ++i)
+                  for (int y = 0; y < Y; ++y)
+                    for (int t = 0; t < T; ++t) hu(0, i, y, t, c) = uv[at(b, c, r0 + i, y, t)];
+              Kokkos::deep_copy(ur, hu);
+            }
+            fourier_layer_update_rows(x, b, r0, tm, t_inverse, w, ur, chunk);
+          }
+        INFO(rows << " rows per group, chunk " << chunk << (with_unet ? " with" : " without")
+                  << " the U-Net term");
+        CHECK(test::rel_l2(test::to_host(x), expect) < 1e-6);
+      }
+    }
+  }
+  Tensor x = test::to_device(xv, {B, C, X, Y, T});
+  CTensor tm("tm", 1, C, 2, Y, m);
+  CHECK_THROWS_AS(fourier_layer_update_rows(x, 0, X - 1, tm, t_inverse, w, Tensor()),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(
+      fourier_layer_update_rows(x, 0, 0, tm, t_inverse, w, Tensor("u", 1, 2, Y, T, C + 1)),
+      std::invalid_argument);
+}
