@@ -109,7 +109,7 @@ void DistributedNet3d::fourier_layer_in_row_groups(std::size_t k, const Tensor& 
   if (unet_[k]) {
     Scope t("u-net, streamed into the layer's end");
     unet_[k]->forward_streamed(x, [&](int b, int r0, const Tensor& u_rows) {
-      finish_rows(b, r0, u_rows, u_rows.extent(1));
+      finish_rows(b, r0, u_rows, u_rows.extent(2));
     });
     return;
   }

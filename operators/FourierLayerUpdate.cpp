@@ -9,12 +9,11 @@ namespace ufno {
 
 namespace {
 
-// The U-Net term of a block of columns: value (c, v) at data[c * channel_stride + v * stride],
-// v = column * T + t counted from the block's first column. Channels first: (plane, 1);
-// channels last: (1, C). No data: no U-Net term.
+// The U-Net term of a block of columns, channels first: value (c, v) at data[c * channel_stride
+// + v], v = column * T + t counted from the block's first column. No data: no U-Net term.
 struct UnetTerm {
   const float* data = nullptr;
-  long channel_stride = 0, stride = 0;
+  long channel_stride = 0;
 };
 
 // x <- relu(T^-1(modes) + w(x) + u) on `cols` columns of T values for every channel: x's channel
@@ -30,24 +29,13 @@ void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, U
   float* t = tmp.data();
   for (long r0 = 0; r0 < cols; r0 += R) {
     const long n = std::min(R, cols - r0) * T;  // values per channel in this group
-    if (u.data && u.stride == 1) {              // channels first: a contiguous run per channel
+    if (u.data) {                               // a contiguous run per channel
       const float* ub = u.data + r0 * T;
       const long cs = u.channel_stride;
       ufno::parallel_for(
           "ufno::flu_take_unet", Kokkos::RangePolicy<ExecSpace>(0, C),
           KOKKOS_LAMBDA(const int64_t c) {
             for (long v = 0; v < n; ++v) t[c * n + v] = ub[c * cs + v];
-          });
-    } else if (u.data) {  // channels last: transposed in blocks of cells that stay in cache
-      const float* ub = u.data + r0 * T * u.stride;
-      const long cs = u.channel_stride, vs = u.stride;
-      constexpr long kCells = 64;
-      ufno::parallel_for(
-          "ufno::flu_take_unet_cl", Kokkos::RangePolicy<ExecSpace>(0, (n + kCells - 1) / kCells),
-          KOKKOS_LAMBDA(const int64_t blk) {
-            const long v0 = blk * kCells, v1 = v0 + kCells < n ? v0 + kCells : n;
-            for (int c = 0; c < C; ++c)
-              for (long v = v0; v < v1; ++v) t[c * n + v] = ub[v * vs + c * cs];
           });
     }
     t_inverse.backward_batched(mb + r0 * m, m_plane, t, n, C, n / T, u.data ? 1.f : 0.f);
@@ -85,7 +73,7 @@ void fourier_layer_update(const Tensor& x, const CTensor& t_modes,
   const long plane = cols * T;  // one channel of one case
   for (int b = 0; b < B; ++b) {
     UnetTerm ut;
-    if (u.data()) ut = {u.data() + long(b) * C * plane, plane, 1};
+    if (u.data()) ut = {u.data() + long(b) * C * plane, plane};
     update_columns(x.data() + long(b) * C * plane, plane, t_modes.data() + long(b) * C * cols * m,
                    cols * m, ut, cols, t_inverse, w, columns_per_chunk);
   }
@@ -100,14 +88,14 @@ void fourier_layer_update_rows(const Tensor& x, int b, int r0, const CTensor& t_
   if (b < 0 || b >= int(x.extent(0)) || r0 < 0 || r0 + R > X || t_modes_rows.extent(0) != 1 ||
       int(t_modes_rows.extent(1)) != C || int(t_modes_rows.extent(3)) != Y ||
       int(t_modes_rows.extent(4)) != m ||
-      (u_rows.data() && shape_of(u_rows) != Shape5{1, R, Y, T, C}))
+      (u_rows.data() && shape_of(u_rows) != Shape5{1, C, R, Y, T}))
     throw std::invalid_argument("fourier_layer_update_rows: x " + to_string(shape_of(x)) +
                                 ", rows from " + std::to_string(r0) + ", T modes " +
                                 to_string(shape_of(t_modes_rows)) + ", U-Net rows " +
                                 to_string(shape_of(u_rows)) + " do not fit together");
   const long plane = long(X) * Y * T, cols = long(R) * Y;
   UnetTerm ut;
-  if (u_rows.data()) ut = {u_rows.data(), 1, C};
+  if (u_rows.data()) ut = {u_rows.data(), long(R) * Y * T};
   update_columns(x.data() + long(b) * C * plane + long(r0) * Y * T, plane, t_modes_rows.data(),
                  cols * m, ut, cols, t_inverse, w, columns_per_chunk);
 }

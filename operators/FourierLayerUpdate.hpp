@@ -20,8 +20,8 @@ void fourier_layer_update(const Tensor& x, const CTensor& t_modes,
 
 // The same on X rows [r0, r0 + R) of case b only, for a caller that has the layer's terms a few
 // rows at a time (one rank holding the whole domain): t_modes_rows (1, C, R, Y, mt) is those
-// rows' T modes (DistributedFft3d::t_modes_of_rows), u_rows the U-Net output rows channels last,
-// (1, R, Y, T, C), as UNet3d::forward_streamed delivers them, or an empty tensor.
+// rows' T modes (DistributedFft3d::t_modes_of_rows), u_rows the U-Net output rows,
+// (1, C, R, Y, T), as UNet3d::forward_streamed delivers them, or an empty tensor.
 void fourier_layer_update_rows(const Tensor& x, int b, int r0, const CTensor& t_modes_rows,
                                const fft::TruncatedRealDft& t_inverse, const Linear& w,
                                const Tensor& u_rows, long columns_per_chunk = 512);

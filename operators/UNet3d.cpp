@@ -33,13 +33,13 @@ Tensor UNet3d::forward(const Tensor& x) const {
   const int Co = p_.output.spec().out_channels;
   Tensor out = empty_tensor("unet.out", B, Co, X, Y, T);
   forward_streamed(x, [&](int b, int r0, const Tensor& o) {
-    const int S = o.extent(1);
-    float* ob = out.data() + long(b) * Co * X * Y * T;
+    const long n = long(o.extent(2)) * Y * T;  // floats of one channel's rows
+    const float* src = o.data();
+    float* dst = out.data() + (long(b) * Co * X + r0) * Y * T;
     ufno::parallel_for(
-        "ufno::unet_out_rows",
-        Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {Co, S, Y, T}),
-        KOKKOS_LAMBDA(int c, int i, int y, int t) {
-          ob[((long(c) * X + r0 + i) * Y + y) * T + t] = o(0, i, y, t, c);
+        "ufno::unet_out_rows", Kokkos::RangePolicy<ExecSpace>(0, Co),
+        KOKKOS_LAMBDA(const int64_t c) {
+          for (long v = 0; v < n; ++v) dst[c * X * Y * T + v] = src[c * n + v];
         });
   });
   return out;
@@ -129,7 +129,8 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
       const Tensor joined = join_rows(xb, parts, q0, j0, J, p);
       parts = Tensor();
       if (pending.data()) sink(b, pending_r0, pending);
-      pending = output_rows_.forward(joined, last, last);
+      // The sink takes channels-first rows: oneDNN writes them so (reordering internally).
+      pending = output_rows_.forward(joined, last, backend::Layout::ChannelsFirst);
       pending_r0 = i0;
     }
     if (pending.data()) sink(b, pending_r0, pending);

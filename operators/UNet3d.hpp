@@ -21,7 +21,7 @@ class UNet3d {
   static UNet3d load(const WeightSource& w, const std::string& prefix, int channels, double eps,
                      float slope);
   Tensor forward(const Tensor& x) const;
-  // Receives the output rows [r0, r0 + R) of case b channels last, (1, R, Y, T, C).
+  // Receives the output rows [r0, r0 + R) of case b channels first, (1, C, R, Y, T).
   using RowSink = std::function<void(int b, int r0, const Tensor& rows)>;
   // forward() without an output tensor: each slab of output rows goes to `sink` once, in order,
   // and only after the U-Net has read the input rows it covers for the last time, so the sink
@@ -46,6 +46,7 @@ class UNet3d {
   Parts p_;
   Conv3d conv1_rows_;   // conv1 without X padding, for slabs with halo rows
   Conv3d output_rows_;  // the output convolution without X padding, for slabs with halo rows
+
   int rows_per_slab_ = 8;
 };
 

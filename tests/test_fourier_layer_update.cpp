@@ -80,7 +80,7 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
           for (int r0 = (X - 1) / rows * rows; r0 >= 0; r0 -= rows) {
             const int R = std::min(rows, X - r0);
             CTensor tm("tm", 1, C, R, Y, m);
-            Tensor ur = with_unet ? Tensor("u_rows", 1, R, Y, T, C) : Tensor();
+            Tensor ur = with_unet ? Tensor("u_rows", 1, C, R, Y, T) : Tensor();
             auto ht = Kokkos::create_mirror_view(tm);
             for (int c = 0; c < C; ++c)
               for (int i = 0; i < R; ++i)
@@ -88,12 +88,12 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
                   for (int k = 0; k < m; ++k)
                     ht(0, c, i, y, k) = mh[(((long(b) * C + c) * X + r0 + i) * Y + y) * m + k];
             Kokkos::deep_copy(tm, ht);
-            if (with_unet) {  // the U-Net rows come channels last
+            if (with_unet) {
               auto hu = Kokkos::create_mirror_view(ur);
               for (int c = 0; c < C; ++c)
                 for (int i = 0; i < R; ++i)
                   for (int y = 0; y < Y; ++y)
-                    for (int t = 0; t < T; ++t) hu(0, i, y, t, c) = uv[at(b, c, r0 + i, y, t)];
+                    for (int t = 0; t < T; ++t) hu(0, c, i, y, t) = uv[at(b, c, r0 + i, y, t)];
               Kokkos::deep_copy(ur, hu);
             }
             fourier_layer_update_rows(x, b, r0, tm, t_inverse, w, ur, chunk);
@@ -109,6 +109,6 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
   CHECK_THROWS_AS(fourier_layer_update_rows(x, 0, X - 1, tm, t_inverse, w, Tensor()),
                   std::invalid_argument);
   CHECK_THROWS_AS(
-      fourier_layer_update_rows(x, 0, 0, tm, t_inverse, w, Tensor("u", 1, 2, Y, T, C + 1)),
+      fourier_layer_update_rows(x, 0, 0, tm, t_inverse, w, Tensor("u", 1, C + 1, 2, Y, T)),
       std::invalid_argument);
 }

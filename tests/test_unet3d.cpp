@@ -54,16 +54,16 @@ TEST_CASE("UNet3d streams its output rows and no longer reads the rows it has ha
     std::vector<float> got(ref.size(), std::nanf(""));
     std::vector<int> seen(std::size_t(B) * X, 0);
     unet.forward_streamed(x, [&](int b, int r0, const Tensor& o) {
-      const int R = o.extent(1), Co = o.extent(4);
-      REQUIRE(int(o.extent(2)) == Y);
-      REQUIRE(int(o.extent(3)) == T);
+      const int R = o.extent(2), Co = o.extent(1);
+      REQUIRE(int(o.extent(3)) == Y);
+      REQUIRE(int(o.extent(4)) == T);
       auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), o);
       for (int i = 0; i < R; ++i) {
         seen[std::size_t(b) * X + r0 + i] += 1;
         for (int c = 0; c < Co; ++c)
           for (int y = 0; y < Y; ++y)
             for (int t = 0; t < T; ++t)
-              got[((((std::size_t(b) * Co + c) * X + r0 + i) * Y + y) * T) + t] = h(0, i, y, t, c);
+              got[((((std::size_t(b) * Co + c) * X + r0 + i) * Y + y) * T) + t] = h(0, c, i, y, t);
       }
       // The sink may overwrite the input rows it was given: poison them.
       auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
