@@ -8,14 +8,22 @@
 
 namespace ufno {
 
+// One (row, y) line of a channels-first tensor, C channels of T cells (channel c at src + c *
+// channel_stride), written channels last: cell t's values start at dst + t * cell_stride. Read in
+// contiguous runs of T, transposed within a few kilobytes, so both sides stream.
+KOKKOS_INLINE_FUNCTION void line_to_channels_last(const float* src, long channel_stride, int C,
+                                                  int T, float* dst, int cell_stride) {
+  for (int c = 0; c < C; ++c)
+    for (int t = 0; t < T; ++t) dst[t * cell_stride + c] = src[c * channel_stride + t];
+}
+
 // Rows j0 .. j0 + J - 1 (global X indices) of case b of x (B, C, X, Y, T) as (1, J, Y, T, C).
 inline Tensor channels_last_rows(const Tensor& x, int b, int j0, int J) {
   const int C = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
   if (b < 0 || b >= int(x.extent(0)) || J < 1)
     throw std::invalid_argument("channels_last_rows: case or row count out of range");
   Tensor out = empty_tensor("rows.channels_last", 1, J, Y, T, C);
-  // One (row, y) line per iteration: its C x T block is read channel by channel (contiguous
-  // runs of T) and written transposed within a few kilobytes, so both sides stream.
+  const long plane = long(X) * Y * T;
   ufno::parallel_for(
       "ufno::channels_last_rows", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
       KOKKOS_LAMBDA(const int64_t line) {
@@ -25,10 +33,7 @@ inline Tensor channels_last_rows(const Tensor& x, int b, int j0, int J) {
           for (long v = 0; v < long(T) * C; ++v) dst[v] = 0.f;
           return;
         }
-        for (int c = 0; c < C; ++c) {
-          const float* src = &x(b, c, g, y, 0);
-          for (int t = 0; t < T; ++t) dst[t * C + c] = src[t];
-        }
+        line_to_channels_last(&x(b, 0, g, y, 0), plane, C, T, dst, C);
       });
   return out;
 }

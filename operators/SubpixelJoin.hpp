@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "operators/Parallel.hpp"
+#include "operators/RowSlab.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 
 namespace ufno {
@@ -57,8 +58,8 @@ inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0,
     throw std::invalid_argument("join_rows: the parity-output rows do not cover the join rows");
   Tensor out = empty_tensor("unet.join_rows", 1, J, Y, T, Cs + C);
   const int Ct = Cs + C;
-  // One (row, y) line per iteration: the skip's Cs x T block is read in contiguous runs of T and
-  // transposed within the line, then the upsampled channels follow per cell.
+  // One (row, y) line per iteration: the skip's channels, then the upsampled ones per cell.
+  const long plane = long(X) * Y * T;
   ufno::parallel_for(
       "ufno::subpixel_join_rows", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
       KOKKOS_LAMBDA(const int64_t line) {
@@ -68,10 +69,7 @@ inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0,
           for (long v = 0; v < long(T) * Ct; ++v) dst[v] = 0.f;
           return;
         }
-        for (int c = 0; c < Cs; ++c) {
-          const float* src = &skip(0, c, g, y, 0);
-          for (int t = 0; t < T; ++t) dst[t * Ct + c] = src[t];
-        }
+        line_to_channels_last(&skip(0, 0, g, y, 0), plane, Cs, T, dst, Ct);
         const int u = g + p, v = y + p;
         for (int t = 0; t < T; ++t) {
           const int w = t + p;
