@@ -31,6 +31,9 @@ class Conv3d {
                     backend::Layout in = backend::Layout::ChannelsFirst,
                     backend::Layout out = backend::Layout::ChannelsFirst) const;
   const backend::ConvSpec& spec() const { return spec_; }
+  // PyTorch layout (out, in, k, k, k) and (out) or empty, BatchNorm folded in.
+  const std::vector<float>& weights() const { return weights_; }
+  const std::vector<float>& bias() const { return bias_; }
   // The same layer with another zero padding (the distributed layer gathers its halo itself
   // and convolves without padding).
   Conv3d with_padding(int padding) const;

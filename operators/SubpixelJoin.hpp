@@ -5,7 +5,9 @@
 // convolution's input directly in its own layout replaces the interleave, the channels-first
 // concatenation and the library's reorder of the result (three passes over 100-200 MB).
 #include <stdexcept>
+#include <vector>
 
+#include "operators/PaddedSlab.hpp"
 #include "operators/Parallel.hpp"
 #include "operators/RowSlab.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
@@ -40,6 +42,26 @@ inline Tensor join_skip_and_upsampled(const Tensor& skip, backend::Layout skip_l
   return out;
 }
 
+// Throws unless parts (the parity-output rows q0 ..) fit skip and cover join rows [j0, j0 + J).
+inline void check_join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0, int J, int p) {
+  const int X = skip.extent(2), Y = skip.extent(3), T = skip.extent(4), R = parts.extent(1);
+  if (skip.extent(0) != 1 || parts.extent(0) != 1 || 2 * int(parts.extent(2)) - 2 * p != Y ||
+      2 * int(parts.extent(3)) - 2 * p != T || int(parts.extent(4)) % 8 != 0)
+    throw std::invalid_argument("join_rows: skip " + to_string(shape_of(skip)) +
+                                " does not match the parity outputs " + to_string(shape_of(parts)));
+  const int g_lo = j0 < 0 ? 0 : j0, g_hi = j0 + J > X ? X : j0 + J;
+  if (g_lo < g_hi && (((g_lo + p) >> 1) < q0 || ((g_hi - 1 + p) >> 1) >= q0 + R))
+    throw std::invalid_argument("join_rows: the parity-output rows do not cover the join rows");
+}
+
+// The C upsampled values of cell (g, y, t) (global row g) in the parity-output rows from q0.
+KOKKOS_INLINE_FUNCTION const float* upsampled_cell(const Tensor& parts, int q0, int p, int g, int y,
+                                                   int t) {
+  const int C = int(parts.extent(4)) / 8, u = g + p, v = y + p, w = t + p;
+  const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
+  return &parts(0, (u >> 1) - q0, v >> 1, w >> 1, r * C);
+}
+
 // Rows j0 .. j0 + J - 1 (global X indices; those outside [0, X) come out zero) of
 // join_skip_and_upsampled(skip, ChannelsFirst, all parity outputs, padding), for one case: skip is
 // the whole channels-first (1, Cs, X, Y, T); parts holds only the parity-output rows q0 ..
@@ -48,14 +70,8 @@ inline Tensor join_skip_and_upsampled(const Tensor& skip, backend::Layout skip_l
 inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0, int J,
                         int padding) {
   const int Cs = skip.extent(1), X = skip.extent(2), Y = skip.extent(3), T = skip.extent(4);
-  const int C = int(parts.extent(4)) / 8, p = padding, R = parts.extent(1);
-  if (skip.extent(0) != 1 || parts.extent(0) != 1 || 2 * int(parts.extent(2)) - 2 * p != Y ||
-      2 * int(parts.extent(3)) - 2 * p != T)
-    throw std::invalid_argument("join_rows: skip " + to_string(shape_of(skip)) +
-                                " does not match the parity outputs " + to_string(shape_of(parts)));
-  const int g_lo = j0 < 0 ? 0 : j0, g_hi = j0 + J > X ? X : j0 + J;
-  if (g_lo < g_hi && (((g_lo + p) >> 1) < q0 || ((g_hi - 1 + p) >> 1) >= q0 + R))
-    throw std::invalid_argument("join_rows: the parity-output rows do not cover the join rows");
+  const int C = int(parts.extent(4)) / 8, p = padding;
+  check_join_rows(skip, parts, q0, j0, J, p);
   Tensor out = empty_tensor("unet.join_rows", 1, J, Y, T, Cs + C);
   const int Ct = Cs + C;
   // One (row, y) line per iteration: the skip's channels, then the upsampled ones per cell.
@@ -70,15 +86,47 @@ inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0,
           return;
         }
         line_to_channels_last(&skip(0, 0, g, y, 0), plane, Cs, T, dst, Ct);
-        const int u = g + p, v = y + p;
         for (int t = 0; t < T; ++t) {
-          const int w = t + p;
-          const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
-          const float* up = &parts(0, (u >> 1) - q0, v >> 1, w >> 1, r * C);
+          const float* up = upsampled_cell(parts, q0, p, g, y, t);
           for (int c = 0; c < C; ++c) dst[t * Ct + Cs + c] = up[c];
         }
       });
   return out;
+}
+
+// The same join rows written channels first into `slab` rows 0 .. J - 1 (J <= slab.rows(),
+// slab.channels() == Cs + C), the input of backend::PlaneConv3d. Only interior cells are written,
+// so the slab's zero borders survive; rows outside the grid are written zero.
+inline void join_rows_into(const Tensor& skip, const Tensor& parts, int q0, int j0, int J,
+                           int padding, const PaddedSlab& slab) {
+  check_join_rows(skip, parts, q0, j0, J, padding);
+  const int Cs = skip.extent(1), X = skip.extent(2), Y = skip.extent(3), T = skip.extent(4);
+  const int C = int(parts.extent(4)) / 8, p = padding, Tp = T + 2;
+  if (slab.channels() != Cs + C || J > slab.rows() || slab.ny() != Y || slab.nt() != T)
+    throw std::invalid_argument("join_rows_into: the slab does not fit the join rows");
+  const long plane = long(X) * Y * T, to_channel = slab.channel_stride();
+  ufno::parallel_for(
+      "ufno::subpixel_join_into_slab", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
+      KOKKOS_LAMBDA(const int64_t line) {
+        const int j = int(line / Y), y = int(line % Y), g = j0 + j;
+        float* dst = slab.interior(0, j) + long(y) * Tp;  // channel c at dst + c * to_channel
+        if (g < 0 || g >= X) {
+          for (int c = 0; c < Cs + C; ++c)
+            for (int t = 0; t < T; ++t) dst[c * to_channel + t] = 0.f;
+          return;
+        }
+        const float* src = &skip(0, 0, g, y, 0);
+        for (int c = 0; c < Cs; ++c)
+          for (int t = 0; t < T; ++t) dst[c * to_channel + t] = src[c * plane + t];
+        // The upsampled half channel by channel, so each channel's line is written in one run
+        // (cell by cell across channels, the stores scatter over C pages at once).
+        thread_local std::vector<const float*> cell;
+        cell.resize(T);
+        for (int t = 0; t < T; ++t) cell[t] = upsampled_cell(parts, q0, p, g, y, t);
+        float* up_dst = dst + Cs * to_channel;
+        for (int c = 0; c < C; ++c)
+          for (int t = 0; t < T; ++t) up_dst[c * to_channel + t] = cell[t][c];
+      });
 }
 
 }  // namespace ufno

@@ -1,6 +1,8 @@
 #include "operators/UNet3d.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "operators/LayerTimer.hpp"
@@ -22,6 +24,12 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
   u.p_.output = Conv3d::load_plain(w, p + ".output_layer", 2 * c, c, 3);
   u.conv1_rows_ = u.p_.conv1.with_padding_x(0);
   u.output_rows_ = u.p_.output.with_padding_x(0);
+  const auto& os = u.p_.output.spec();
+  if (os.kernel == 3 && os.stride == 1 && os.padding == 1 && os.activation == Activation::None) {
+    u.plane_output_ = backend::PlaneConv3d(2 * c, c, u.p_.output.weights(), u.p_.output.bias());
+    const char* env = std::getenv("UFNO_PLANE_CONV");
+    u.set_plane_conv(!(env && std::strcmp(env, "0") == 0));
+  }
   for (const ConvTranspose3d* d : {&u.p_.deconv2, &u.p_.deconv1, &u.p_.deconv0})
     if (!d->has_parity_form())
       throw std::invalid_argument("UNet3d: " + p + ": transposed convolutions must be k4 s2");
@@ -96,11 +104,17 @@ Tensor UNet3d::conv1_in_slabs(const Tensor& x) const {
 }
 
 void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSink& sink) const {
+  using Scope = LayerTimer::Scope;
   constexpr auto last = backend::Layout::ChannelsLast;
   const int B = x.extent(0), Cs = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
   const int n0 = cat1.extent(1), n1 = cat1.extent(2), n2 = cat1.extent(3), Cc = cat1.extent(4);
   const int p = p_.deconv0.spec().padding;
   const long row = long(n1) * n2 * Cc;  // floats in one X row of cat1
+  const int Co = p_.output.spec().out_channels;
+  // The plane convolution's input, reused by every slab: its zero borders are written once.
+  const PaddedSlab slab =
+      use_plane_conv_ ? PaddedSlab(Cs + p_.deconv0.spec().out_channels, rows_per_slab_ + 2, Y, T)
+                      : PaddedSlab();
   for (int b = 0; b < B; ++b) {
     const Tensor xb(x.data() + long(b) * Cs * X * Y * T, 1, Cs, X, Y, T);
     const float* cb = cat1.data() + long(b) * n0 * row;
@@ -124,16 +138,39 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
             for (long i = 0; i < row; ++i)
               r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
           });
-      Tensor parts = p_.deconv0.parity_outputs_of_rows(rows);
+      Tensor parts;
+      {
+        Scope t("    top level: deconv0 parity rows");
+        parts = p_.deconv0.parity_outputs_of_rows(rows);
+      }
       rows = Tensor();
-      const Tensor joined = join_rows(xb, parts, q0, j0, J, p);
+      Tensor joined;
+      {
+        Scope t("    top level: joins");
+        if (use_plane_conv_)
+          join_rows_into(xb, parts, q0, j0, J, p, slab);
+        else
+          joined = join_rows(xb, parts, q0, j0, J, p);
+      }
       parts = Tensor();
-      if (pending.data()) sink(b, pending_r0, pending);
-      // The sink takes channels-first rows: oneDNN writes them so (reordering internally).
-      pending = output_rows_.forward(joined, last, backend::Layout::ChannelsFirst);
+      if (pending.data()) {
+        Scope t("    top level: the sink (the layers' ends)");
+        sink(b, pending_r0, pending);
+      }
+      Scope t("    top level: output convs");
+      if (use_plane_conv_) {
+        pending = empty_tensor("unet.out_rows", 1, Co, i1 - i0, Y, T);
+        plane_output_.forward(slab, pending);
+      } else {
+        // The sink takes channels-first rows: oneDNN writes them so (reordering internally).
+        pending = output_rows_.forward(joined, last, backend::Layout::ChannelsFirst);
+      }
       pending_r0 = i0;
     }
-    if (pending.data()) sink(b, pending_r0, pending);
+    if (pending.data()) {
+      Scope t("    top level: the sink (the layers' ends)");
+      sink(b, pending_r0, pending);
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "operators/Conv3d.hpp"
 #include "operators/ConvTranspose3d.hpp"
+#include "operators/backend/PlaneConv3d.hpp"
 
 namespace ufno {
 
@@ -35,6 +36,10 @@ class UNet3d {
   const Parts& parts() const { return p_; }
   // Output rows (along X) per slab of the top level; any positive number gives the same result.
   void set_rows_per_slab(int rows) { rows_per_slab_ = rows > 0 ? rows : 1; }
+  // Whether the output convolution runs as backend::PlaneConv3d (on by default where the CPU has
+  // AVX-512 and UFNO_PLANE_CONV is not 0) or through oneDNN; both give the same result.
+  bool plane_conv() const { return use_plane_conv_; }
+  void set_plane_conv(bool on) { use_plane_conv_ = on && backend::PlaneConv3d::available(); }
 
  private:
   // conv1 (stride 2) in slabs of output rows, written straight into its channels-last output:
@@ -46,6 +51,8 @@ class UNet3d {
   Parts p_;
   Conv3d conv1_rows_;   // conv1 without X padding, for slabs with halo rows
   Conv3d output_rows_;  // the output convolution without X padding, for slabs with halo rows
+  backend::PlaneConv3d plane_output_;  // the same on padded slabs, vectorised along the plane
+  bool use_plane_conv_ = false;
 
   int rows_per_slab_ = 8;
 };

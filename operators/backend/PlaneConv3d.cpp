@@ -1,0 +1,151 @@
+#include "operators/backend/PlaneConv3d.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "operators/Parallel.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define UFNO_AVX512 __attribute__((target("avx512f,fma")))
+#endif
+
+namespace ufno::backend {
+
+namespace {
+
+constexpr int kVectors = 2;            // vectors of 16 plane cells per block
+constexpr int kCells = 16 * kVectors;  // plane cells per block
+constexpr int kChannelBlock = 12;      // output channels per register block
+constexpr int kInputChunk = 8;         // input channels per pass over a block
+constexpr int kTaps = 27;
+
+// Where one block of plane cells reads and writes.
+struct Block {
+  const float* x;     // input channel 0, slab row r (the top of the 3 rows read), cell q0 - Tp - 1
+  long channel, row;  // input strides: channel, slab row
+  int line;           // Tp: a Y step in the plane
+  float* acc;         // partial sums of output channel 0; channel c at acc + c * acc_channel
+  long acc_channel;
+};
+
+#if defined(__x86_64__)
+// Output channels [o0, o0 + N) of one block, input channels [i0, i1): acc += w * x.
+template <int N>
+UFNO_AVX512 void accumulate(const Block& b, const float* packed, const float* bias, int oc, int o0,
+                            int i0, int i1) {
+  __m512 acc[kVectors][N];
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < kVectors; ++m)
+      acc[m][n] = i0 == 0 ? _mm512_set1_ps(bias[o0 + n])
+                          : _mm512_loadu_ps(b.acc + (o0 + n) * b.acc_channel + 16 * m);
+  for (int ic = i0; ic < i1; ++ic) {
+    const float* w = packed + long(ic) * kTaps * oc + o0;
+    const float* xi = b.x + ic * b.channel;
+    for (int dx = 0; dx < 3; ++dx)
+      for (int dy = 0; dy < 3; ++dy)
+        for (int dt = 0; dt < 3; ++dt, w += oc) {
+          const float* xp = xi + dx * b.row + dy * b.line + dt;
+          __m512 v[kVectors];
+          for (int m = 0; m < kVectors; ++m) v[m] = _mm512_loadu_ps(xp + 16 * m);
+          for (int n = 0; n < N; ++n) {
+            const __m512 wn = _mm512_set1_ps(w[n]);
+            for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_fmadd_ps(v[m], wn, acc[m][n]);
+          }
+        }
+  }
+  for (int n = 0; n < N; ++n)
+    for (int m = 0; m < kVectors; ++m)
+      _mm512_storeu_ps(b.acc + (o0 + n) * b.acc_channel + 16 * m, acc[m][n]);
+}
+
+UFNO_AVX512 void convolve_block(const Block& b, const float* packed, const float* bias, int ic,
+                                int oc) {
+  for (int i0 = 0; i0 < ic; i0 += kInputChunk) {
+    const int i1 = std::min(i0 + kInputChunk, ic);
+    int o0 = 0;
+    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+      accumulate<kChannelBlock>(b, packed, bias, oc, o0, i0, i1);
+    for (; o0 < oc; ++o0) accumulate<1>(b, packed, bias, oc, o0, i0, i1);
+  }
+}
+#endif
+
+}  // namespace
+
+bool PlaneConv3d::available() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<float>& weights,
+                         const std::vector<float>& bias)
+    : ic_(in_channels), oc_(out_channels) {
+  const std::size_t n = std::size_t(oc_) * ic_ * kTaps;
+  if (ic_ < 1 || oc_ < 1 || weights.size() != n || (!bias.empty() && bias.size() != size_t(oc_)))
+    throw std::invalid_argument("PlaneConv3d: weights must be (out, in, 3, 3, 3), bias (out)");
+  packed_.resize(n);
+  for (int o = 0; o < oc_; ++o)
+    for (int i = 0; i < ic_; ++i)
+      for (int k = 0; k < kTaps; ++k)
+        packed_[(std::size_t(i) * kTaps + k) * oc_ + o] =
+            weights[(std::size_t(o) * ic_ + i) * kTaps + k];
+  bias_ = bias.empty() ? std::vector<float>(oc_, 0.f) : bias;
+}
+
+void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
+  const int R = out.extent(2), Y = in.ny(), T = in.nt(), Tp = T + 2;
+  if (in.channels() != ic_ || out.extent(0) != 1 || int(out.extent(1)) != oc_ ||
+      R + 2 > in.rows() || int(out.extent(3)) != Y || int(out.extent(4)) != T)
+    throw std::invalid_argument("PlaneConv3d: slab of " + std::to_string(in.channels()) +
+                                " channels, " + std::to_string(in.rows()) + " rows does not fit " +
+                                to_string(shape_of(out)) + " for " + std::to_string(ic_) + " -> " +
+                                std::to_string(oc_) + " channels");
+#if defined(__x86_64__)
+  if (!available()) throw std::runtime_error("PlaneConv3d: this CPU has no AVX-512");
+  // Output cells of a row are plane cells q = Tp .. Tp + Y Tp - 1 (Y lines, T border cells
+  // included and dropped afterwards), in blocks of kCells; the last block runs past the
+  // interior into the bottom border and the next plane, whose results are dropped too.
+  const long cells = long(Y) * Tp;
+  const int blocks = int((cells + kCells - 1) / kCells);
+  const long acc_row = long(blocks) * kCells;  // computed cells of one row
+  // The sums go to a scratch slab first, (out, R, computed cells); a second pass keeps the
+  // interior cells. Stores straight into the output, cell by cell across channels whose
+  // stride is a multiple of 4 KiB, thrashed the cache sets: the kernel took 1.3x as long.
+  Tensor scratch = empty_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
+  const float* w = packed_.data();
+  const float* bias = bias_.data();
+  const int ic = ic_, oc = oc_;
+  const long channel = in.channel_stride(), row = in.plane();
+  const float* base = in.data();
+  float* sums = scratch.data();
+  ufno::parallel_for("ufno::plane_conv3d", Kokkos::RangePolicy<ExecSpace>(0, long(R) * blocks),
+                     [=](const int64_t item) {
+                       const int r = int(item / blocks);
+                       const long k0 =
+                           (item % blocks) * kCells;  // first computed cell, q = Tp + k0
+                       const Block b{base + r * row + k0 - 1, channel,    row, Tp,
+                                     sums + r * acc_row + k0, R * acc_row};
+                       convolve_block(b, w, bias, ic, oc);
+                     });
+  // Computed cell k = y Tp + t + 1 holds interior cell (y, t).
+  float* o = out.data();
+  ufno::parallel_for(
+      "ufno::plane_conv3d_interior", Kokkos::RangePolicy<ExecSpace>(0, long(oc_) * R * Y),
+      KOKKOS_LAMBDA(const int64_t line) {
+        const long cr = line / Y, y = line % Y;
+        const float* src = sums + cr * acc_row + y * Tp + 1;
+        float* dst = o + line * T;
+        for (int t = 0; t < T; ++t) dst[t] = src[t];
+      });
+#else
+  (void)R;
+  throw std::runtime_error("PlaneConv3d: built without x86-64 AVX-512 support");
+#endif
+}
+
+}  // namespace ufno::backend

@@ -1,0 +1,104 @@
+// backend::PlaneConv3d (the AVX-512 plane-vectorised 3x3x3 convolution of the U-Net's output
+// layer) against direct loops, and the join that fills its zero-bordered input slab.
+#include <catch2/catch.hpp>
+
+#include "operators/PaddedSlab.hpp"
+#include "operators/SubpixelJoin.hpp"
+#include "operators/backend/PlaneConv3d.hpp"
+#include "support/Naive.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+
+namespace {
+
+// Rows of x (1, C, J, Y, T) written into a slab with room for `slab_rows` rows.
+PaddedSlab slab_of(const std::vector<float>& x, test::Dims5 d, int slab_rows) {
+  PaddedSlab s(d.c, slab_rows, d.y, d.t);
+  for (int c = 0; c < d.c; ++c)
+    for (int j = 0; j < d.x; ++j)
+      for (int y = 0; y < d.y; ++y)
+        for (int t = 0; t < d.t; ++t) s.interior(c, j)[y * (d.t + 2) + t] = x[d.at(0, c, j, y, t)];
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
+  if (!backend::PlaneConv3d::available()) {
+    // Without AVX-512 the U-Net keeps oneDNN; the kernel must refuse rather than run.
+    backend::PlaneConv3d conv(1, 1, std::vector<float>(27, 1.f), {});
+    PaddedSlab s(1, 3, 2, 2);
+    CHECK_THROWS(conv.forward(s, empty_tensor("out", 1, 1, 1, 2, 2)));
+    return;
+  }
+  struct Case {
+    int in, out, rows, slab_rows, y, t;
+  };
+  // The model's 72 -> 36 (whole blocks of 6 output channels, 9 input chunks); channel counts with
+  // remainders of both blocks; plane sizes that end mid-vector; spare slab rows beyond R + 2.
+  for (const Case k : {Case{72, 36, 2, 4, 10, 12}, Case{5, 7, 1, 3, 3, 5}, Case{9, 13, 3, 6, 8, 8},
+                       Case{4, 4, 4, 6, 17, 23}}) {
+    const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
+    auto x = test::random_vector(d.size(), 31);
+    auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 32);
+    auto b = test::random_vector(k.out, 33);
+    test::Dims5 od{};
+    // Direct loops pad X too; rows 1 .. R of their output are the slab's interior rows.
+    auto ref = test::naive_conv3d(x, d, w, b, k.out, 3, 1, 1, &od);
+    backend::PlaneConv3d conv(k.in, k.out, w, b);
+    Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
+    conv.forward(slab_of(x, d, k.slab_rows), y);
+    auto got = test::to_host(y);
+    std::vector<double> want;
+    for (int o = 0; o < k.out; ++o)
+      for (int r = 1; r <= k.rows; ++r)
+        for (int j = 0; j < k.y; ++j)
+          for (int t = 0; t < k.t; ++t) want.push_back(ref[od.at(0, o, r, j, t)]);
+    INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t);
+    CHECK(test::rel_l2(got, want) < 1e-6);
+  }
+}
+
+TEST_CASE("PlaneConv3d rejects a slab that does not fit", "[conv][plane]") {
+  backend::PlaneConv3d conv(2, 3, std::vector<float>(2 * 3 * 27, 0.f), {});
+  PaddedSlab s(2, 4, 5, 6);
+  CHECK_THROWS(conv.forward(s, empty_tensor("out", 1, 3, 3, 5, 6)));  // needs 5 slab rows
+  CHECK_THROWS(conv.forward(s, empty_tensor("out", 1, 4, 2, 5, 6)));  // wrong channel count
+  CHECK_THROWS(conv.forward(s, empty_tensor("out", 1, 3, 2, 5, 7)));  // wrong plane
+  CHECK_THROWS(backend::PlaneConv3d(2, 3, std::vector<float>(10, 0.f), {}));
+}
+
+TEST_CASE("join_rows_into writes the channels-last join rows into a zero-bordered slab",
+          "[unet][plane]") {
+  // A 2-channel skip of 6x4x4 and the parity outputs of a 3-channel k4 s2 p1 upsampling.
+  const int Cs = 2, C = 3, X = 6, Y = 4, T = 4, p = 1;
+  const Tensor skip =
+      test::to_device(test::random_vector(std::size_t(Cs) * X * Y * T, 41), {1, Cs, X, Y, T});
+  const int n0 = X / 2 + 1, n1 = Y / 2 + 1, n2 = T / 2 + 1;
+  const Tensor parts = test::to_device(test::random_vector(std::size_t(n0) * n1 * n2 * 8 * C, 42),
+                                       {1, n0, n1, n2, 8 * C});
+  // Join rows -1 .. 4 (row -1 outside the grid), twice into the same slab: stale values of the
+  // first fill must not survive, and the borders must stay zero.
+  PaddedSlab slab(Cs + C, 7, Y, T);
+  for (int j0 : {2, -1}) {
+    const int J = j0 < 0 ? 6 : 4;
+    join_rows_into(skip, parts, 0, j0, J, p, slab);
+    auto want = test::to_host(join_rows(skip, parts, 0, j0, J, p));  // (1, J, Y, T, Cs + C)
+    const int Tp = T + 2;
+    double worst = 0;
+    for (int c = 0; c < Cs + C; ++c)
+      for (int j = 0; j < J; ++j) {
+        const float* plane = slab.interior(c, j) - Tp - 1;
+        for (int y = -1; y <= Y; ++y)
+          for (int t = -1; t <= T; ++t) {
+            const float v = plane[(y + 1) * Tp + t + 1];
+            const bool inside = y >= 0 && y < Y && t >= 0 && t < T;
+            const double e = inside ? want[((std::size_t(j) * Y + y) * T + t) * (Cs + C) + c] : 0.;
+            worst = std::max(worst, std::abs(v - e));
+          }
+      }
+    INFO("join rows from " << j0);
+    CHECK(worst == 0.);
+  }
+}
