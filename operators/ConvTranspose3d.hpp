@@ -36,6 +36,8 @@ class ConvTranspose3d {
   // channels last holds input rows q0 - 1 .. q0 + r - 1 (zero rows where they fall outside the
   // input); the result is the parity outputs of rows q0 .. q0 + r - 1, (B, r, n1+1, n2+1, 8 out).
   Tensor parity_outputs_of_rows(const Tensor& x_rows) const;
+  // The same into an existing tensor of that shape (a view of some rows of a larger one).
+  void parity_outputs_of_rows_into(const Tensor& x_rows, const Tensor& parts) const;
   const backend::ConvSpec& spec() const { return spec_; }
   // The same layer with another padding (output cropping); the distributed layer uses 0.
   ConvTranspose3d with_padding(int padding) const;
