@@ -35,10 +35,12 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
   struct Case {
     int in, out, rows, slab_rows, y, t;
   };
-  // The model's 72 -> 36 (whole blocks of 6 output channels, 9 input chunks); channel counts with
-  // remainders of both blocks; plane sizes that end mid-vector; spare slab rows beyond R + 2.
-  for (const Case k : {Case{72, 36, 2, 4, 10, 12}, Case{5, 7, 1, 3, 3, 5}, Case{9, 13, 3, 6, 8, 8},
-                       Case{4, 4, 4, 6, 17, 23}}) {
+  // The model's 72 -> 36 (whole blocks of 12 output channels, 9 input chunks); channel counts
+  // with remainders of both blocks; planes that end mid-vector; spare slab rows beyond R + 2;
+  // T a multiple of 32, where whole lines are summed straight into the output.
+  for (const Case k :
+       {Case{72, 36, 2, 4, 10, 12}, Case{5, 7, 1, 3, 3, 5}, Case{9, 13, 3, 6, 8, 8},
+        Case{4, 4, 4, 6, 17, 23}, Case{72, 36, 2, 5, 3, 32}, Case{9, 13, 1, 3, 2, 64}}) {
     const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
     auto x = test::random_vector(d.size(), 31);
     auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 32);

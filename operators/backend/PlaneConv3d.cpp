@@ -107,21 +107,37 @@ void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
                                 std::to_string(oc_) + " channels");
 #if defined(__x86_64__)
   if (!available()) throw std::runtime_error("PlaneConv3d: this CPU has no AVX-512");
-  // Output cells of a row are plane cells q = Tp .. Tp + Y Tp - 1 (Y lines, T border cells
-  // included and dropped afterwards), in blocks of kCells; the last block runs past the
-  // interior into the bottom border and the next plane, whose results are dropped too.
-  const long cells = long(Y) * Tp;
-  const int blocks = int((cells + kCells - 1) / kCells);
-  const long acc_row = long(blocks) * kCells;  // computed cells of one row
-  // The sums go to a scratch slab first, (out, R, computed cells); a second pass keeps the
-  // interior cells. Stores straight into the output, cell by cell across channels whose
-  // stride is a multiple of 4 KiB, thrashed the cache sets: the kernel took 1.3x as long.
-  Tensor scratch = empty_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
   const float* w = packed_.data();
   const float* bias = bias_.data();
   const int ic = ic_, oc = oc_;
   const long channel = in.channel_stride(), row = in.plane();
   const float* base = in.data();
+  float* o = out.data();
+  const long out_row = long(Y) * T, out_channel = long(R) * out_row;
+  if (T % kCells == 0) {
+    // Whole lines: blocks of kCells interior cells along T, summed straight into the output.
+    const int per_line = T / kCells, blocks = Y * per_line;
+    ufno::parallel_for("ufno::plane_conv3d_lines",
+                       Kokkos::RangePolicy<ExecSpace>(0, long(R) * blocks),
+                       [=](const int64_t item) {
+                         const int r = int(item / blocks), k = int(item % blocks);
+                         const long y = k / per_line, t0 = long(k % per_line) * kCells;
+                         // Interior cell (y, t0) is plane cell (y + 1) Tp + t0 + 1; x points 1
+                         // line, 1 cell up.
+                         const Block b{base + r * row + y * Tp + t0, channel,    row, Tp,
+                                       o + r * out_row + y * T + t0, out_channel};
+                         convolve_block(b, w, bias, ic, oc);
+                       });
+    return;
+  }
+  // Otherwise the plane cells q = Tp .. Tp + Y Tp - 1 (Y lines, T border cells included) in
+  // blocks of kCells, the last running into the bottom border and beyond; the sums go to a
+  // scratch slab and a second pass keeps the interior cells. (Stores straight into the output,
+  // cell by cell across channels whose stride is a multiple of 4 KiB, thrashed the cache sets:
+  // the kernel took 1.3x as long.)
+  const int blocks = int((long(Y) * Tp + kCells - 1) / kCells);
+  const long acc_row = long(blocks) * kCells;  // computed cells of one row
+  Tensor scratch = empty_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
   float* sums = scratch.data();
   ufno::parallel_for("ufno::plane_conv3d", Kokkos::RangePolicy<ExecSpace>(0, long(R) * blocks),
                      [=](const int64_t item) {
@@ -133,7 +149,6 @@ void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
                        convolve_block(b, w, bias, ic, oc);
                      });
   // Computed cell k = y Tp + t + 1 holds interior cell (y, t).
-  float* o = out.data();
   ufno::parallel_for(
       "ufno::plane_conv3d_interior", Kokkos::RangePolicy<ExecSpace>(0, long(oc_) * R * Y),
       KOKKOS_LAMBDA(const int64_t line) {
