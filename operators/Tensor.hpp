@@ -14,6 +14,10 @@ namespace ufno {
 
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using DeviceSpace = ExecSpace::memory_space;
+// Whether the host can read tensors in place (every build but a GPU one): host-only kernels, such
+// as the AVX-512 convolution, may run on them.
+inline constexpr bool kHostTensors =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, DeviceSpace>::accessible;
 using complexf = Kokkos::complex<float>;
 
 template <class Space = DeviceSpace>

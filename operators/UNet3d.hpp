@@ -36,10 +36,13 @@ class UNet3d {
   const Parts& parts() const { return p_; }
   // Output rows (along X) per slab of the top level; any positive number gives the same result.
   void set_rows_per_slab(int rows) { rows_per_slab_ = rows > 0 ? rows : 1; }
-  // Whether the output convolution runs as backend::PlaneConv3d (on by default where the CPU has
-  // AVX-512 and UFNO_PLANE_CONV is not 0) or through oneDNN; both give the same result.
+  // Whether the output convolution runs as backend::PlaneConv3d (on by default where the tensors
+  // live in host memory, the CPU has AVX-512 and UFNO_PLANE_CONV is not 0) or through the
+  // convolution backend; both give the same result.
   bool plane_conv() const { return use_plane_conv_; }
-  void set_plane_conv(bool on) { use_plane_conv_ = on && backend::PlaneConv3d::available(); }
+  void set_plane_conv(bool on) {
+    use_plane_conv_ = on && kHostTensors && backend::PlaneConv3d::available();
+  }
 
  private:
   // conv1 (stride 2) in slabs of output rows, written straight into its channels-last output:
