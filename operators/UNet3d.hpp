@@ -37,8 +37,8 @@ class UNet3d {
   // Output rows (along X) per slab of the top level; any positive number gives the same result.
   void set_rows_per_slab(int rows) { rows_per_slab_ = rows > 0 ? rows : 1; }
   // Whether the output convolution runs as backend::PlaneConv3d (on by default where the tensors
-  // live in host memory, the CPU has AVX-512 and UFNO_PLANE_CONV is not 0) or through the
-  // convolution backend; both give the same result.
+  // live in host memory, the CPU has AVX-512, bf16 convolutions are off and UFNO_PLANE_CONV is
+  // not 0) or through the convolution backend; both give the same result in float32.
   bool plane_conv() const { return use_plane_conv_; }
   void set_plane_conv(bool on) {
     use_plane_conv_ = on && kHostTensors && backend::PlaneConv3d::available();

@@ -70,6 +70,7 @@ void set_conv_threads(int n);
 // with AVX512_BF16 or AMX, at a cost in accuracy that benchmarks/README.md states. Applies to
 // primitives made after the call. Throws std::invalid_argument on a CPU without bf16 support.
 void set_conv_bf16(bool on);
+bool conv_bf16();  // the current setting
 bool conv_bf16_supported();
 
 }  // namespace ufno::backend

@@ -159,6 +159,8 @@ bool conv_bf16_supported() {
   return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
 }
 
+bool conv_bf16() { return g_bf16; }
+
 void set_conv_bf16(bool on) {
   if (on && !conv_bf16_supported())
     throw std::invalid_argument(
