@@ -74,4 +74,18 @@ void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokk
   }
 }
 
+// Iterations 0 .. n - 1 of a host-only kernel (host pointers, CPU intrinsics) on the host's
+// threads, whatever the default execution space is: OpenMP threads when the host space is
+// Kokkos::Serial, as above, and the host execution space's own threads otherwise.
+template <class F>
+void host_parallel_for(const char* label, int64_t n, const F& f) {
+  if constexpr (std::is_same_v<Kokkos::DefaultHostExecutionSpace, Kokkos::Serial>) {
+    (void)label;
+    UFNO_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < n; ++i) f(i);
+  } else {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, n), f);
+  }
+}
+
 }  // namespace ufno

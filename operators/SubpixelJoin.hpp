@@ -105,28 +105,27 @@ inline void join_rows_into(const Tensor& skip, const Tensor& parts, int q0, int 
   if (slab.channels() != Cs + C || J > slab.rows() || slab.ny() != Y || slab.nt() != T)
     throw std::invalid_argument("join_rows_into: the slab does not fit the join rows");
   const long plane = long(X) * Y * T, to_channel = slab.channel_stride();
-  ufno::parallel_for(
-      "ufno::subpixel_join_into_slab", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
-      KOKKOS_LAMBDA(const int64_t line) {
-        const int j = int(line / Y), y = int(line % Y), g = j0 + j;
-        float* dst = slab.interior(0, j) + long(y) * Tp;  // channel c at dst + c * to_channel
-        if (g < 0 || g >= X) {
-          for (int c = 0; c < Cs + C; ++c)
-            for (int t = 0; t < T; ++t) dst[c * to_channel + t] = 0.f;
-          return;
-        }
-        const float* src = &skip(0, 0, g, y, 0);
-        for (int c = 0; c < Cs; ++c)
-          for (int t = 0; t < T; ++t) dst[c * to_channel + t] = src[c * plane + t];
-        // The upsampled half channel by channel, so each channel's line is written in one run
-        // (cell by cell across channels, the stores scatter over C pages at once).
-        thread_local std::vector<const float*> cell;
-        cell.resize(T);
-        for (int t = 0; t < T; ++t) cell[t] = upsampled_cell(parts, q0, p, g, y, t);
-        float* up_dst = dst + Cs * to_channel;
-        for (int c = 0; c < C; ++c)
-          for (int t = 0; t < T; ++t) up_dst[c * to_channel + t] = cell[t][c];
-      });
+  // Host threads: the slab is host memory, the input of a host-only kernel (kHostTensors).
+  ufno::host_parallel_for("ufno::subpixel_join_into_slab", long(J) * Y, [=](const int64_t line) {
+    const int j = int(line / Y), y = int(line % Y), g = j0 + j;
+    float* dst = slab.interior(0, j) + long(y) * Tp;  // channel c at dst + c * to_channel
+    if (g < 0 || g >= X) {
+      for (int c = 0; c < Cs + C; ++c)
+        for (int t = 0; t < T; ++t) dst[c * to_channel + t] = 0.f;
+      return;
+    }
+    const float* src = &skip(0, 0, g, y, 0);
+    for (int c = 0; c < Cs; ++c)
+      for (int t = 0; t < T; ++t) dst[c * to_channel + t] = src[c * plane + t];
+    // The upsampled half channel by channel, so each channel's line is written in one run
+    // (cell by cell across channels, the stores scatter over C pages at once).
+    thread_local std::vector<const float*> cell;
+    cell.resize(T);
+    for (int t = 0; t < T; ++t) cell[t] = upsampled_cell(parts, q0, p, g, y, t);
+    float* up_dst = dst + Cs * to_channel;
+    for (int c = 0; c < C; ++c)
+      for (int t = 0; t < T; ++t) up_dst[c * to_channel + t] = cell[t][c];
+  });
 }
 
 }  // namespace ufno

@@ -117,17 +117,15 @@ void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
   if (T % kCells == 0) {
     // Whole lines: blocks of kCells interior cells along T, summed straight into the output.
     const int per_line = T / kCells, blocks = Y * per_line;
-    ufno::parallel_for("ufno::plane_conv3d_lines",
-                       Kokkos::RangePolicy<ExecSpace>(0, long(R) * blocks),
-                       [=](const int64_t item) {
-                         const int r = int(item / blocks), k = int(item % blocks);
-                         const long y = k / per_line, t0 = long(k % per_line) * kCells;
-                         // Interior cell (y, t0) is plane cell (y + 1) Tp + t0 + 1; x points 1
-                         // line, 1 cell up.
-                         const Block b{base + r * row + y * Tp + t0, channel,    row, Tp,
-                                       o + r * out_row + y * T + t0, out_channel};
-                         convolve_block(b, w, bias, ic, oc);
-                       });
+    ufno::host_parallel_for("ufno::plane_conv3d_lines", long(R) * blocks, [=](const int64_t item) {
+      const int r = int(item / blocks), k = int(item % blocks);
+      const long y = k / per_line, t0 = long(k % per_line) * kCells;
+      // Interior cell (y, t0) is plane cell (y + 1) Tp + t0 + 1; x points 1
+      // line, 1 cell up.
+      const Block b{base + r * row + y * Tp + t0, channel,    row, Tp,
+                    o + r * out_row + y * T + t0, out_channel};
+      convolve_block(b, w, bias, ic, oc);
+    });
     return;
   }
   // Otherwise the plane cells q = Tp .. Tp + Y Tp - 1 (Y lines, T border cells included) in
@@ -139,24 +137,20 @@ void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
   const long acc_row = long(blocks) * kCells;  // computed cells of one row
   Tensor scratch = empty_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
   float* sums = scratch.data();
-  ufno::parallel_for("ufno::plane_conv3d", Kokkos::RangePolicy<ExecSpace>(0, long(R) * blocks),
-                     [=](const int64_t item) {
-                       const int r = int(item / blocks);
-                       const long k0 =
-                           (item % blocks) * kCells;  // first computed cell, q = Tp + k0
-                       const Block b{base + r * row + k0 - 1, channel,    row, Tp,
-                                     sums + r * acc_row + k0, R * acc_row};
-                       convolve_block(b, w, bias, ic, oc);
-                     });
+  ufno::host_parallel_for("ufno::plane_conv3d", long(R) * blocks, [=](const int64_t item) {
+    const int r = int(item / blocks);
+    const long k0 = (item % blocks) * kCells;  // first computed cell, q = Tp + k0
+    const Block b{base + r * row + k0 - 1, channel, row, Tp, sums + r * acc_row + k0, R * acc_row};
+    convolve_block(b, w, bias, ic, oc);
+  });
   // Computed cell k = y Tp + t + 1 holds interior cell (y, t).
-  ufno::parallel_for(
-      "ufno::plane_conv3d_interior", Kokkos::RangePolicy<ExecSpace>(0, long(oc_) * R * Y),
-      KOKKOS_LAMBDA(const int64_t line) {
-        const long cr = line / Y, y = line % Y;
-        const float* src = sums + cr * acc_row + y * Tp + 1;
-        float* dst = o + line * T;
-        for (int t = 0; t < T; ++t) dst[t] = src[t];
-      });
+  ufno::host_parallel_for("ufno::plane_conv3d_interior", long(oc_) * R * Y,
+                          [=](const int64_t line) {
+                            const long cr = line / Y, y = line % Y;
+                            const float* src = sums + cr * acc_row + y * Tp + 1;
+                            float* dst = o + line * T;
+                            for (int t = 0; t < T; ++t) dst[t] = src[t];
+                          });
 #else
   (void)R;
   throw std::runtime_error("PlaneConv3d: built without x86-64 AVX-512 support");
