@@ -1,6 +1,7 @@
 # Optional CUDA backend (cuFFT, cuBLAS, cuDNN): compiled and linked wherever a CUDA compiler is
 # found, so that it keeps building, although no machine of this project has a GPU to run it
-# (docs/gpu.md). The layers do not call it yet. Defines the target ufno_cuda when enabled.
+# (docs/gpu.md). The layers call it only in a GPU build (Kokkos with CUDA, see the end of this
+# file). Defines the target ufno_cuda when enabled.
 option(UFNO_CUDA "Build the CUDA backend (ufno_cuda) when a CUDA compiler is found" ON)
 
 if(NOT UFNO_CUDA)
@@ -57,13 +58,35 @@ add_library(ufno_cuda STATIC
   fft/CudaTruncate.cu
   operators/backend/CublasGemm.cu
   operators/backend/CudnnConv.cu
+  operators/backend/CudnnConvPrimitive.cu
+  operators/backend/CudaDispatch.cu
 )
 target_include_directories(ufno_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 target_include_directories(ufno_cuda SYSTEM PUBLIC ${Kokkos_INCLUDE_DIRS} PRIVATE ${CUDNN_INCLUDE})
-target_link_libraries(ufno_cuda PRIVATE CUDA::cufft CUDA::cublas CUDA::cudart ${CUDNN_LIB})
+target_link_libraries(ufno_cuda PUBLIC ${UFNO_KOKKOS_LIBS}
+  PRIVATE CUDA::cufft CUDA::cublas CUDA::cudart ${CUDNN_LIB})
 # The host compiler's warnings for the host code of the .cu files (nvcc rejects -Wall itself).
 target_compile_options(ufno_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
 
 list(TRANSFORM CMAKE_CUDA_ARCHITECTURES PREPEND "sm_" OUTPUT_VARIABLE _ufno_sms)
 message(STATUS "CUDA backend: compiled for ${_ufno_sms} (cannot run here without a GPU)")
 unset(_ufno_sms)
+
+# A GPU build: with a Kokkos that has CUDA the tensors live on the GPU, and the layers' factories
+# (make_conv_primitive, make_fft1d_plan, gemm) return the CUDA backends
+# (operators/backend/CudaDispatch.hpp). Debian's Kokkos is Serial only, so here the backend is
+# built and tested for compiling and linking, and the layers keep the host backends.
+if(Kokkos_ENABLE_CUDA OR "CUDA" IN_LIST Kokkos_DEVICES)
+  target_compile_definitions(ufno PUBLIC UFNO_CUDA_BACKEND)
+  target_link_libraries(ufno PUBLIC ufno_cuda)
+  message(STATUS "CUDA backend: the layers use it (Kokkos devices: ${Kokkos_DEVICES})")
+else()
+  message(STATUS "CUDA backend: not used by the layers (Kokkos devices: ${Kokkos_DEVICES})")
+  # The factories' GPU-build dispatch compiles here too: the three sources once more with
+  # UFNO_CUDA_BACKEND, as objects that are never linked (the dispatch is `if constexpr` on
+  # kHostTensors, checked though not taken).
+  add_library(ufno_cuda_dispatch_check OBJECT fft/FftwBackend.cpp operators/backend/OnednnConv.cpp
+    operators/backend/OnednnGemm.cpp)
+  target_compile_definitions(ufno_cuda_dispatch_check PRIVATE UFNO_CUDA_BACKEND)
+  target_link_libraries(ufno_cuda_dispatch_check PRIVATE ufno)
+endif()

@@ -3,7 +3,27 @@
 
 #include <stdexcept>
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's MPIX_Query_cuda_support
+#endif
+
 namespace ufno::dist {
+
+namespace {
+
+// With the tensors on a GPU the exchange hands device pointers to MPI, which only a CUDA-aware
+// MPI accepts; anything else would crash inside MPI or send garbage, so refuse up front.
+void require_mpi_for_tensor_memory() {
+  if constexpr (kHostTensors) return;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  if (MPIX_Query_cuda_support() == 1) return;
+#endif
+  throw std::runtime_error(
+      "Repartition: the tensors live on the GPU but this MPI is not CUDA-aware (Open MPI: "
+      "ompi_info --parsable --all | grep mpi_built_with_cuda_support); see docs/gpu.md");
+}
+
+}  // namespace
 
 ExchangeAlgorithm parse_exchange_algorithm(const std::string& s) {
   if (s == "alltoallv") return ExchangeAlgorithm::Alltoallv;
@@ -14,6 +34,7 @@ ExchangeAlgorithm parse_exchange_algorithm(const std::string& s) {
 template <class T>
 Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, ExchangeAlgorithm alg)
     : comm_(comm), in_(std::move(in)), out_(std::move(out)), alg_(alg) {
+  require_mpi_for_tensor_memory();
   int size = 1;
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size);

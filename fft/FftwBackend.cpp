@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "fft/Fft1dPlan.hpp"
+#include "operators/backend/CudaDispatch.hpp"  // a GPU build uses it (UFNO_CUDA_BACKEND)
 
 namespace ufno::fft {
 
@@ -110,6 +111,9 @@ std::string to_string(Transform t) {
 }
 
 std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b) {
+#if defined(UFNO_CUDA_BACKEND)
+  if constexpr (!kHostTensors) return backend::cuda::make_layer_fft1d_plan(t, b);
+#endif
   return std::make_unique<FftwPlan1d>(t, b);
 }
 

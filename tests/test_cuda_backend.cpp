@@ -181,27 +181,36 @@ void test_gemm() {
   report("cuBLAS strided-batched gemm, shared A", rel_l2(download<float>(dCs, Cs.size()), Cs));
 }
 
-// One spec through oneDNN (make_conv_primitive) and cuDNN (make_cudnn_conv).
-void test_conv_case(const std::string& name, const backend::ConvSpec& s, Shape5 in) {
+// The extents (B, C, X, Y, T) as stored in `layout`.
+Shape5 stored(const Shape5& s, backend::Layout layout) {
+  return layout == backend::Layout::ChannelsFirst ? s : Shape5{s[0], s[2], s[3], s[4], s[1]};
+}
+
+// One spec through oneDNN (make_conv_primitive) and cuDNN (make_cudnn_conv), both tensors in
+// `layout` (the U-Net keeps its tensors channels last).
+void test_conv_case(const std::string& name, const backend::ConvSpec& s, Shape5 in,
+                    backend::Layout layout = backend::Layout::ChannelsFirst) {
   const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
   auto w = random_vector(std::size_t(s.out_channels) * s.in_channels * k3, 8);
   auto bias = s.has_bias ? random_vector(s.out_channels, 9) : std::vector<float>{};
-  const Shape5 out{in[0], s.out_channels, backend::conv_output_extent(s, in[2]),
-                   backend::conv_output_extent(s, in[3]), backend::conv_output_extent(s, in[4])};
-  Tensor x = make_tensor("x", in), y = make_tensor("y", out);
+  const Shape5 out{in[0], s.out_channels, backend::conv_output_extent(s, in[2], 0),
+                   backend::conv_output_extent(s, in[3], 1),
+                   backend::conv_output_extent(s, in[4], 2)};
+  Tensor x = make_tensor("x", stored(in, layout)), y = make_tensor("y", stored(out, layout));
   auto hx = Kokkos::create_mirror_view(x);
   auto xs = random_vector(hx.span(), 10);
   std::copy(xs.begin(), xs.end(), hx.data());
   Kokkos::deep_copy(x, hx);
-  backend::make_conv_primitive(s, w, bias)->forward(x, y);
+  backend::make_conv_primitive(s, w, bias)->forward(x, y, layout, layout);
   auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
   const std::vector<float> ref(hy.data(), hy.data() + hy.span());
 
   DeviceBuffer dx = upload(xs), dy(ref.size() * sizeof(float));
   auto conv = backend::cuda::make_cudnn_conv(s, w, bias);
-  conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>());
+  conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>(), layout, layout);
   report(name + " " + to_string(in), rel_l2(download<float>(dy, ref.size()), ref));
-  conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>());  // cached plan
+  conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>(), layout,
+                layout);  // cached plan
   report(name + " " + to_string(in) + ", second call",
          rel_l2(download<float>(dy, ref.size()), ref));
 }
@@ -219,6 +228,13 @@ void test_conv() {
   test_conv_case("cuDNN conv k3 s1 + bias + LeakyReLU", s, {2, 3, 6, 5, 7});
   s.stride = 2;
   test_conv_case("cuDNN conv k3 s2 + bias + LeakyReLU", s, {1, 3, 8, 7, 6});
+  constexpr auto last = backend::Layout::ChannelsLast;
+  test_conv_case("cuDNN conv k3 s2 + bias + LeakyReLU, channels last", s, {1, 3, 8, 7, 6}, last);
+  backend::ConvSpec slab = s;  // a slab of X rows with its own halo (the U-Net's top level)
+  slab.stride = 1;
+  slab.padding_x = 0;
+  slab.activation = Activation::None;
+  test_conv_case("cuDNN conv k3 s1, no X padding, channels last", slab, {1, 3, 6, 5, 4}, last);
   backend::ConvSpec t = s;  // the U-Net's up-sampling block
   t.transposed = true;
   t.in_channels = 4;
@@ -227,6 +243,8 @@ void test_conv() {
   t.stride = 2;
   t.padding = 1;
   test_conv_case("cuDNN transposed conv k4 s2 + bias + LeakyReLU", t, {2, 4, 3, 5, 4});
+  test_conv_case("cuDNN transposed conv k4 s2 + bias + LeakyReLU, channels last", t,
+                 {2, 4, 3, 5, 4}, last);
   t.kernel = 3;
   t.padding = 0;
   t.activation = Activation::ReLU;

@@ -49,11 +49,20 @@ void destroy_on_error(D d, cudnnStatus_t s, cudnnStatus_t (*destroy)(D), const c
 
 struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
-  explicit TensorDesc(const std::array<int, 5>& dims) {
+  // dims (B, C, X, Y, T); stored packed channels first (NCDHW) or channels last (NDHWC).
+  TensorDesc(const std::array<int, 5>& dims, Layout layout) {
     check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
     int strides[5];
-    strides[4] = 1;
-    for (int a = 3; a >= 0; --a) strides[a] = strides[a + 1] * dims[a + 1];  // packed NCDHW
+    if (layout == Layout::ChannelsFirst) {
+      strides[4] = 1;
+      for (int a = 3; a >= 0; --a) strides[a] = strides[a + 1] * dims[a + 1];
+    } else {
+      strides[1] = 1;                     // C
+      strides[4] = dims[1];               // T
+      strides[3] = strides[4] * dims[4];  // Y
+      strides[2] = strides[3] * dims[3];  // X
+      strides[0] = strides[2] * dims[2];  // B
+    }
     destroy_on_error(d, cudnnSetTensorNdDescriptor(d, CUDNN_DATA_FLOAT, 5, dims.data(), strides),
                      cudnnDestroyTensorDescriptor, "cudnnSetTensorNdDescriptor");
   }
@@ -102,13 +111,13 @@ bool tensor_op(cudnnMathType_t m) {
 
 enum ActCode { kNone = 0, kReLU = 1, kLeaky = 2 };
 
-// y = act(y + bias[c]) over (B, C, voxels); bias may be null.
+// y = act(y + bias[c]) over (B, C, voxels) or, channels last, (B, voxels, C); bias may be null.
 __global__ void bias_activation(float* y, const float* bias, long long total, long long voxels,
-                                int channels, int act, float slope) {
+                                int channels, bool channels_last, int act, float slope) {
   for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
        e += (long long)gridDim.x * blockDim.x) {
     float v = y[e];
-    if (bias) v += bias[(e / voxels) % channels];
+    if (bias) v += bias[channels_last ? e % channels : (e / voxels) % channels];
     if (act == kReLU) v = v > 0.f ? v : 0.f;
     if (act == kLeaky) v = v > 0.f ? v : slope * v;
     y[e] = v;
@@ -143,8 +152,9 @@ class CudnnConv final : public DeviceConv {
     }
   }
 
-  void forward(const float* src, int B, int X, int Y, int T, float* dst) override {
-    const std::array<int, 4> key{B, X, Y, T};
+  void forward(const float* src, int B, int X, int Y, int T, float* dst, Layout src_layout,
+               Layout dst_layout) override {
+    const std::array<int, 6> key{B, X, Y, T, int(src_layout), int(dst_layout)};
     Plan& p = plan_for(key);
     const float one = 1.f, zero = 0.f;
     if (!s_.transposed) {
@@ -164,8 +174,9 @@ class CudnnConv final : public DeviceConv {
     if (!s_.has_bias && act == kNone) return;
     const long long voxels = (long long)p.out[2] * p.out[3] * p.out[4];
     const long long total = voxels * p.out[0] * p.out[1];
-    bias_activation<<<grid_for(total), kThreads>>>(dst, s_.has_bias ? bias_.as<float>() : nullptr,
-                                                   total, voxels, s_.out_channels, act, s_.slope);
+    bias_activation<<<grid_for(total), kThreads>>>(
+        dst, s_.has_bias ? bias_.as<float>() : nullptr, total, voxels, s_.out_channels,
+        dst_layout == Layout::ChannelsLast, act, s_.slope);
     check_launch("bias_activation");
   }
 
@@ -176,20 +187,23 @@ class CudnnConv final : public DeviceConv {
     cudnnConvolutionFwdAlgo_t fwd_algo{};
     cudnnConvolutionBwdDataAlgo_t bwd_algo{};
     std::size_t workspace = 0;
-    Plan(const std::array<int, 5>& in, const std::array<int, 5>& o) : out(o), src(in), dst(o) {}
+    Plan(const std::array<int, 5>& in, Layout in_layout, const std::array<int, 5>& o,
+         Layout out_layout)
+        : out(o), src(in, in_layout), dst(o, out_layout) {}
   };
 
-  Plan& plan_for(const std::array<int, 4>& key) {
+  // key: B, X, Y, T, source layout, destination layout.
+  Plan& plan_for(const std::array<int, 6>& key) {
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
-    const auto [B, X, Y, T] = key;
+    const int B = key[0], X = key[1], Y = key[2], T = key[3];
     if (B < 1 || X < 1 || Y < 1 || T < 1) throw std::invalid_argument("conv: empty input shape");
     const std::array<int, 5> in{B, s_.in_channels, X, Y, T};
     const std::array<int, 5> out{B, s_.out_channels, conv_output_extent(s_, X, 0),
                                  conv_output_extent(s_, Y, 1), conv_output_extent(s_, T, 2)};
     if (out[2] < 1 || out[3] < 1 || out[4] < 1)
       throw std::invalid_argument("conv: the input is too small for the kernel");
-    auto p = std::make_unique<Plan>(in, out);
+    auto p = std::make_unique<Plan>(in, Layout(key[4]), out, Layout(key[5]));
     if (!s_.transposed)
       choose_forward(*p);
     else
@@ -243,7 +257,7 @@ class CudnnConv final : public DeviceConv {
   FilterDesc filter_;
   ConvDesc conv_;
   DeviceBuffer weights_, bias_, workspace_;
-  std::map<std::array<int, 4>, std::unique_ptr<Plan>> plans_;
+  std::map<std::array<int, 6>, std::unique_ptr<Plan>> plans_;
 };
 
 }  // namespace

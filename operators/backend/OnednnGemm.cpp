@@ -11,6 +11,8 @@
 #include <mutex>
 #include <tuple>
 
+#include "operators/Tensor.hpp"
+#include "operators/backend/CudaDispatch.hpp"  // a GPU build uses it (UFNO_CUDA_BACKEND)
 #include "operators/backend/Gemm.hpp"
 
 namespace ufno::backend {
@@ -84,12 +86,21 @@ void run(const Product& p, const float* A, const float* B, float* C) {
 
 void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
           float beta, float* C, int ldc, Activation act, float slope) {
+#if defined(UFNO_CUDA_BACKEND)
+  if constexpr (!kHostTensors)
+    return cuda::layer_gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, act, slope);
+#endif
   run({1, M, N, K, 0, 0, long(M) * ldc, lda, ldb, ldc, alpha, beta, act, slope}, A, B, C);
 }
 
 void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                   const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
                   int ldc) {
+#if defined(UFNO_CUDA_BACKEND)
+  if constexpr (!kHostTensors)
+    return cuda::layer_gemm_batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C,
+                                    stride_c, ldc);
+#endif
   run({batch, M, N, K, stride_a, stride_b, stride_c, lda, ldb, ldc, 1.f, beta, Activation::None,
        0.f},
       A, B, C);

@@ -1,0 +1,51 @@
+// make_cudnn_conv_primitive: the cuDNN convolution (CudnnConv.cu) behind ConvPrimitive, so that
+// Conv3d and ConvTranspose3d run on it unchanged when the tensors live on the GPU.
+//
+// Synchronisation is deliberately blunt: Kokkos may run its kernels on a stream of its own,
+// while the backend uses CUDA's default stream, so the input is fenced before the convolution
+// and the device synchronised after it. Passing Kokkos' stream to cudnnSetStream instead would
+// save the waits; it needs a GPU to get right, and there is none here (docs/gpu.md).
+#include <stdexcept>
+#include <string>
+
+#include "operators/backend/CudaDevice.hpp"
+#include "operators/backend/CudnnConv.hpp"
+
+namespace ufno::backend::cuda {
+
+namespace {
+
+class CudnnConvPrimitive final : public ConvPrimitive {
+ public:
+  CudnnConvPrimitive(const ConvSpec& spec, const std::vector<float>& w, const std::vector<float>& b)
+      : spec_(spec), conv_(make_cudnn_conv(spec, w, b)) {}
+
+  void forward(const Tensor& src, const Tensor& dst, Layout src_layout,
+               Layout dst_layout) override {
+    const Shape5 in = logical_shape(src, src_layout), out = logical_shape(dst, dst_layout);
+    const Shape5 want{in[0], spec_.out_channels, conv_output_extent(spec_, in[2], 0),
+                      conv_output_extent(spec_, in[3], 1), conv_output_extent(spec_, in[4], 2)};
+    if (in[1] != spec_.in_channels || out != want)
+      throw std::invalid_argument("cuDNN convolution: input " + to_string(in) + " and output " +
+                                  to_string(out) + " do not fit " +
+                                  std::to_string(spec_.in_channels) + " -> " +
+                                  std::to_string(spec_.out_channels) + " channels");
+    Kokkos::fence();
+    conv_->forward(src.data(), in[0], in[2], in[3], in[4], dst.data(), src_layout, dst_layout);
+    synchronize();
+  }
+
+ private:
+  ConvSpec spec_;
+  std::unique_ptr<DeviceConv> conv_;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvPrimitive> make_cudnn_conv_primitive(const ConvSpec& spec,
+                                                         const std::vector<float>& weights,
+                                                         const std::vector<float>& bias) {
+  return std::make_unique<CudnnConvPrimitive>(spec, weights, bias);
+}
+
+}  // namespace ufno::backend::cuda
