@@ -1,7 +1,12 @@
 // FFTW (single precision) implementation of Fft1dPlan: guru interface, one transform dimension and
 // two batch dimensions (outer, inner), so strided middle axes need no transposes.
 #include <fftw3.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 
@@ -18,6 +23,46 @@ std::mutex& planner_mutex() {  // the FFTW planner is not thread safe
 }
 
 int g_threads = 1;
+
+// The wisdom file: plans are measured and their wisdom kept there. Empty: plans are estimated.
+// Chosen by set_fft_wisdom_file or, before the first plan, by UFNO_FFTW_WISDOM.
+std::string g_wisdom;
+bool g_wisdom_chosen = false;
+
+void load_wisdom_locked(const std::string& path) {
+  g_wisdom = path;
+  g_wisdom_chosen = true;
+  if (path.empty() || !std::ifstream(path).good()) return;  // a new file is written later
+  if (!fftwf_import_wisdom_from_filename(path.c_str()))
+    throw std::invalid_argument(path +
+                                ": not an FFTW single-precision wisdom file (delete it to "
+                                "start a new one)");
+}
+
+// All wisdom so far, to a temporary name and renamed: a reader never sees half a file, and
+// ranks writing at once leave one whole file.
+void save_wisdom_locked() {
+  const std::string tmp = g_wisdom + ".tmp" + std::to_string(getpid());
+  if (!fftwf_export_wisdom_to_filename(tmp.c_str()) || std::rename(tmp.c_str(), g_wisdom.c_str())) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error(g_wisdom + ": cannot write the FFTW wisdom file");
+  }
+}
+
+// Scratch arrays for a measured plan, which overwrites the arrays it times: `floats` floats
+// starting at the same alignment as `like` (new-array execution needs equal alignment).
+struct Scratch {
+  float* base = nullptr;
+  float* at = nullptr;
+  Scratch(long floats, const void* like) {
+    base = static_cast<float*>(fftwf_malloc(sizeof(float) * (floats + 16)));
+    if (!base) throw std::bad_alloc();
+    at = base + fftwf_alignment_of(const_cast<float*>(static_cast<const float*>(like))) / sizeof(float);
+  }
+  ~Scratch() { fftwf_free(base); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
 
 class FftwPlan1d final : public Fft1dPlan {
  public:
@@ -63,8 +108,30 @@ class FftwPlan1d final : public Fft1dPlan {
     fftwf_iodim dim{n, int(inner), int(inner)};
     fftwf_iodim many[2] = {{int(b_.outer), int(in_len * inner), int(out_len * inner)},
                            {int(inner), 1, 1}};
-    // ESTIMATE never touches the arrays, so planning on the caller's buffers is safe.
-    const unsigned flags = FFTW_ESTIMATE;
+    if (!g_wisdom_chosen) {
+      const char* env = std::getenv("UFNO_FFTW_WISDOM");
+      load_wisdom_locked(env ? env : "");
+    }
+    // ESTIMATE never touches the arrays, so it plans on the caller's; MEASURE runs candidate
+    // transforms, so it plans on scratch arrays of the same alignment.
+    const bool measure = !g_wisdom.empty();
+    const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    const bool inplace = in == out;
+    const long in_floats = b_.outer * in_len * inner * (t_ == Transform::R2C ? 1 : 2);
+    const long out_floats = b_.outer * out_len * inner * (t_ == Transform::C2R ? 1 : 2);
+    std::unique_ptr<Scratch> s_in, s_out;
+    void* const caller_in = in;
+    void* const caller_out = out;
+    if (measure) {
+      s_in = std::make_unique<Scratch>(inplace ? std::max(in_floats, out_floats) : in_floats, in);
+      in = s_in->at;
+      if (inplace) {
+        out = in;
+      } else {
+        s_out = std::make_unique<Scratch>(out_floats, out);
+        out = s_out->at;
+      }
+    }
     fftwf_plan_with_nthreads(g_threads);
     switch (t_) {
       case Transform::R2C:
@@ -83,9 +150,10 @@ class FftwPlan1d final : public Fft1dPlan {
     if (!plan_)
       throw std::runtime_error("fft: FFTW could not plan a " + to_string(t_) + " of length " +
                                std::to_string(n));
-    align_in_ = fftwf_alignment_of(static_cast<float*>(in));
-    align_out_ = fftwf_alignment_of(static_cast<float*>(out));
-    inplace_ = in == out;
+    if (measure) save_wisdom_locked();
+    align_in_ = fftwf_alignment_of(static_cast<float*>(caller_in));
+    align_out_ = fftwf_alignment_of(static_cast<float*>(caller_out));
+    inplace_ = inplace;
   }
 
   Transform t_;
@@ -115,6 +183,11 @@ std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b) {
   if constexpr (!kHostTensors) return backend::cuda::make_layer_fft1d_plan(t, b);
 #endif
   return std::make_unique<FftwPlan1d>(t, b);
+}
+
+void set_fft_wisdom_file(const std::string& path) {
+  std::lock_guard<std::mutex> lock(planner_mutex());
+  load_wisdom_locked(path);
 }
 
 void set_fft_threads(int n) {

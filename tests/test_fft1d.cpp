@@ -3,12 +3,17 @@
 // direct DFTs of the kept bins.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <complex>
+#include <filesystem>
+#include <fstream>
 #include <tuple>
 
 #include "fft/Fft1dPlan.hpp"
 #include "fft/TruncatedDft.hpp"
 #include "fft/TruncatedRealDft.hpp"
+#include "support/Naive.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
@@ -196,4 +201,51 @@ TEST_CASE("truncated complex DFT along a middle axis keeps the low and high bins
     }
   }
   CHECK_THROWS_AS(fft::TruncatedDft(8, 5, 4), std::invalid_argument);
+}
+
+TEST_CASE("measured plans with a wisdom file give the same transforms and keep the wisdom",
+          "[fft][wisdom]") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ufno_test_wisdom_" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove(path);
+  const long outer = 5, inner = 3;
+  const int n = 12, nc = n / 2 + 1;
+  const fft::Batch1d b{outer, n, inner};
+  auto r = test::random_vector(outer * n * inner, 5);
+  // One real and one in-place complex transform, on arrays starting one float past FFTW's
+  // alignment (the measured plan is made on scratch arrays that must match it).
+  auto run = [&](bool shifted) {
+    RealView in("in", outer * n * inner + 1);
+    ComplexView out("out", outer * nc * inner + 1), c("c", outer * n * inner + 1);
+    float* src = in.data() + (shifted ? 1 : 0);
+    for (std::size_t i = 0; i < r.size(); ++i) src[i] = r[i];
+    complexf* dst = out.data();
+    fft::make_fft1d_plan(fft::Transform::R2C, b)->execute(src, dst);
+    complexf* cc = c.data();
+    for (std::size_t i = 0; i < r.size(); ++i) cc[i] = complexf(r[i], -r[i]);
+    fft::make_fft1d_plan(fft::Transform::C2C_FORWARD, b)->execute(cc, cc);
+    std::vector<float> got;
+    for (long i = 0; i < outer * nc * inner; ++i)
+      got.insert(got.end(), {dst[i].real(), dst[i].imag()});
+    for (long i = 0; i < outer * n * inner; ++i)
+      got.insert(got.end(), {cc[i].real(), cc[i].imag()});
+    return got;
+  };
+  fft::set_fft_wisdom_file("");
+  const auto estimated = run(false);
+  fft::set_fft_wisdom_file(path);
+  for (bool shifted : {false, true}) {
+    const auto measured = run(shifted);
+    std::vector<double> ref(estimated.begin(), estimated.end());
+    INFO("arrays shifted by one float: " << shifted);
+    CHECK(test::rel_l2(measured, ref) < 1e-6);
+  }
+  REQUIRE(std::filesystem::exists(path));
+  CHECK(std::filesystem::file_size(path) > 0);
+  CHECK_NOTHROW(fft::set_fft_wisdom_file(path));  // reads back what it wrote
+  { std::ofstream(path) << "not wisdom\n"; }
+  CHECK_THROWS_WITH(fft::set_fft_wisdom_file(path), Catch::Contains(path));
+  fft::set_fft_wisdom_file("");
+  std::filesystem::remove(path);
 }
