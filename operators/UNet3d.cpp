@@ -114,25 +114,57 @@ void copy_rows(const float* src, float* dst, long n) {
 }
 }  // namespace
 
+Tensor UNet3d::parity_rows(const Tensor& cat1, int b, int q0, int q1, ParityCarry& carry) const {
+  using Scope = LayerTimer::Scope;
+  const int n0 = cat1.extent(1), n1 = cat1.extent(2), n2 = cat1.extent(3), Cc = cat1.extent(4);
+  const int Cp = 8 * p_.deconv0.spec().out_channels;
+  const long row = long(n1) * n2 * Cc;                 // floats in one X row of cat1
+  const long part_row = long(n1 + 1) * (n2 + 1) * Cp;  // floats in one parity-output row
+  const float* cb = cat1.data() + long(b) * n0 * row;
+  Tensor parts = empty_tensor("unet.parity_rows", 1, q1 - q0, n1 + 1, n2 + 1, Cp);
+  int first = q0;  // the first parity row still to compute
+  if (carry.index == q0 && q1 > q0) {
+    copy_rows(carry.row.data(), parts.data(), part_row);
+    first = q0 + 1;
+  }
+  if (first < q1) {
+    Scope t("    top level: deconv0 parity rows");
+    // Parity rows [first, q1) read cat1 rows [first - 1, q1): zero outside the grid.
+    Tensor rows = empty_tensor("unet.cat1_rows", 1, q1 - first + 1, n1, n2, Cc);
+    float* r = rows.data();
+    ufno::parallel_for(
+        "ufno::unet_rows", Kokkos::RangePolicy<ExecSpace>(0, q1 - first + 1),
+        KOKKOS_LAMBDA(const int64_t k) {
+          const long q = first - 1 + k;
+          for (long i = 0; i < row; ++i) r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
+        });
+    const Tensor fresh(parts.data() + (first - q0) * part_row, 1, q1 - first, n1 + 1, n2 + 1, Cp);
+    p_.deconv0.parity_outputs_of_rows_into(rows, fresh);
+  }
+  if (q1 > q0) {
+    copy_rows(parts.data() + (q1 - 1 - q0) * part_row, carry.row.data(), part_row);
+    carry.index = q1 - 1;
+  }
+  return parts;
+}
+
 void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSink& sink) const {
   using Scope = LayerTimer::Scope;
   constexpr auto last = backend::Layout::ChannelsLast;
   const int B = x.extent(0), Cs = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
-  const int n0 = cat1.extent(1), n1 = cat1.extent(2), n2 = cat1.extent(3), Cc = cat1.extent(4);
+  const int n1 = cat1.extent(2), n2 = cat1.extent(3);
   const int p = p_.deconv0.spec().padding;
-  const long row = long(n1) * n2 * Cc;  // floats in one X row of cat1
   const int Co = p_.output.spec().out_channels;
   // The plane convolution's input, reused by every slab: its zero borders are written once.
   const PaddedSlab slab =
       use_plane_conv_ ? PaddedSlab(Cs + p_.deconv0.spec().out_channels, rows_per_slab_ + 2, Y, T)
                       : PaddedSlab();
-  const int Cp = 8 * p_.deconv0.spec().out_channels;
-  const long part_row = long(n1 + 1) * (n2 + 1) * Cp;  // floats in one parity-output row
-  const Tensor carry = empty_tensor("unet.parity_carry", 1, 1, n1 + 1, n2 + 1, Cp);
+  ParityCarry carry;
+  carry.row =
+      empty_tensor("unet.parity_carry", 1, 1, n1 + 1, n2 + 1, 8 * p_.deconv0.spec().out_channels);
   for (int b = 0; b < B; ++b) {
     const Tensor xb(x.data() + long(b) * Cs * X * Y * T, 1, Cs, X, Y, T);
-    const float* cb = cat1.data() + long(b) * n0 * row;
-    int carried_row = -1;  // the parity-output row held in `carry`, none yet for this case
+    carry.index = -1;  // nothing carried into a new case
     // A slab's output waits until the next slab has read its input rows: slab [i0, i1) reads
     // input rows i0 - 1 .. i1, so rows before i0 are free once its join exists.
     Tensor pending;
@@ -144,31 +176,7 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
       const int j0 = i0 - 1, J = i1 - i0 + 2;
       const int g_lo = std::max(j0, 0), g_hi = std::min(j0 + J, X);
       const int q0 = (g_lo + p) >> 1, q1 = ((g_hi - 1 + p) >> 1) + 1;
-      // Consecutive slabs share a parity-output row (the halo): the last one is carried over
-      // instead of computed twice (a fifth of deconv0's work with 8 rows per slab).
-      Tensor parts = empty_tensor("unet.parity_rows", 1, q1 - q0, n1 + 1, n2 + 1, Cp);
-      int first = q0;  // the first parity row still to compute
-      if (carried_row == q0 && q1 > q0) {
-        copy_rows(carry.data(), parts.data(), part_row);
-        first = q0 + 1;
-      }
-      if (first < q1) {
-        Scope t("    top level: deconv0 parity rows");
-        Tensor rows = empty_tensor("unet.cat1_rows", 1, q1 - first + 1, n1, n2, Cc);
-        float* r = rows.data();
-        ufno::parallel_for(
-            "ufno::unet_rows", Kokkos::RangePolicy<ExecSpace>(0, q1 - first + 1),
-            KOKKOS_LAMBDA(const int64_t k) {
-              const long q = first - 1 + k;  // cat1 row, zero outside the grid
-              for (long i = 0; i < row; ++i)
-                r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
-            });
-        const Tensor fresh(parts.data() + (first - q0) * part_row, 1, q1 - first, n1 + 1, n2 + 1,
-                           Cp);
-        p_.deconv0.parity_outputs_of_rows_into(rows, fresh);
-      }
-      copy_rows(parts.data() + (q1 - 1 - q0) * part_row, carry.data(), part_row);
-      carried_row = q1 - 1;
+      Tensor parts = parity_rows(cat1, b, q0, q1, carry);
       Tensor joined;
       {
         Scope t("    top level: joins");

@@ -50,6 +50,15 @@ class UNet3d {
   Tensor conv1_in_slabs(const Tensor& x) const;
   // The top level, deconv0 -> join with the input -> output convolution, in slabs of X rows.
   void top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSink& sink) const;
+  // Consecutive slabs share a parity-output row of deconv0 (the halo); the last row a slab
+  // made is kept for the next one instead of being computed twice (a fifth of deconv0's work
+  // with 8 rows per slab).
+  struct ParityCarry {
+    Tensor row;      // (1, 1, n1 + 1, n2 + 1, 8 C)
+    int index = -1;  // which parity-output row it holds; -1: none
+  };
+  // deconv0's parity-output rows [q0, q1) of case b, channels last, from cat1 (B, n0, n1, n2, C).
+  Tensor parity_rows(const Tensor& cat1, int b, int q0, int q1, ParityCarry& carry) const;
 
   Parts p_;
   Conv3d conv1_rows_;   // conv1 without X padding, for slabs with halo rows
