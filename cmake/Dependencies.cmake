@@ -1,14 +1,24 @@
 # Debian 12 dependency stack; see README.md (Building) for the quirks handled here.
 find_package(PkgConfig REQUIRED)
 
-# Kokkos 3.4 from Trilinos: the exported Kokkos::kokkos target carries a bogus include path, so use
-# the include directory and the trilinos_kokkos* libraries directly.
 find_package(Kokkos REQUIRED)
-find_library(UFNO_KOKKOSCORE trilinos_kokkoscore REQUIRED)
-find_library(UFNO_KOKKOSCONTAINERS trilinos_kokkoscontainers REQUIRED)
-set(UFNO_KOKKOS_LIBS ${UFNO_KOKKOSCORE} ${UFNO_KOKKOSCONTAINERS} dl)
-if(NOT Kokkos_INCLUDE_DIRS)
-  set(Kokkos_INCLUDE_DIRS /usr/include/trilinos)
+if(Kokkos_ENABLE_CUDA OR "CUDA" IN_LIST Kokkos_DEVICES)
+  # A GPU build (docs/gpu.md): a Kokkos built with CUDA, found through Kokkos_DIR or
+  # CMAKE_PREFIX_PATH. Its Kokkos::kokkos target carries include paths, libraries and flags; the
+  # C++ compiler must be the one Kokkos asks for (its nvcc_wrapper). cmake/Cuda.cmake then links
+  # the CUDA backend into the layers.
+  set(UFNO_KOKKOS_LIBS Kokkos::kokkos)
+  set(Kokkos_INCLUDE_DIRS "")
+  message(STATUS "Kokkos ${Kokkos_VERSION} with devices ${Kokkos_DEVICES}: a GPU build")
+else()
+  # Kokkos 3.4 from Trilinos (Debian): the exported Kokkos::kokkos target carries a bogus include
+  # path, so use the include directory and the trilinos_kokkos* libraries directly.
+  find_library(UFNO_KOKKOSCORE trilinos_kokkoscore REQUIRED)
+  find_library(UFNO_KOKKOSCONTAINERS trilinos_kokkoscontainers REQUIRED)
+  set(UFNO_KOKKOS_LIBS ${UFNO_KOKKOSCORE} ${UFNO_KOKKOSCONTAINERS} dl)
+  if(NOT Kokkos_INCLUDE_DIRS)
+    set(Kokkos_INCLUDE_DIRS /usr/include/trilinos)
+  endif()
 endif()
 
 find_package(MPI REQUIRED COMPONENTS C CXX)
