@@ -120,8 +120,7 @@ void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
     ufno::host_parallel_for("ufno::plane_conv3d_lines", long(R) * blocks, [=](const int64_t item) {
       const int r = int(item / blocks), k = int(item % blocks);
       const long y = k / per_line, t0 = long(k % per_line) * kCells;
-      // Interior cell (y, t0) is plane cell (y + 1) Tp + t0 + 1; x points 1
-      // line, 1 cell up.
+      // Interior cell (y, t0) is plane cell (y + 1) Tp + t0 + 1; x is one line up, one left.
       const Block b{base + r * row + y * Tp + t0, channel,    row, Tp,
                     o + r * out_row + y * T + t0, out_channel};
       convolve_block(b, w, bias, ic, oc);

@@ -1,14 +1,14 @@
 #pragma once
 // A 3x3x3, stride-1 convolution (bias, no activation) from a PaddedSlab to channels-first rows,
-// vectorised along the flattened Y-T plane with AVX-512: the U-Net's 72 -> 36 output layer.
+// vectorised along T with AVX-512: the U-Net's 72 -> 36 output layer.
 //
 // Why not oneDNN here: its direct kernels vectorise over output channels in blocks of 16, so 36
 // output channels cost what 48 do (measured: 36 and 48 take the same time, 32 two thirds).
-// Vectorising along the plane instead wastes only the two T border cells of every Y line (26
-// computed for 24 kept), and the slab's zero borders make every neighbour a fixed offset, so
-// there are no masks (masked AVX-512 loads were 3-4x slower than plain ones on our CPUs).
-// Register block: 4 vectors of 16 plane cells x 6 output channels, 24 accumulators; input
-// channels in chunks of 8 so a chunk's input and weights stay in the L1 cache.
+// Vectorising along T instead (along the flattened plane when T is not a multiple of 32) wastes
+// at most the two T border cells of every Y line, and the slab's zero borders make every
+// neighbour a fixed offset, so there are no masks (masked AVX-512 loads were 3-4x slower than
+// plain ones on our CPUs). Register block: 2 vectors of 16 cells x 12 output channels, 24
+// accumulators; input channels in chunks of 8 so a chunk's input and weights stay in L1.
 #include <vector>
 
 #include "operators/PaddedSlab.hpp"
