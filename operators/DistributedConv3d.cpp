@@ -35,13 +35,35 @@ DistributedConv3d::DistributedConv3d(const Conv3d& conv, MPI_Comm comm,
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   out_box_ = out.box(rank);
+  set_plane_conv(backend::PlaneConv3d::chosen_by_default());
+}
+
+void DistributedConv3d::set_plane_conv(bool on) {
+  const auto& s = padded_.spec();
+  if (on && kHostTensors && backend::PlaneConv3d::available() && !s.transposed && s.kernel == 3 &&
+      s.stride == 1 && s.padding == 1 && s.activation == Activation::None)
+    plane_.emplace(s.in_channels, s.out_channels, padded_.weights(), padded_.bias());
+  else
+    plane_.reset();
 }
 
 Tensor DistributedConv3d::forward(const Tensor& x) const {
   if (whole_domain_) return padded_.forward(x);
   Tensor g = halo_->gather(x);  // every rank takes part, even with nothing to compute
-  if (out_box_.empty()) return empty_block(x, local_.spec().out_channels, out_box_);
-  return local_.forward(g);
+  const int C = local_.spec().out_channels;
+  if (out_box_.empty()) return empty_block(x, C, out_box_);
+  // The gathered block is (B, C, X + 2, Y + 2, T + 2) with zeros outside the domain: the
+  // layout PlaneConv3d reads, halo cells standing in for its zero borders.
+  const int T = int(g.extent(4)) - 2;
+  if (!plane_ || !backend::PlaneConv3d::takes_blocks_with(T)) return local_.forward(g);
+  Tensor y = empty_block(x, C, out_box_);
+  const int Ci = g.extent(1), J = g.extent(2), Yp = g.extent(3), X = y.extent(2), Y = y.extent(3);
+  const long in_case = long(Ci) * J * Yp * (T + 2), out_case = long(C) * X * Y * T;
+  for (int b = 0; b < int(g.extent(0)); ++b)
+    plane_->forward(
+        backend::PlaneConv3d::Input{g.data() + b * in_case, long(J) * Yp * (T + 2), J, Yp - 2, T},
+        Tensor(y.data() + b * out_case, 1, C, X, Y, T));
+  return y;
 }
 
 DistributedConvTranspose3d::DistributedConvTranspose3d(const ConvTranspose3d& conv, MPI_Comm comm,

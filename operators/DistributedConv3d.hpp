@@ -4,10 +4,12 @@
 // gathered block without padding. Input and output are block layouts of the same process grid
 // over the input and output extents.
 #include <memory>
+#include <optional>
 
 #include "decomposition/HaloExchange.hpp"
 #include "operators/Conv3d.hpp"
 #include "operators/ConvTranspose3d.hpp"
+#include "operators/backend/PlaneConv3d.hpp"
 
 namespace ufno {
 
@@ -16,10 +18,16 @@ class DistributedConv3d {
   DistributedConv3d(const Conv3d& conv, MPI_Comm comm, const dist::PencilLayout& in,
                     const dist::PencilLayout& out, dist::ExchangeAlgorithm alg);
   Tensor forward(const Tensor& x) const;
+  // Whether gathered blocks run through backend::PlaneConv3d instead of the convolution backend
+  // (as UNet3d's output convolution: 3x3x3, stride 1, no activation, host tensors, AVX-512,
+  // bf16 off, UFNO_PLANE_CONV not 0; and then only blocks whose T extent it takes).
+  bool plane_conv() const { return plane_.has_value(); }
+  void set_plane_conv(bool on);
 
  private:
   Conv3d local_;   // padding 0
   Conv3d padded_;  // the layer as given, for a rank that holds the whole domain
+  std::optional<backend::PlaneConv3d> plane_;
   bool whole_domain_ = false;
   std::shared_ptr<dist::HaloExchange> halo_;
   dist::Box3 out_box_;

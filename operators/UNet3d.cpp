@@ -1,8 +1,6 @@
 #include "operators/UNet3d.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include "operators/LayerTimer.hpp"
@@ -27,10 +25,7 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
   const auto& os = u.p_.output.spec();
   if (os.kernel == 3 && os.stride == 1 && os.padding == 1 && os.activation == Activation::None) {
     u.plane_output_ = backend::PlaneConv3d(2 * c, c, u.p_.output.weights(), u.p_.output.bias());
-    // Not with bf16 convolutions: oneDNN's bf16 kernel beats this float32 one (1.25-1.32 s
-    // against 1.48 s per paper-size U-FNO pass).
-    const char* env = std::getenv("UFNO_PLANE_CONV");
-    u.set_plane_conv(!(env && std::strcmp(env, "0") == 0) && !backend::conv_bf16());
+    u.set_plane_conv(backend::PlaneConv3d::chosen_by_default());
   }
   for (const ConvTranspose3d* d : {&u.p_.deconv2, &u.p_.deconv1, &u.p_.deconv0})
     if (!d->has_parity_form())

@@ -1,10 +1,12 @@
 #include "operators/backend/PlaneConv3d.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #include "operators/Parallel.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -82,6 +84,11 @@ bool PlaneConv3d::available() {
 #endif
 }
 
+bool PlaneConv3d::chosen_by_default() {
+  const char* env = std::getenv("UFNO_PLANE_CONV");
+  return available() && kHostTensors && !conv_bf16() && !(env && std::string(env) == "0");
+}
+
 PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<float>& weights,
                          const std::vector<float>& bias)
     : ic_(in_channels), oc_(out_channels) {
@@ -97,12 +104,30 @@ PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<fl
   bias_ = bias.empty() ? std::vector<float>(oc_, 0.f) : bias;
 }
 
+bool PlaneConv3d::takes_blocks_with(int nt) { return nt > 0 && nt % kCells == 0; }
+
 void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
-  const int R = out.extent(2), Y = in.ny(), T = in.nt(), Tp = T + 2;
-  if (in.channels() != ic_ || out.extent(0) != 1 || int(out.extent(1)) != oc_ ||
-      R + 2 > in.rows() || int(out.extent(3)) != Y || int(out.extent(4)) != T)
+  if (in.channels() != ic_)
     throw std::invalid_argument("PlaneConv3d: slab of " + std::to_string(in.channels()) +
-                                " channels, " + std::to_string(in.rows()) + " rows does not fit " +
+                                " channels for " + std::to_string(ic_) + " -> " +
+                                std::to_string(oc_) + " channels");
+  run(Input{in.data(), in.channel_stride(), in.rows(), in.ny(), in.nt()}, out);
+}
+
+void PlaneConv3d::forward(const Input& in, const Tensor& out) const {
+  if (!takes_blocks_with(in.nt))
+    throw std::invalid_argument("PlaneConv3d: blocks need T a multiple of " +
+                                std::to_string(kCells) + ", not " + std::to_string(in.nt) +
+                                " (use a PaddedSlab)");
+  run(in, out);
+}
+
+void PlaneConv3d::run(const Input& in, const Tensor& out) const {
+  const int R = out.extent(2), Y = in.ny, T = in.nt, Tp = T + 2;
+  if (out.extent(0) != 1 || int(out.extent(1)) != oc_ || R + 2 > in.rows ||
+      int(out.extent(3)) != Y || int(out.extent(4)) != T)
+    throw std::invalid_argument("PlaneConv3d: a block of " + std::to_string(in.rows) + " rows of " +
+                                std::to_string(Y) + "x" + std::to_string(T) + " does not fit " +
                                 to_string(shape_of(out)) + " for " + std::to_string(ic_) + " -> " +
                                 std::to_string(oc_) + " channels");
 #if defined(__x86_64__)
@@ -110,8 +135,8 @@ void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
   const float* w = packed_.data();
   const float* bias = bias_.data();
   const int ic = ic_, oc = oc_;
-  const long channel = in.channel_stride(), row = in.plane();
-  const float* base = in.data();
+  const long channel = in.channel_stride, row = long(Y + 2) * Tp;
+  const float* base = in.data;
   float* o = out.data();
   const long out_row = long(Y) * T, out_channel = long(R) * out_row;
   if (T % kCells == 0) {

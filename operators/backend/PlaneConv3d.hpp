@@ -19,6 +19,10 @@ class PlaneConv3d {
  public:
   // True when this CPU has AVX-512F (and the library was built for x86-64).
   static bool available();
+  // Whether the layers that can use it should (UNet3d, DistributedConv3d): available, tensors in
+  // host memory, bf16 convolutions off (oneDNN's bf16 kernel is faster: 1.25-1.32 s against
+  // 1.48 s per paper-size U-FNO pass), and the environment variable UFNO_PLANE_CONV not "0".
+  static bool chosen_by_default();
 
   PlaneConv3d() = default;
   // PyTorch layout: weights (out, in, 3, 3, 3), bias (out) or empty.
@@ -29,10 +33,25 @@ class PlaneConv3d {
   // reads slab rows 0 .. R + 1 (R + 2 <= in.rows()); in.channels() == in_channels.
   void forward(const PaddedSlab& in, const Tensor& out) const;
 
+  // Any block laid out like a PaddedSlab without its spare channel: in_channels channels of
+  // `rows` X rows, each an (ny + 2) x (nt + 2) plane whose border cells hold zeros or halo values
+  // (a halo-gathered block of a distributed tensor, say), channel c at data + c * channel_stride.
+  struct Input {
+    const float* data = nullptr;
+    long channel_stride = 0;
+    int rows = 0, ny = 0, nt = 0;
+  };
+  // Whether forward(Input) takes blocks with this nt: the kernel then runs along whole T lines
+  // and reads nothing outside the block (nt a multiple of 32). Other nt need a PaddedSlab.
+  static bool takes_blocks_with(int nt);
+  void forward(const Input& in, const Tensor& out) const;
+
   int in_channels() const { return ic_; }
   int out_channels() const { return oc_; }
 
  private:
+  void run(const Input& in, const Tensor& out) const;
+
   int ic_ = 0, oc_ = 0;
   std::vector<float> packed_;  // (in, 27 taps, out): a tap's output channels side by side
   std::vector<float> bias_;    // zeros when the layer has none
