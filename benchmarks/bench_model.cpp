@@ -81,11 +81,20 @@ int bench(int argc, char** argv, int rank, int size) {
   if (rank == 0 && ufno::LayerTimer::instance().enabled())
     std::fprintf(stderr, "bench_model: peak RSS %.0f MB after loading the model and input\n",
                  ufno::LayerTimer::peak_rss_mb());
+  const bool profiling = rank == 0 && ufno::LayerTimer::instance().enabled();
   if (repeat > 1) run();
+  if (profiling && repeat > 1)
+    std::fprintf(stderr, "bench_model: peak RSS %.0f MB after the warm-up pass\n",
+                 ufno::LayerTimer::peak_rss_mb());
   ufno::Tensor y;
   MPI_Barrier(MPI_COMM_WORLD);
   const double t0 = MPI_Wtime();
-  for (int r = 0; r < repeat; ++r) y = run();
+  for (int r = 0; r < repeat; ++r) {
+    y = run();
+    if (profiling)
+      std::fprintf(stderr, "bench_model: peak RSS %.0f MB after timed pass %d\n",
+                   ufno::LayerTimer::peak_rss_mb(), r + 1);
+  }
   Kokkos::fence();
   double sec = (MPI_Wtime() - t0) / repeat / double(cases), sec_max = 0;
   MPI_Allreduce(&sec, &sec_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -152,26 +152,28 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
     });
     return;
   }
-  // Otherwise the plane cells q = Tp .. Tp + Y Tp - 1 (Y lines, T border cells included) in
-  // blocks of kCells, the last running into the bottom border and beyond; the sums go to a
-  // scratch slab and a second pass keeps the interior cells. (Stores straight into the output,
+  // Otherwise the plane cells from interior cell (0, 0) to (Y - 1, T - 1), the T border cells
+  // between lines included, in blocks of kCells, the last running into the bottom border and
+  // up to 30 floats beyond the rows read (into the slab's spare channel at the end); the sums go
+  // to a scratch slab and a second pass keeps the interior cells. (Stores straight into the output,
   // cell by cell across channels whose stride is a multiple of 4 KiB, thrashed the cache sets:
   // the kernel took 1.3x as long.)
-  const int blocks = int((long(Y) * Tp + kCells - 1) / kCells);
+  const long cells = long(Y - 1) * Tp + T;  // from interior cell (0, 0) to (Y - 1, T - 1)
+  const int blocks = int((cells + kCells - 1) / kCells);
   const long acc_row = long(blocks) * kCells;  // computed cells of one row
   Tensor scratch = empty_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
   float* sums = scratch.data();
   ufno::host_parallel_for("ufno::plane_conv3d", long(R) * blocks, [=](const int64_t item) {
     const int r = int(item / blocks);
-    const long k0 = (item % blocks) * kCells;  // first computed cell, q = Tp + k0
-    const Block b{base + r * row + k0 - 1, channel, row, Tp, sums + r * acc_row + k0, R * acc_row};
+    const long k0 = (item % blocks) * kCells;  // first computed cell, q = Tp + 1 + k0
+    const Block b{base + r * row + k0, channel, row, Tp, sums + r * acc_row + k0, R * acc_row};
     convolve_block(b, w, bias, ic, oc);
   });
-  // Computed cell k = y Tp + t + 1 holds interior cell (y, t).
+  // Computed cell k = y Tp + t holds interior cell (y, t).
   ufno::host_parallel_for("ufno::plane_conv3d_interior", long(oc_) * R * Y,
                           [=](const int64_t line) {
                             const long cr = line / Y, y = line % Y;
-                            const float* src = sums + cr * acc_row + y * Tp + 1;
+                            const float* src = sums + cr * acc_row + y * Tp;
                             float* dst = o + line * T;
                             for (int t = 0; t < T; ++t) dst[t] = src[t];
                           });
