@@ -39,7 +39,13 @@ void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, U
           });
     }
     t_inverse.backward_batched(mb + r0 * m, m_plane, t, n, C, n / T, u.data ? 1.f : 0.f);
-    w.relu_residual_in_place(xb + r0 * T, x_plane, t, n, n);
+    w.apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, Activation::ReLU);
+    ufno::parallel_for(
+        "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C),
+        KOKKOS_LAMBDA(const int64_t c) {
+          float* dst = xb + c * x_plane + r0 * T;
+          for (long v = 0; v < n; ++v) dst[v] = t[c * n + v];
+        });
   }
 }
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "operators/backend/ChannelMixInPlace.hpp"
 #include "operators/backend/Gemm.hpp"
 
 namespace ufno {
@@ -22,12 +21,6 @@ Linear::Linear(int in, int out, const HostArray& weight, const HostArray& bias)
   Kokkos::deep_copy(w_, hw);
   Kokkos::deep_copy(b_, hb);
   has_bias_ = std::any_of(bias.data.begin(), bias.data.end(), [](float v) { return v != 0.f; });
-  if (in == out) {
-    wt_.resize(std::size_t(in) * out);
-    for (int o = 0; o < out; ++o)
-      for (int i = 0; i < in; ++i)
-        wt_[std::size_t(i) * out + o] = weight.data[std::size_t(o) * in + i];
-  }
 }
 
 Linear Linear::load(const WeightSource& w, const std::string& prefix, int in, int out,
@@ -85,20 +78,6 @@ void Linear::apply_columns(const float* x, long ldx, float* y, long ldy, long co
   }
   const float beta = accumulate || has_bias_ ? 1.f : 0.f;
   backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
-}
-
-void Linear::relu_residual_in_place(float* x, long ldx, float* t, long ldt, long cols) const {
-  if (in_ != out_) throw std::logic_error("Linear: in-place use needs as many inputs as outputs");
-  if (!has_bias_ && kHostTensors && backend::channel_mix_in_place_available()) {
-    backend::channel_mix_relu_in_place(in_, wt_.data(), x, ldx, t, ldt, cols);
-    return;
-  }
-  apply_columns(x, ldx, t, ldt, cols, /*accumulate=*/true, Activation::ReLU);
-  ufno::parallel_for(
-      "ufno::linear_copy_back", Kokkos::RangePolicy<ExecSpace>(0, out_),
-      KOKKOS_LAMBDA(const int64_t c) {
-        for (long v = 0; v < cols; ++v) x[c * ldx + v] = t[c * ldt + v];
-      });
 }
 
 Tensor pointwise_mlp(const Tensor& x, const Linear& first, Activation act, const Linear& second,

@@ -34,12 +34,6 @@ class Linear {
   void apply_columns(const float* x, long ldx, float* y, long ldy, long cols, bool accumulate,
                      Activation act) const;
 
-  // The end of a Fourier layer, in place: x = ReLU(t + W x + b) on `cols` voxels (channel c of
-  // x at x + c * ldx, of t at t + c * ldt); t may be overwritten. Square layers only. On host
-  // tensors with AVX-512 one pass (backend/ChannelMixInPlace.hpp); otherwise the GEMM into t and
-  // a copy back.
-  void relu_residual_in_place(float* x, long ldx, float* t, long ldt, long cols) const;
-
   int in_channels() const { return in_; }
   int out_channels() const { return out_; }
 
@@ -51,7 +45,6 @@ class Linear {
   bool has_bias_ = false;
   Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> w_;
   Kokkos::View<float*, DeviceSpace> b_;
-  std::vector<float> wt_;  // W transposed, (in, out), for the host kernel of square layers
 };
 
 // second(act(first(x))) per voxel, over `chunk` voxels at a time: the hidden activations (128

@@ -58,37 +58,3 @@ TEST_CASE("pointwise_mlp equals two Linear layers, in any chunk width", "[linear
           1e-6);
   CHECK_THROWS_AS(pointwise_mlp(xt, fc2, Activation::ReLU, fc1), std::invalid_argument);
 }
-
-TEST_CASE("relu_residual_in_place: x = ReLU(t + W x + b), in place", "[linear][fourier]") {
-  // 36 channels (whole register blocks of 12) and 5 (single channels); 71 voxels (two blocks
-  // of 32 and a tail); strides beyond the voxel count; with a bias (the GEMM route) and without
-  // (the one-pass AVX-512 kernel where the CPU has it).
-  for (int C : {36, 5})
-    for (bool bias : {false, true}) {
-      const long cols = 71, ldx = 80, ldt = 75;
-      HostArray w{{std::size_t(C), std::size_t(C)}, test::random_vector(std::size_t(C) * C, 61)};
-      HostArray b{{std::size_t(C)}, bias ? test::random_vector(C, 62) : std::vector<float>(C, 0.f)};
-      Linear lin(C, C, w, b);
-      auto x = test::random_vector(std::size_t(C) * ldx, 63);
-      auto t = test::random_vector(std::size_t(C) * ldt, 64);
-      std::vector<double> want;
-      for (int o = 0; o < C; ++o)
-        for (long v = 0; v < cols; ++v) {
-          double s = t[o * ldt + v] + b.data[o];
-          for (int i = 0; i < C; ++i) s += double(w.data[std::size_t(o) * C + i]) * x[i * ldx + v];
-          want.push_back(s > 0 ? s : 0);
-        }
-      const Tensor xd = test::to_device(x, {1, 1, 1, 1, int(x.size())});
-      const Tensor td = test::to_device(t, {1, 1, 1, 1, int(t.size())});
-      lin.relu_residual_in_place(xd.data(), ldx, td.data(), ldt, cols);
-      const auto got_all = test::to_host(xd);
-      std::vector<float> got;
-      for (int o = 0; o < C; ++o)
-        for (long v = 0; v < cols; ++v) got.push_back(got_all[o * ldx + v]);
-      INFO(C << " channels, bias " << bias);
-      CHECK(test::rel_l2(got, want) < 1e-6);
-      // The padding between rows of x is not touched.
-      for (int o = 0; o < C; ++o)
-        for (long v = cols; v < ldx; ++v) CHECK(got_all[o * ldx + v] == x[o * ldx + v]);
-    }
-}
