@@ -102,16 +102,6 @@ Tensor ConvTranspose3d::parity_outputs(const Tensor& x, backend::Layout in) cons
   return parts;
 }
 
-Tensor ConvTranspose3d::parity_outputs_of_rows(const Tensor& x_rows) const {
-  if (!subpixel())
-    throw std::logic_error("ConvTranspose3d: parity outputs need kernel 4, stride 2");
-  const Shape5 s = shape_of(x_rows);  // (B, r + 1, n1, n2, C) channels last
-  Tensor parts =
-      empty_tensor("convT.parity_rows", s[0], s[1] - 1, s[2] + 1, s[3] + 1, 8 * spec_.out_channels);
-  parity_outputs_of_rows_into(x_rows, parts);
-  return parts;
-}
-
 void ConvTranspose3d::parity_outputs_of_rows_into(const Tensor& x_rows, const Tensor& parts) const {
   if (!subpixel())
     throw std::logic_error("ConvTranspose3d: parity outputs need kernel 4, stride 2");

@@ -34,9 +34,8 @@ class ConvTranspose3d {
   bool has_parity_form() const { return subpixel(); }
   // parity_outputs for a slab of X rows that carries its own halo: x_rows (B, r + 1, n1, n2, C)
   // channels last holds input rows q0 - 1 .. q0 + r - 1 (zero rows where they fall outside the
-  // input); the result is the parity outputs of rows q0 .. q0 + r - 1, (B, r, n1+1, n2+1, 8 out).
-  Tensor parity_outputs_of_rows(const Tensor& x_rows) const;
-  // The same into an existing tensor of that shape (a view of some rows of a larger one).
+  // input); `parts` (B, r, n1+1, n2+1, 8 out), allocated by the caller (a view of some rows of a
+  // larger tensor, say), receives the parity outputs of rows q0 .. q0 + r - 1.
   void parity_outputs_of_rows_into(const Tensor& x_rows, const Tensor& parts) const;
   const backend::ConvSpec& spec() const { return spec_; }
   // The same layer with another padding (output cropping); the distributed layer uses 0.
