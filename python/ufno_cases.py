@@ -23,16 +23,19 @@ Sampled parameters (U = uniform, LU = log-uniform, all independent unless said):
   |------------------------------|---------------------------------------------------------------|
   | formation thickness          | U integer 2..24 layers (16.7..200 m); layers below: inactive  |
   |                              | (PERMX = PERMZ = PORO = 0, ACTNUM 0 in the deck)              |
-  | perforation                  | length U integer 1..n_active layers, top U within formation   |
-  | structure of ln kr           | gaussian 55 %, layered 25 %, layered + gaussian 20 %          |
+  | perforation                  | one interval (80 %): length U integer 1..n_active, top U      |
+  |                              | within the formation; two disjoint intervals (20 %)           |
+  | structure of ln kr           | gaussian 45 %, layered 20 %, layered + gaussian 15 %,         |
+  |                              | layer-cake 12 % (one value per layer), homogeneous 8 %        |
   | correlation kernel           | gaussian or exponential (50/50), on the cell-index grid       |
-  | correlation length radial    | U 4..24 cells                                                 |
-  | correlation length vertical  | U 0.5..3 layers (gaussian); layered: units of 1..6 layers     |
-  | geometric mean of kr         | LU 10..1000 mD                                                |
-  | std of ln kr                 | U 0.3..1.5; kr clipped to [2, 10000] mD                       |
-  | anisotropy kz/kr             | LU 0.01..1, one value per case (PERMZ = PERMX * ratio)        |
-  | porosity                     | U mean 0.12..0.25, + 0.03 (ln kr - ln kgeo) + N(0, 0.01)      |
-  |                              | correlated noise; clipped to [0.05, 0.35]                     |
+  | correlation length radial    | LU 2..48 cells                                                |
+  | correlation length vertical  | LU 0.3..6 layers (gaussian); layered: units of 1..6 layers    |
+  | geometric mean of kr         | LU 5..3000 mD                                                 |
+  | std of ln kr                 | U 0..1.8 (homogeneous: 0); kr clipped to [2, 10000] mD        |
+  | anisotropy kz/kr             | LU 0.001..1 per case; in 30 % of the cases each cell's ratio  |
+  |                              | varies by exp(N(0, 0.7)) around it (clipped to 0.001..1)      |
+  | porosity                     | U mean 0.08..0.30, + U(0..0.05) (ln kr - ln kgeo)             |
+  |                              | + N(0, U(0.005..0.03)) correlated noise; clipped [0.03, 0.40] |
   | injection rate INJ_RATE      | U 0.2..2 Mt/yr (deck: surface rate of a 10-degree wedge)      |
   | temperature TEMP             | U 30..125 degC (paper 30..180; OPM's CO2 tables end at 400 K) |
   | initial pressure PRESSURE    | U 100..300 bar at the top of the formation; the top depth is  |
@@ -40,6 +43,13 @@ Sampled parameters (U = uniform, LU = log-uniform, all independent unless said):
   | irreducible water SWI        | U 0.1..0.3                                                    |
   | van Genuchten VG_LAMBDA      | U 0.3..0.7                                                    |
   | injectivity screen           | geology redrawn while PRESSURE + dP estimate > 500 bar (below)|
+
+Sampler version 3 (data seeds >= 2) widened version 2's geology (kgeo 10..1000 mD, sigma
+0.3..1.5, corr_r 4..24 and corr_z 0.5..3 uniform, kz/kr 0.01..1 per case, porosity mean
+0.12..0.25 with slope 0.03 and noise 0.01 clipped to [0.05, 0.35], one perforation interval,
+three structures) so that hand-written decks (homogeneous, layer-cake), other samplers and the
+sweeps' generated fields (apps/GeostatField.cpp) fall inside the training distribution. The
+shipped examples and the version-2 data set (seed 1) were drawn with version 2.
 
 Injectivity screen: the operating and fluid parameters (rate, TEMP, PRESSURE, SWI, VG_LAMBDA)
 are drawn once and keep the distributions above; the geology and completion (thickness,
@@ -112,18 +122,22 @@ SCREEN_CO2_DENSITY = 650.0              # kg/m3
 SCREEN_MAX_ATTEMPTS = 1000
 
 RANGES = {  # the sampling ranges (also checked by the tests)
-    "n_active": (2, 24), "kgeo": (10.0, 1000.0), "sigma_lnk": (0.3, 1.5),
-    "corr_r": (4.0, 24.0), "corr_z": (0.5, 3.0), "anisotropy": (0.01, 1.0),
-    "poro_mean": (0.12, 0.25), "INJ_RATE": (0.2, 2.0), "TEMP": (30.0, 125.0),
+    "n_active": (2, 24), "kgeo": (5.0, 3000.0), "sigma_lnk": (0.0, 1.8),
+    "corr_r": (2.0, 48.0), "corr_z": (0.3, 6.0), "anisotropy": (0.001, 1.0),
+    "poro_mean": (0.08, 0.30), "poro_slope": (0.0, 0.05), "poro_noise": (0.005, 0.03),
+    "INJ_RATE": (0.2, 2.0), "TEMP": (30.0, 125.0),
     "PRESSURE": (100.0, 300.0), "SWI": (0.1, 0.3), "VG_LAMBDA": (0.3, 0.7),
-    "PORO": (0.05, 0.35), "PERMX": (K_MIN, K_MAX),
+    "PORO": (0.03, 0.40), "PERMX": (K_MIN, K_MAX),
 }
-STRUCTURES = ("gaussian", "layered", "layered+gaussian")
-STRUCTURE_P = (0.55, 0.25, 0.20)
+STRUCTURES = ("gaussian", "layered", "layered+gaussian", "layer-cake", "homogeneous")
+STRUCTURE_P = (0.45, 0.20, 0.15, 0.12, 0.08)
+P_TWO_PERFORATIONS = 0.2
+P_VARIABLE_ANISOTROPY = 0.3
+ANISOTROPY_CELL_SIGMA = 0.7
 GENERATOR = "python/ufno_cases.py"
 FORMAT_VERSION = 1
 # Bumped whenever sample_case() changes what a (seed, index) gives (data sets must not mix).
-SAMPLER_VERSION = 2
+SAMPLER_VERSION = 3
 
 UNITS = {"PERMX": "mD", "PERMZ": "mD", "PORO": "1", "DR": "m", "DZ": "m", "PERF": "1",
          "INJ_RATE": "Mt/yr", "TEMP": "degC", "PRESSURE": "bar", "SWI": "1",
@@ -253,47 +267,85 @@ def sample_case(seed, index):
     }
 
 
+def _log_uniform(rng, lo_hi):
+    return math.exp(rng.uniform(*np.log(lo_hi)))
+
+
+def _sample_perforation(rng, n_active):
+    """Per-layer flags: one interval of 1..n_active layers, or (P_TWO_PERFORATIONS, with at least
+    3 active layers) two disjoint intervals separated by at least one closed layer."""
+    perf = np.zeros(NX, dtype=np.int32)
+    if n_active >= 3 and rng.uniform() < P_TWO_PERFORATIONS:
+        cut = int(rng.integers(1, n_active - 1))        # closed layer between the intervals
+        a_len = int(rng.integers(1, cut + 1))
+        a_top = int(rng.integers(0, cut - a_len + 1))
+        b_len = int(rng.integers(1, n_active - cut))
+        b_top = int(rng.integers(cut + 1, n_active - b_len + 1))
+        perf[a_top:a_top + a_len] = 1
+        perf[b_top:b_top + b_len] = 1
+        return perf
+    length = int(rng.integers(1, n_active + 1))
+    top = int(rng.integers(0, n_active - length + 1))
+    perf[top:top + length] = 1
+    return perf
+
+
+def _standard_lnk_field(r_perm, structure, kernel, n_active, corr_z, corr_r):
+    """The standard normal pattern of ln kr on (NX, NY) for one structure."""
+    if structure == "homogeneous":
+        return np.zeros((NX, NY))
+    if structure == "gaussian":
+        return correlated_field(r_perm, corr_z, corr_r, kernel)
+    if structure == "layer-cake":
+        g = np.zeros((NX, NY))
+        g[:n_active] = r_perm.standard_normal(n_active)[:, None]
+        return g
+    units = np.zeros(NX)
+    units[:n_active] = layer_units(r_perm, n_active)
+    if structure == "layered":
+        # Within-unit variation: long radial correlation, almost uncorrelated between layers.
+        lateral = correlated_field(r_perm, 0.3, 2.0 * corr_r, kernel)
+        return 0.9 * units[:, None] + 0.45 * lateral
+    return 0.7 * units[:, None] + 0.7 * correlated_field(r_perm, corr_z, corr_r, kernel)
+
+
 def _sample_geology(r_geo, r_perm, r_poro):
     """Thickness, perforation and the kr, kz, porosity fields (on the whole grid; the caller
     zeroes the layers below the formation)."""
     n_active = int(r_geo.integers(RANGES["n_active"][0], RANGES["n_active"][1] + 1))
-    perf_len = int(r_geo.integers(1, n_active + 1))
-    perf_top = int(r_geo.integers(0, n_active - perf_len + 1))
-    aniso = math.exp(r_geo.uniform(*np.log(RANGES["anisotropy"])))
-    kgeo = math.exp(r_geo.uniform(*np.log(RANGES["kgeo"])))
-    sigma = r_geo.uniform(*RANGES["sigma_lnk"])
-    poro_mean = r_geo.uniform(*RANGES["poro_mean"])
+    perf = _sample_perforation(r_geo, n_active)
+    aniso = _log_uniform(r_geo, RANGES["anisotropy"])
+    variable_aniso = bool(r_geo.uniform() < P_VARIABLE_ANISOTROPY)
+    kgeo = _log_uniform(r_geo, RANGES["kgeo"])
     structure = STRUCTURES[int(r_geo.choice(len(STRUCTURES), p=STRUCTURE_P))]
+    sigma = 0.0 if structure == "homogeneous" else r_geo.uniform(*RANGES["sigma_lnk"])
+    poro_mean = r_geo.uniform(*RANGES["poro_mean"])
+    poro_slope = r_geo.uniform(*RANGES["poro_slope"])
+    poro_noise = r_geo.uniform(*RANGES["poro_noise"])
     kernel = ("gaussian", "exponential")[int(r_geo.integers(0, 2))]
-    corr_r = r_geo.uniform(*RANGES["corr_r"])
-    corr_z = r_geo.uniform(*RANGES["corr_z"])
+    corr_r = _log_uniform(r_geo, RANGES["corr_r"])
+    corr_z = _log_uniform(r_geo, RANGES["corr_z"])
 
-    # ln kr: a standard normal field with the chosen structure, scaled to sigma.
-    if structure == "gaussian":
-        g = correlated_field(r_perm, corr_z, corr_r, kernel)
-    else:
-        units = np.zeros(NX)
-        units[:n_active] = layer_units(r_perm, n_active)
-        # Within-unit variation: long radial correlation, almost uncorrelated between layers.
-        lateral = correlated_field(r_perm, 0.3, 2.0 * corr_r, kernel)
-        if structure == "layered":
-            g = 0.9 * units[:, None] + 0.45 * lateral
-        else:
-            g = 0.7 * units[:, None] + 0.7 * correlated_field(r_perm, corr_z, corr_r, kernel)
+    g = _standard_lnk_field(r_perm, structure, kernel, n_active, corr_z, corr_r)
     lnk = math.log(kgeo) + sigma * g
     kr = _nudge_unit_perm(np.clip(np.exp(lnk), K_MIN, K_MAX))
-    kz = _nudge_unit_perm(kr * aniso)
+    ratio = np.full((NX, NY), aniso)
+    if variable_aniso:
+        ratio = np.clip(aniso * np.exp(ANISOTROPY_CELL_SIGMA * correlated_field(
+            r_perm, corr_z, corr_r, kernel)), *RANGES["anisotropy"])
+    kz = _nudge_unit_perm(kr * ratio)
 
     noise = correlated_field(r_poro, corr_z, corr_r, kernel)
-    phi = np.clip(poro_mean + 0.03 * (np.log(kr) - math.log(kgeo)) + 0.01 * noise,
+    phi = np.clip(poro_mean + poro_slope * (np.log(kr) - math.log(kgeo)) + poro_noise * noise,
                   RANGES["PORO"][0], RANGES["PORO"][1])
-    perf = np.zeros(NX, dtype=np.int32)
-    perf[perf_top:perf_top + perf_len] = 1
+    open_layers = np.flatnonzero(perf)
     return {"n_active": n_active, "perf": perf, "kr": kr, "kz": kz, "phi": phi, "meta": {
-        "n_active": n_active, "perf_top": perf_top + 1, "perf_bottom": perf_top + perf_len,
+        "n_active": n_active, "perf_top": int(open_layers[0]) + 1,
+        "perf_bottom": int(open_layers[-1]) + 1, "perf_layers": int(open_layers.size),
         "structure": structure, "kernel": kernel, "corr_r_cells": corr_r,
         "corr_z_cells": corr_z, "kgeo_mD": kgeo, "sigma_lnk": sigma, "anisotropy": aniso,
-        "poro_mean": poro_mean}}
+        "anisotropy_varies": int(variable_aniso), "poro_mean": poro_mean,
+        "poro_slope": poro_slope, "poro_noise": poro_noise}}
 
 
 def top_depth(pressure_bar):
