@@ -1,73 +1,191 @@
 #include "apps/Kpis.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
+#include "apps/Co2Density.hpp"
+
 namespace ufno {
+
+namespace {
+
+constexpr double kBrineGradientBarPerM = 1000.0 * 9.80665 / 1e5;  // as python/ufno_cases.py
+constexpr double kDaysPerYear = 365.25;
+
+struct Geometry {
+  std::vector<double> r_in, r_out, z_mid, volume;  // volume: (X, Y) full ring [m3]
+};
+
+Geometry geometry(const ReservoirCase& c) {
+  Geometry g;
+  double r = 0, z = 0;
+  for (int y = 0; y < c.ny; ++y) {
+    g.r_in.push_back(r);
+    g.r_out.push_back(r += c.dr[y]);
+  }
+  for (int x = 0; x < c.nx; ++x) {
+    g.z_mid.push_back(z + c.dz[x] / 2);
+    z += c.dz[x];
+  }
+  for (int x = 0; x < c.nx; ++x)
+    for (int y = 0; y < c.ny; ++y)
+      g.volume.push_back(M_PI * (g.r_out[y] * g.r_out[y] - g.r_in[y] * g.r_in[y]) * c.dz[x]);
+  return g;
+}
+
+// One report time's fields, with the physical rules applied to SG.
+struct Snapshot {
+  std::vector<double> sg, dp, density;  // (X, Y)
+};
+
+Snapshot snapshot(const ReservoirCase& c, const Geometry& g, const std::vector<float>& sg,
+                  const std::vector<float>& dp, int t, const KpiOptions& o) {
+  const std::size_t n = std::size_t(c.nx) * c.ny, off = std::size_t(t) * n;
+  Snapshot s;
+  s.sg.resize(n);
+  s.dp.resize(n);
+  s.density.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool active = c.permx[i] > 0;
+    s.sg[i] = active ? std::clamp(double(sg[off + i]), 0.0, 1.0 - c.swi) : 0.0;
+    s.dp[i] = double(dp[off + i]);
+    if (!active) continue;
+    const double p = c.pressure_bar + kBrineGradientBarPerM * g.z_mid[i / c.ny] + s.dp[i];
+    s.density[i] = o.co2_density > 0 ? o.co2_density : co2_density_kg_m3(c.temperature_c, p);
+  }
+  return s;
+}
+
+// Free-phase CO2 mass [kg] of the masked cells in each radial ring.
+std::vector<double> ring_masses(const ReservoirCase& c, const Geometry& g, const Snapshot& s,
+                                const std::vector<char>& mask) {
+  std::vector<double> m(c.ny, 0.0);
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) m[i % c.ny] += s.sg[i] * c.poro[i] * g.volume[i] * s.density[i];
+  return m;
+}
+
+int outermost_ring(const ReservoirCase& c, const std::vector<char>& mask) {
+  int ring = -1;
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) ring = std::max(ring, int(i % c.ny));
+  return ring;
+}
+
+struct PlumeReach {
+  double radius_m = 0;
+  bool capped = false;
+};
+
+// The plume's outermost ring, capped at the last ring whose cumulative gas mass (rings filled
+// outward from the well) stays within the injected mass plus the tolerance.
+PlumeReach plume_reach(const ReservoirCase& c, const Geometry& g, const Snapshot& s,
+                       const std::vector<char>& plume, double injected_kg, double tolerance) {
+  const int reach = outermost_ring(c, plume);
+  if (reach < 0) return {};
+  const auto m = ring_masses(c, g, s, plume);
+  double cum = 0;
+  int filled = -1;
+  for (int y = 0; y <= reach; ++y) {
+    cum += m[y];
+    if (cum > injected_kg * (1 + tolerance)) break;
+    filled = y;
+  }
+  return {filled < 0 ? 0.0 : g.r_out[filled], filled < reach};
+}
+
+std::vector<char> above(const ReservoirCase& c, const std::vector<double>& v, double threshold) {
+  std::vector<char> m(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) m[i] = c.permx[i] > 0 && v[i] > threshold;
+  return m;
+}
+
+int nearest_report(const std::vector<double>& times, double year) {
+  int best = 0;
+  for (int t = 1; t < int(times.size()); ++t)
+    if (std::abs(times[t] / kDaysPerYear - year) < std::abs(times[best] / kDaysPerYear - year))
+      best = t;
+  return best;
+}
+
+double injected_kg(const ReservoirCase& c, double days) {
+  return c.rate_mt_per_year * 1e9 * days / kDaysPerYear;
+}
+
+}  // namespace
+
+std::vector<char> connected_to_perforations(const ReservoirCase& c,
+                                            const std::vector<char>& inside) {
+  const int X = c.nx, Y = c.ny;
+  std::vector<char> mask(std::size_t(X) * Y, 0);
+  std::vector<int> stack;
+  for (int x = 0; x < X; ++x)
+    if (c.perforated[x] && inside[std::size_t(x) * Y]) {
+      mask[std::size_t(x) * Y] = 1;
+      stack.push_back(x * Y);
+    }
+  while (!stack.empty()) {
+    const int cell = stack.back(), x = cell / Y, y = cell % Y;
+    stack.pop_back();
+    const int nx[4] = {x - 1, x + 1, x, x}, ny[4] = {y, y, y - 1, y + 1};
+    for (int k = 0; k < 4; ++k) {
+      if (nx[k] < 0 || nx[k] >= X || ny[k] < 0 || ny[k] >= Y) continue;
+      const std::size_t n = std::size_t(nx[k]) * Y + ny[k];
+      if (mask[n] || !inside[n]) continue;
+      mask[n] = 1;
+      stack.push_back(int(n));
+    }
+  }
+  return mask;
+}
 
 Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
                   const std::vector<float>& dp, const std::vector<double>& times,
                   const KpiOptions& o) {
-  const int X = c.nx, Y = c.ny, T = int(times.size());
-  std::vector<double> r_out(Y), r_in(Y), z_mid(X);
-  double r = 0;
-  for (int y = 0; y < Y; ++y) {
-    r_in[y] = r;
-    r_out[y] = r += c.dr[y];
-  }
-  double z = 0;
-  for (int x = 0; x < X; ++x) {
-    z_mid[x] = z + c.dz[x] / 2;
-    z += c.dz[x];
-  }
-  auto at = [&](const std::vector<float>& f, int t, int x, int y) {
-    return double(f[(std::size_t(t) * X + x) * Y + y]);
-  };
-  // Only cells of the formation count: what a model predicts outside it is not CO2.
-  auto active = [&](int x, int y) { return c.permx[std::size_t(x) * Y + y] > 0; };
+  const int T = int(times.size());
+  const Geometry g = geometry(c);
   Kpis k;
+  // Capped reach at every report time, then the running maximum (the reach never recedes).
+  std::vector<PlumeReach> reach(T);
+  for (int t = 0; t < T; ++t) {
+    const Snapshot s = snapshot(c, g, sg, dp, t, o);
+    const auto plume = connected_to_perforations(c, above(c, s.sg, o.sg_threshold));
+    reach[t] = plume_reach(c, g, s, plume, injected_kg(c, times[t]), o.mass_tolerance);
+    if (t == T - 1) {
+      const auto m = ring_masses(c, g, s, plume);
+      double mass = 0;
+      for (double v : m) mass += v;
+      k.co2_mass_mt = mass / 1e9;
+      k.injected_mt = injected_kg(c, times[t]) / 1e9;
+      k.mass_ratio = k.injected_mt > 0 ? k.co2_mass_mt / k.injected_mt : 0;
+    }
+    const auto aor = connected_to_perforations(c, above(c, s.dp, o.critical_dp_bar));
+    const int ring = outermost_ring(c, aor);
+    if (ring >= 0) k.aor_radius_m = std::max(k.aor_radius_m, g.r_out[ring]);
+  }
   for (double year : o.years) {
-    // The report time closest to the year asked for.
-    int best = 0;
-    for (int t = 1; t < T; ++t)
-      if (std::abs(times[t] / 365.25 - year) < std::abs(times[best] / 365.25 - year)) best = t;
-    double radius = 0;
-    for (int x = 0; x < X; ++x)
-      for (int y = 0; y < Y; ++y)
-        if (active(x, y) && at(sg, best, x, y) > o.sg_threshold)
-          radius = std::max(radius, r_out[y]);
-    k.years_used.push_back(times[best] / 365.25);
-    k.plume_radius_m.push_back(radius);
-    k.plume_area_km2.push_back(M_PI * radius * radius / 1e6);
+    const int best = nearest_report(times, year);
+    PlumeReach r;
+    for (int t = 0; t <= best; ++t)
+      if (reach[t].radius_m >= r.radius_m) r = reach[t];
+    k.years_used.push_back(times[best] / kDaysPerYear);
+    k.plume_radius_m.push_back(r.radius_m);
+    k.plume_area_km2.push_back(M_PI * r.radius_m * r.radius_m / 1e6);
+    k.plume_capped.push_back(r.capped ? 1 : 0);
   }
   k.max_dp_bar = -1e300;
+  const std::size_t n = std::size_t(c.nx) * c.ny;
   for (int t = 0; t < T; ++t)
-    for (int x = 0; x < X; ++x)
-      for (int y = 0; y < Y; ++y) {
-        if (!active(x, y)) continue;
-        const double v = at(dp, t, x, y);
-        if (v > k.max_dp_bar) {
-          k.max_dp_bar = v;
-          k.max_dp_radius_m = (r_in[y] + r_out[y]) / 2;
-          k.max_dp_depth_m = z_mid[x];
-          k.max_dp_year = times[t] / 365.25;
-        }
-        if (v > o.critical_dp_bar) k.aor_radius_m = std::max(k.aor_radius_m, r_out[y]);
-      }
-  // Mass in place at the last report: SG x porosity x ring volume x density over the plume
-  // (active cells with SG above the threshold). Counting only the plume keeps a surrogate's
-  // sub-threshold noise out: 0.3 % SG over the km-wide outer rings of the log-spaced grid adds
-  // tens of Mt, while for OPM Flow's own fields the difference is below 0.2 %.
-  double mass = 0;
-  for (int x = 0; x < X; ++x)
-    for (int y = 0; y < Y; ++y) {
-      const std::size_t cell = std::size_t(x) * Y + y;
-      const double s = at(sg, T - 1, x, y);
-      if (!active(x, y) || !(s > o.sg_threshold)) continue;
-      const double vol = M_PI * (r_out[y] * r_out[y] - r_in[y] * r_in[y]) * c.dz[x];
-      mass += s * c.poro[cell] * vol * o.co2_density;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = dp[std::size_t(t) * n + i];
+      if (c.permx[i] <= 0 || !(v > k.max_dp_bar)) continue;
+      const int y = int(i % c.ny);
+      k.max_dp_bar = v;
+      k.max_dp_radius_m = (g.r_in[y] + g.r_out[y]) / 2;
+      k.max_dp_depth_m = g.z_mid[i / c.ny];
+      k.max_dp_year = times[t] / kDaysPerYear;
     }
-  k.co2_mass_mt = mass / 1e9;
   return k;
 }
 
@@ -78,9 +196,10 @@ std::vector<std::string> kpi_header(const KpiOptions& o) {
     s << y;
     h.push_back("plume_radius_m_" + s.str() + "yr");
     h.push_back("plume_area_km2_" + s.str() + "yr");
+    h.push_back("plume_capped_" + s.str() + "yr");
   }
   for (const char* n : {"max_dP_bar", "max_dP_radius_m", "max_dP_depth_m", "max_dP_year",
-                        "aor_radius_m", "co2_mass_Mt"})
+                        "aor_radius_m", "co2_mass_Mt", "injected_Mt", "mass_ratio"})
     h.push_back(n);
   return h;
 }
@@ -90,9 +209,10 @@ std::vector<double> kpi_row(const Kpis& k) {
   for (std::size_t i = 0; i < k.plume_radius_m.size(); ++i) {
     r.push_back(k.plume_radius_m[i]);
     r.push_back(k.plume_area_km2[i]);
+    r.push_back(k.plume_capped[i]);
   }
   for (double v : {k.max_dp_bar, k.max_dp_radius_m, k.max_dp_depth_m, k.max_dp_year, k.aor_radius_m,
-                   k.co2_mass_mt})
+                   k.co2_mass_mt, k.injected_mt, k.mass_ratio})
     r.push_back(v);
   return r;
 }

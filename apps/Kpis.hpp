@@ -1,10 +1,19 @@
 #pragma once
-// Key performance indicators of one predicted scenario, as site screening uses them: plume radius
-// and plan-view area where SG exceeds a threshold at the years asked for, the maximum pressure
-// buildup with where and when it occurs, the area-of-review radius where dP exceeds a critical
-// pressure, and the CO2 mass in place in the plume, over the cells of the formation (PERMX > 0).
-// Radii are outer edges of radial cells measured from the well axis (inner radius INRAD 0.1 m as in
-// the paper's grid is ignored: cell edges are cumsum(DR)).
+// Key performance indicators of one scenario, as site screening uses them. Every rule is in
+// docs/kpis.md; in short:
+// - SG counts only inside the formation (PERMX > 0) and only within [0, 1 - SWI];
+// - the plume is the gas (SG > threshold) connected, cell to cell through the formation, to the
+//   perforated cells of the well column: specks of gas elsewhere are not plume;
+// - a plume's radius is capped where the gas it holds, filled ring by ring outward from the well
+//   at the local porosity and CO2 density, exceeds the mass injected so far (rate x time, known
+//   exactly) by more than the tolerance;
+// - the radius reported for a year is the largest reached up to that year's report time
+//   (injection is continuous, so the plume's reach never recedes);
+// - the CO2 mass in place is the free-phase gas of the plume at the last report, with Span-Wagner
+//   densities at each cell's pressure (initial + hydrostatic + dP) and the case's temperature; its
+//   ratio to the injected mass is reported (below 1 where CO2 dissolves in the brine);
+// - the area of review is the region connected to the perforations where dP > critical.
+// Radii are outer edges of radial cells measured from the well axis (cell edges are cumsum(DR)).
 #include <string>
 #include <vector>
 
@@ -16,21 +25,30 @@ struct KpiOptions {
   double sg_threshold = 0.01;  // plume: SG > this
   std::vector<double> years{1, 10, 30};
   double critical_dp_bar = 10.0;  // area of review: dP > this
-  double co2_density = 700.0;     // kg/m3 at reservoir conditions, for the mass in place
+  double co2_density = 0;         // kg/m3; 0: Span-Wagner density of each cell
+  double mass_tolerance = 0.1;    // plume mass may exceed the injected mass by this fraction
 };
 
 struct Kpis {
   std::vector<double> plume_radius_m, plume_area_km2;  // per requested year
   std::vector<double> years_used;                      // report time used for each (years)
+  std::vector<int> plume_capped;  // per year: 1 if the field's own reach was beyond the mass cap
   double max_dp_bar = 0, max_dp_radius_m = 0, max_dp_depth_m = 0, max_dp_year = 0;
-  double aor_radius_m = 0;  // 0: nowhere above the critical pressure
-  double co2_mass_mt = 0;   // in the plume (SG > threshold) at the last report time
+  double aor_radius_m = 0;  // 0: the perforations are not above the critical pressure
+  double co2_mass_mt = 0;   // free-phase CO2 in the plume at the last report time
+  double injected_mt = 0;   // rate x time at the last report time
+  double mass_ratio = 0;    // co2_mass_mt / injected_mt
 };
 
-// sg, dp: (T, X, Y) of one case on the case's grid; times in days.
+// sg, dp: (T, X, Y) of one whole-grid case; times in days.
 Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
                   const std::vector<float>& dp, const std::vector<double>& times_days,
                   const KpiOptions& o);
+
+// The cells connected (4-neighbours in layer and radius) to the perforated cells of the well
+// column through cells where `inside` (an (X, Y) mask) is set; seeds must be inside too.
+std::vector<char> connected_to_perforations(const ReservoirCase& c,
+                                            const std::vector<char>& inside);
 
 std::vector<std::string> kpi_header(const KpiOptions& o);
 std::vector<double> kpi_row(const Kpis& k);

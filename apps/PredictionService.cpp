@@ -270,12 +270,14 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
       years.push_back({{"year", o.years[i]},
                        {"year_used", k.years_used[i]},
                        {"plume_radius_m", k.plume_radius_m[i]},
-                       {"plume_area_km2", k.plume_area_km2[i]}});
+                       {"plume_area_km2", k.plume_area_km2[i]},
+                       {"plume_capped", k.plume_capped[i] != 0}});
     r["kpis"] = {{"sg_threshold", o.sg_threshold},     {"plume", years},
                  {"max_dp_bar", k.max_dp_bar},         {"max_dp_radius_m", k.max_dp_radius_m},
                  {"max_dp_depth_m", k.max_dp_depth_m}, {"max_dp_year", k.max_dp_year},
                  {"critical_dp_bar", critical_dp},     {"aor_radius_m", k.aor_radius_m},
-                 {"co2_mass_mt", k.co2_mass_mt}};
+                 {"co2_mass_mt", k.co2_mass_mt},       {"injected_mt", k.injected_mt},
+                 {"mass_ratio", k.mass_ratio}};
   }
   r["warnings"] = warnings;
   return r;

@@ -1,5 +1,7 @@
 #include "apps/Predictor.hpp"
 
+#include <algorithm>
+
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
@@ -7,6 +9,16 @@
 #include "io/TensorFile.hpp"
 
 namespace ufno {
+
+// The network's raw output made physical (docs/kpis.md): inactive cells (channel 0, the encoded
+// permeability, exactly 0) are outside the reservoir and the training loss never saw them, so
+// they are 0, not whatever the network extrapolates there; SG lies within [0, 1 - SWI].
+float physical_value(bool saturation, float raw, const float* channels) {
+  if (channels[0] == 0.0f) return 0.0f;
+  if (!saturation) return raw;
+  const float sg_max = float(1.0 - decoded_swi(channels[kSwiChannel]));
+  return std::clamp(raw, 0.0f, sg_max);
+}
 
 Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
                      const std::string& grid_spec, dist::ExchangeAlgorithm alg)
@@ -72,16 +84,15 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
     f.units = m->spec().output_units;
     f.shape = {B, T, X, Y};
     f.values.resize(B * T * X * Y);
-    // Inactive cells (channel 0, the encoded permeability, exactly 0) are outside the
-    // reservoir: the training loss never saw them, so they are written as 0, not as whatever
-    // the network extrapolates there.
     const std::size_t C = s[4];
+    const bool saturation = f.name == "SG";
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t t = 0; t < T; ++t)
         for (std::size_t i = 0; i < X; ++i)
           for (std::size_t j = 0; j < Y; ++j) {
-            const bool active = in.data[(((b * X + i) * Y + j) * T + t) * C] != 0.0f;
-            f.values[((b * T + t) * X + i) * Y + j] = active ? hy(b, 0, i, j, t) : 0.0f;
+            const float* ch = &in.data[(((b * X + i) * Y + j) * T + t) * C];
+            f.values[((b * T + t) * X + i) * Y + j] =
+                physical_value(saturation, hy(b, 0, i, j, t), ch);
           }
     p.fields.push_back(std::move(f));
   }

@@ -52,6 +52,10 @@ class Predictor {
   std::vector<std::unique_ptr<DistributedNet3d>> models_;
 };
 
+// One output value made physical from the raw network output and the cell's encoded input
+// channels: 0 outside the formation; SG (saturation) clamped to [0, 1 - SWI].
+float physical_value(bool saturation, float raw, const float* channels);
+
 // Writes a prediction (every rank its block) through a temporary file renamed into place.
 void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,
                       const std::string& source);

@@ -84,6 +84,7 @@ SweepConfig read_sweep_config(const std::string& path) {
       c.kpi.years = k.value("years", c.kpi.years);
       c.kpi.critical_dp_bar = k.value("critical_dp_bar", c.kpi.critical_dp_bar);
       c.kpi.co2_density = k.value("co2_density", c.kpi.co2_density);
+      c.kpi.mass_tolerance = k.value("mass_tolerance", c.kpi.mass_tolerance);
     }
     if (j.contains("keep_fields")) {
       if (j["keep_fields"].is_string() && j["keep_fields"] == "all")

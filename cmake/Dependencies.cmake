@@ -58,3 +58,9 @@ endfunction()  # oneDNN's thread pool is OpenMP
 
 # opm-common (ECLIPSE deck parser, restart reader) for ufno_import; its CMake config is broken here.
 pkg_check_modules(OPMCOMMON IMPORTED_TARGET opm-common)
+
+# opm-material's CO2 tables (header-only; the Span-Wagner densities OPM Flow uses) for the KPIs.
+find_path(UFNO_OPM_MATERIAL_INCLUDE opm/material/components/co2tables.inc)
+if(NOT UFNO_OPM_MATERIAL_INCLUDE)
+  message(FATAL_ERROR "opm-material's headers are missing: apt-get install libopm-material-dev")
+endif()

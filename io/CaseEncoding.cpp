@@ -14,6 +14,8 @@ constexpr double kMtPerYearToQ = 1e6 / 365.0 * 1000.0 / 1.862;
 double encoded_rate(double r) { return (r * kMtPerYearToQ - kRateQMin) / (kRateQMax - kRateQMin); }
 double decoded_rate(double a) { return (a * (kRateQMax - kRateQMin) + kRateQMin) / kMtPerYearToQ; }
 
+double decoded_swi(double a) { return 0.1 + 0.2 * a; }
+
 std::vector<double> paper_times_days(int n) {
   std::vector<double> t(n);
   double sum = 0;
@@ -38,7 +40,8 @@ HostArray encode_case(const ReservoirCase& c, int nt) {
   const double r0 = r[0], rspan = Y > 1 ? r[Y - 1] - r[0] : 1.0;
 
   const double scalars[5] = {encoded_rate(c.rate_mt_per_year), (c.temperature_c - 30.0) / 150.0,
-                             (c.pressure_bar - 100.0) / 200.0, (c.swi - 0.1) / 0.2,
+                             (c.pressure_bar - 100.0) / 200.0,
+                             (c.swi - 0.1) / 0.2,  // decoded_swi() inverts it
                              (c.vg_lambda - 0.3) / 0.4};
   HostArray a;
   a.shape = {1, std::size_t(c.lx), std::size_t(c.ly), std::size_t(T), std::size_t(kInputChannels)};

@@ -22,5 +22,7 @@ HostArray encode_case(const ReservoirCase& c, int nt);
 // The inverse of the scalar encodings, for reports and tests.
 double encoded_rate(double rate_mt_per_year);
 double decoded_rate(double a);
+constexpr int kSwiChannel = 7;
+double decoded_swi(double a);
 
 }  // namespace ufno

@@ -29,6 +29,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train_ufno  # noqa: E402
+import ufno_encoding as ue  # noqa: E402
 import ufno_torch  # noqa: E402
 
 
@@ -68,7 +69,7 @@ def evaluate(run_dir, data):
         true = f[v][test]
         times = f["TIMES"][()]
     mask = (x[..., 0] != 0).astype(np.float64)
-    pred = predict(model, x, ck["mean"], ck["std"])
+    pred = ue.physical_output(v, predict(model, x, ck["mean"], ck["std"]), x)
     if v == "SG":
         baselines = {"no gas (SG = 0)": np.zeros_like(true)}
     else:

@@ -43,6 +43,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ufno_convert  # noqa: E402
+import ufno_encoding as ue  # noqa: E402
 import ufno_torch  # noqa: E402
 
 
@@ -173,7 +174,8 @@ def main(argv=None):
         model.train()
         if not ids:
             return float("nan"), float("nan")
-        pred = np.concatenate(preds) * mask_all[ids]
+        # Scored as ufno_predict writes it: the physical rules of docs/kpis.md applied.
+        pred = ue.physical_output(a.variable, np.concatenate(preds), x_all[ids])
         true = y_all[ids] * mask_all[ids]
         metric = plume_error(pred, true) if a.variable == "SG" else \
             pressure_error(pred, true, mask_all[ids])

@@ -50,6 +50,23 @@ def decoded_rate(a):
     return (a * (RATE_Q_MAX - RATE_Q_MIN) + RATE_Q_MIN) / MT_PER_YEAR_TO_Q
 
 
+def decoded_swi(a):
+    return 0.1 + 0.2 * a
+
+
+def physical_output(variable, raw, x):
+    """The rules of apps/Predictor.cpp physical_value (docs/kpis.md) on a network output raw
+    (N, X, Y, T) with its encoded input x (N, X, Y, T, 12): 0 outside the formation (channel 0
+    exactly 0); SG clamped to [0, 1 - SWI]."""
+    raw = np.asarray(raw)
+    active = x[..., 0] != 0
+    out = np.where(active, raw, 0.0).astype(raw.dtype)
+    if variable == "SG":
+        sg_max = (1.0 - decoded_swi(x[..., 7].astype(np.float64))).astype(np.float32)
+        out = np.where(active, np.clip(out, 0.0, sg_max), 0.0).astype(raw.dtype)
+    return out
+
+
 def scalar_channels(case):
     """The five encoded scalars (channels 4..8), in double precision."""
     return [encoded_rate(float(case["INJ_RATE"])),

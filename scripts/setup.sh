@@ -14,7 +14,7 @@ PACKAGES=(
   libdnnl-dev libjemalloc-dev
   catch2 libcli11-dev nlohmann-json3-dev
   python3-torch python3-h5py python3-numpy
-  libopm-common-dev libopm-simulators-bin python3-opm-common
+  libopm-common-dev libopm-material-dev libopm-simulators-bin python3-opm-common
   libcpp-httplib-dev chromium
 )
 

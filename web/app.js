@@ -170,13 +170,16 @@ function kpiRows() {
   if (!k) return [["(KPIs need both an SG and a dP model)", ""]];
   const rows = k.plume.map((p) => [
     `Plume radius / area at ${p.year} yr (SG > ${k.sg_threshold})`,
-    `${fmtLength(p.plume_radius_m)} / ${p.plume_area_km2.toFixed(2)} km²`]);
+    `${fmtLength(p.plume_radius_m)} / ${p.plume_area_km2.toFixed(2)} km²` +
+        (p.plume_capped ? " (capped: the field holds more CO₂ than was injected)" : "")]);
   rows.push(["Maximum pressure buildup",
              `${k.max_dp_bar.toFixed(1)} bar at ${fmtLength(k.max_dp_radius_m)}, ` +
              `${k.max_dp_depth_m.toFixed(0)} m depth, year ${k.max_dp_year.toFixed(1)}`]);
   rows.push([`Area of review radius (dP > ${k.critical_dp_bar} bar)`,
              k.aor_radius_m > 0 ? fmtLength(k.aor_radius_m) : "nowhere above"]);
-  rows.push(["CO₂ mass in the plume (last time)", `${k.co2_mass_mt.toFixed(2)} Mt`]);
+  rows.push(["CO₂ mass in the plume (last time, free gas)",
+             `${k.co2_mass_mt.toFixed(2)} Mt of ${k.injected_mt.toFixed(2)} Mt injected ` +
+             `(${(100 * k.mass_ratio).toFixed(0)} %)`]);
   return rows;
 }
 
