@@ -1,0 +1,106 @@
+// ufno_export: a case file as an OPM Flow deck, the inverse of ufno_import, so that any
+// prediction can be checked against the simulator: `ufno_export CASE.h5 --deck DIR` writes
+// DIR/CASE.DATA and DIR/include/; with --targets T.h5 it also runs Flow (the training data's
+// solver flags, MULTX from a dry run) and writes Flow's SG and dP in the prediction layout, which
+// ufno_predict's output can be compared with. Exit codes: 0; 2 bad input (one line naming file
+// and field); 3 Flow failed on the case; 1 anything else.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "apps/FlowRun.hpp"
+#include "io/CaseEncoding.hpp"
+#include "io/EclipseDeckWriter.hpp"
+#include "io/OutputFile.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_targets(const std::string& path, const ufno::ReservoirCase& c,
+                   const ufno::FlowRunResult& r) {
+  const auto times = c.times_days.empty() ? ufno::paper_times_days(24) : c.times_days;
+  const std::vector<std::size_t> shape{1, times.size(), std::size_t(c.nx), std::size_t(c.ny)};
+  ufno::OutputFile f(path);
+  f.write_field("SG", shape, 0, 0, shape, r.sg, "1",
+                "gas saturation, OPM Flow (case, time, layer, radial cell)");
+  f.write_field("dP", shape, 0, 0, shape, r.dp, "bar",
+                "pressure buildup, OPM Flow (case, time, layer, radial cell)");
+  f.write_times(times);
+  f.set_attribute("source", c.path);
+  f.set_attribute("producer", "ufno_export (OPM Flow)");
+  f.commit();
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{
+      "ufno_export: ufno case file -> OPM Flow deck (and, with --targets, Flow's results)"};
+  std::string case_path, deck, targets;
+  ufno::FlowRunOptions fo;
+  bool no_multx = false;
+  app.add_option("case", case_path, "the case file (HDF5, docs/case-format.md)")->required();
+  app.add_option("--deck", deck, "directory for CASE.DATA and include/ (created)")->required();
+  app.add_option("--targets", targets, "also run Flow and write its SG and dP here");
+  app.add_option("--flow", fo.flow, "the flow executable");
+  app.add_option("--timeout", fo.timeout_s, "seconds before a Flow run is killed")
+      ->check(CLI::Range(1.0, 1e6));
+  app.add_flag("--no-multx", no_multx, "keep OPM's own radial transmissibilities (no dry run)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ufno_export: error: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  fo.multx = !no_multx;
+  const ufno::ReservoirCase c = ufno::read_case(case_path);
+  if (fs::exists(deck) && !fs::is_directory(deck))
+    throw ufno::InputError(deck, "--deck", "exists and is not a directory");
+  if (!targets.empty()) {
+    const fs::path work =
+        fs::path(deck).parent_path() / (fs::path(deck).filename().string() + ".flow");
+    ufno::FlowRunResult r = ufno::run_flow_case(c, work.string(), fo);
+    if (!r.ok) {
+      std::cerr << "ufno_export: " << case_path << ": " << r.error << "\n";
+      return 3;
+    }
+    fs::remove_all(deck);
+    fs::rename(work / "deck", deck);
+    write_targets(targets, c, r);
+    fs::remove_all(work);
+    std::printf("ufno_export: %s -> %s and %s (OPM Flow %.1f s)\n", case_path.c_str(), deck.c_str(),
+                targets.c_str(), r.wall_s);
+    return 0;
+  }
+  ufno::DeckOptions o{case_path, {}, ""};
+  if (fo.multx) {
+    o.multx = ufno::flow_multx(c, deck + ".dry", fo);
+    o.multx_note = "from a dry run";
+  }
+  // Written beside the target and renamed: an interrupted export leaves no half deck.
+  const std::string tmp = deck + ".tmp." + std::to_string(getpid());
+  fs::remove_all(tmp);
+  ufno::write_flow_deck(c, tmp, o);
+  fs::remove_all(deck);
+  fs::rename(tmp, deck);
+  std::printf("ufno_export: %s -> %s/CASE.DATA (%d x %d grid%s)\n", case_path.c_str(), deck.c_str(),
+              c.nx, c.ny, fo.multx ? ", MULTX from a dry run" : "");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const ufno::InputError& e) {
+    std::cerr << "ufno_export: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ufno_export: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
