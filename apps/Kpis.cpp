@@ -73,15 +73,40 @@ int outermost_ring(const ReservoirCase& c, const std::vector<char>& mask) {
   return ring;
 }
 
+// Where a front leaves the masked region, as a radius: in each layer, between the centres of its
+// outermost masked cell and the next cell out, where the values fall through the threshold
+// (linear interpolation; the outer edge of the grid or of the formation if the front gets there);
+// the farthest over the layers. Continuous, so a KPI does not jump by a log-spaced cell width.
+double front_radius(const ReservoirCase& c, const Geometry& g, const std::vector<double>& v,
+                    const std::vector<char>& mask, double threshold) {
+  double radius = 0;
+  for (int x = 0; x < c.nx; ++x) {
+    const std::size_t row = std::size_t(x) * c.ny;
+    int y = c.ny - 1;
+    while (y >= 0 && !mask[row + y]) --y;
+    if (y < 0) continue;
+    double r = g.r_out[y];
+    if (y + 1 < c.ny && c.permx[row + y + 1] > 0) {
+      const double a = v[row + y], b = v[row + y + 1];
+      const double f = a > b ? std::clamp((a - threshold) / (a - b), 0.0, 1.0) : 1.0;
+      const double c0 = (g.r_in[y] + g.r_out[y]) / 2, c1 = (g.r_in[y + 1] + g.r_out[y + 1]) / 2;
+      r = c0 + f * (c1 - c0);
+    }
+    radius = std::max(radius, r);
+  }
+  return radius;
+}
+
 struct PlumeReach {
   double radius_m = 0;
   bool capped = false;
 };
 
-// The plume's outermost ring, capped at the last ring whose cumulative gas mass (rings filled
-// outward from the well) stays within the injected mass plus the tolerance.
+// The plume's front radius, capped at the outer edge of the last ring whose cumulative gas mass
+// (rings filled outward from the well) stays within the injected mass plus the tolerance.
 PlumeReach plume_reach(const ReservoirCase& c, const Geometry& g, const Snapshot& s,
-                       const std::vector<char>& plume, double injected_kg, double tolerance) {
+                       const std::vector<char>& plume, double threshold, double injected_kg,
+                       double tolerance) {
   const int reach = outermost_ring(c, plume);
   if (reach < 0) return {};
   const auto m = ring_masses(c, g, s, plume);
@@ -92,7 +117,8 @@ PlumeReach plume_reach(const ReservoirCase& c, const Geometry& g, const Snapshot
     if (cum > injected_kg * (1 + tolerance)) break;
     filled = y;
   }
-  return {filled < 0 ? 0.0 : g.r_out[filled], filled < reach};
+  if (filled == reach) return {front_radius(c, g, s.sg, plume, threshold), false};
+  return {filled < 0 ? 0.0 : g.r_out[filled], true};
 }
 
 std::vector<char> above(const ReservoirCase& c, const std::vector<double>& v, double threshold) {
@@ -151,7 +177,8 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
   for (int t = 0; t < T; ++t) {
     const Snapshot s = snapshot(c, g, sg, dp, t, o);
     const auto plume = connected_to_perforations(c, above(c, s.sg, o.sg_threshold));
-    reach[t] = plume_reach(c, g, s, plume, injected_kg(c, times[t]), o.mass_tolerance);
+    reach[t] =
+        plume_reach(c, g, s, plume, o.sg_threshold, injected_kg(c, times[t]), o.mass_tolerance);
     if (t == T - 1) {
       const auto m = ring_masses(c, g, s, plume);
       double mass = 0;
@@ -161,8 +188,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       k.mass_ratio = k.injected_mt > 0 ? k.co2_mass_mt / k.injected_mt : 0;
     }
     const auto aor = connected_to_perforations(c, above(c, s.dp, o.critical_dp_bar));
-    const int ring = outermost_ring(c, aor);
-    if (ring >= 0) k.aor_radius_m = std::max(k.aor_radius_m, g.r_out[ring]);
+    k.aor_radius_m = std::max(k.aor_radius_m, front_radius(c, g, s.dp, aor, o.critical_dp_bar));
   }
   for (double year : o.years) {
     const int best = nearest_report(times, year);

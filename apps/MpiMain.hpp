@@ -17,7 +17,9 @@ namespace ufno {
 inline int mpi_main(int argc, char** argv, const char* tool,
                     const std::function<int(int argc, char** argv, int rank, int size)>& run) {
   backend::reuse_freed_host_memory();  // before MPI and Kokkos allocate anything
-  MPI_Init(&argc, &argv);
+  // Funneled: ufno_sweep runs OPM Flow from a helper thread that never calls MPI.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0, size = 1, code = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

@@ -5,16 +5,24 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
+#include <thread>
 
 #include "apps/BatchRun.hpp"
 #include "apps/DefaultModels.hpp"
+#include "apps/FlowRun.hpp"
+#include "decomposition/CollectiveErrors.hpp"
+#include "io/CaseEncoding.hpp"
 #include "io/CaseWriter.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/ModelFile.hpp"
+#include "io/PhysicalLimits.hpp"
 
 namespace ufno {
 
@@ -55,7 +63,91 @@ GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int inde
   return g;
 }
 
+// Bumped whenever the KPI rules or the table's columns change: results of another version are
+// not reused (docs/kpis.md).
+constexpr int kKpiRulesVersion = 2;
+
+void require_known_keys(const json& j, const std::string& path, const std::string& prefix,
+                        std::initializer_list<const char*> known) {
+  if (!j.is_object()) throw InputError(path, prefix, "must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    (void)value;
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) throw InputError(path, prefix.empty() ? key : prefix + "." + key, "unknown key");
+  }
+}
+
+// FNV-1a over bytes: a stable fingerprint (std::hash is not stable across builds).
+std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char ch : bytes) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw InputError(path, "", "cannot be opened");
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+std::string sweep_fingerprint(const json& j, const SweepConfig& c) {
+  std::uint64_t h = fnv1a(j.dump());  // object keys sorted: key order does not matter
+  h = fnv1a("kpi rules " + std::to_string(kKpiRulesVersion), h);
+  for (const auto& p : c.models) h = fnv1a(file_bytes(p), h);
+  for (const auto& p : c.base_cases) h = fnv1a(file_bytes(p), h);
+  char b[32];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+const char* kFingerprintFile = "sweep_fingerprint.txt";
+
+// Results in `out` are reused only when they come from this very configuration.
+void check_out_matches(const SweepConfig& c) {
+  const fs::path out(c.out), fp = out / kFingerprintFile;
+  if (!fs::exists(out)) return;
+  if (!fs::is_directory(out))
+    throw InputError(c.path, "out", c.out + " exists and is not a directory");
+  if (!fs::exists(fp)) {
+    if (fs::exists(out / "kpis.csv") || fs::exists(out / "kpi"))
+      throw InputError(c.path, "out",
+                       c.out + " holds results of an unknown configuration (no " +
+                           kFingerprintFile + "); choose another \"out\" or remove it");
+    return;
+  }
+  std::string old;
+  std::ifstream(fp) >> old;
+  if (old != c.fingerprint)
+    throw InputError(c.path, "out",
+                     c.out +
+                         " holds the results of a different sweep (configuration, models, "
+                         "base cases or KPI rules changed); choose another \"out\" or "
+                         "remove it");
+}
+
+// Up-front checks of a parameter's values against the physical limits of the case fields.
+void check_parameter_values(const std::string& path, const SweepParameter& p) {
+  const std::vector<double>& v = p.values.empty() ? p.range : p.values;
+  const std::string key = "parameters." + p.name;
+  for (double x : v) {
+    const std::string why = physical_violation(p.name, x);
+    if (!why.empty()) throw InputError(path, key, why);
+    const bool positive = p.name == "PERM_MULT" || p.name == "PORO_MULT";
+    if (positive && !(x > 0)) throw InputError(path, key, "multipliers must be positive");
+    const bool layer = p.name == "PERF_TOP" || p.name == "PERF_BOTTOM";
+    if (layer && !(x >= 1)) throw InputError(path, key, "layers are numbered from 1");
+    if (p.name == "BASE_CASE" && !(x >= 0)) throw InputError(path, key, "indices start at 0");
+  }
+}
+
 }  // namespace
+
+std::vector<int> verified_scenarios(int n, int n_verify) {
+  std::vector<int> v;
+  const int m = std::min(n, n_verify);
+  for (int k = 0; k < m; ++k) v.push_back(int(std::int64_t(k) * n / m));
+  return v;
+}
 
 SweepConfig read_sweep_config(const std::string& path) {
   std::ifstream f(path);
@@ -69,6 +161,9 @@ SweepConfig read_sweep_config(const std::string& path) {
   SweepConfig c;
   c.path = path;
   try {
+    require_known_keys(j, path, "",
+                       {"description", "models", "base_cases", "sampling", "samples", "seed", "out",
+                        "ranks_per_case", "kpi", "keep_fields", "field", "parameters", "verify"});
     // No "models": the shipped default models, as for ufno_predict without --model.
     c.models =
         j.contains("models") ? j.at("models").get<std::vector<std::string>>() : default_models();
@@ -80,6 +175,9 @@ SweepConfig read_sweep_config(const std::string& path) {
     c.ranks_per_case = j.value("ranks_per_case", 1);
     if (j.contains("kpi")) {
       const auto& k = j["kpi"];
+      require_known_keys(
+          k, path, "kpi",
+          {"sg_threshold", "years", "critical_dp_bar", "co2_density", "mass_tolerance"});
       c.kpi.sg_threshold = k.value("sg_threshold", c.kpi.sg_threshold);
       c.kpi.years = k.value("years", c.kpi.years);
       c.kpi.critical_dp_bar = k.value("critical_dp_bar", c.kpi.critical_dp_bar);
@@ -92,8 +190,18 @@ SweepConfig read_sweep_config(const std::string& path) {
       else
         c.keep_fields = j["keep_fields"].get<std::vector<int>>();
     }
+    if (j.contains("verify")) {
+      const auto& v = j["verify"];
+      require_known_keys(v, path, "verify", {"scenarios", "flow", "timeout_s"});
+      c.verify_scenarios = v.value("scenarios", 0);
+      c.flow = v.value("flow", c.flow);
+      c.flow_timeout_s = v.value("timeout_s", c.flow_timeout_s);
+    }
     if (j.contains("field")) {
       const auto& f = j["field"];
+      require_known_keys(f, path, "field",
+                         {"generator", "kgeo_md", "sigma_lnk", "corr_r_cells", "corr_z_cells",
+                          "anisotropy", "poro_mean", "structure"});
       if (f.value("generator", std::string()) != "geostat")
         throw InputError(path, "field.generator", "must be \"geostat\"");
       c.geostat = true;
@@ -109,6 +217,7 @@ SweepConfig read_sweep_config(const std::string& path) {
     for (auto& [name, spec] : j.at("parameters").items()) {
       if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end())
         throw InputError(path, "parameters." + name, "unknown parameter");
+      require_known_keys(spec, path, "parameters." + name, {"range", "values", "steps"});
       SweepParameter p;
       p.name = name;
       if (spec.contains("range")) p.range = spec["range"].get<std::vector<double>>();
@@ -119,6 +228,9 @@ SweepConfig read_sweep_config(const std::string& path) {
                          "give either \"range\": [lo, hi] or \"values\"");
       if (p.range.size() == 2 && !(p.range[0] <= p.range[1]))
         throw InputError(path, "parameters." + name, "range must be [lo, hi] with lo <= hi");
+      if (p.steps < 1 || p.steps > 1000)
+        throw InputError(path, "parameters." + name + ".steps", "must be in 1..1000");
+      check_parameter_values(path, p);
       c.parameters.push_back(p);
       if (std::find(kGeostat.begin(), kGeostat.end(), name) != kGeostat.end()) c.geostat = true;
     }
@@ -130,7 +242,21 @@ SweepConfig read_sweep_config(const std::string& path) {
   if (c.base_cases.empty()) throw InputError(path, "base_cases", "names no case file");
   if (c.sampling != "lhs" && c.sampling != "grid")
     throw InputError(path, "sampling", "must be \"lhs\" or \"grid\"");
-  if (c.samples < 1) throw InputError(path, "samples", "must be positive");
+  if (c.samples < 1 || c.samples > 1000000)
+    throw InputError(path, "samples", "must be in 1..1000000");
+  if (c.verify_scenarios < 0) throw InputError(path, "verify.scenarios", "must be 0 or more");
+  if (!(c.flow_timeout_s >= 1 && c.flow_timeout_s <= 1e6))
+    throw InputError(path, "verify.timeout_s", "must be in [1, 1e6] seconds");
+  if (!(c.kpi.sg_threshold >= 0 && c.kpi.sg_threshold < 1))
+    throw InputError(path, "kpi.sg_threshold", "must be in [0, 1)");
+  if (!std::isfinite(c.kpi.critical_dp_bar))
+    throw InputError(path, "kpi.critical_dp_bar", "must be a finite number");
+  if (!(c.kpi.co2_density >= 0 && c.kpi.co2_density <= 2000))
+    throw InputError(path, "kpi.co2_density", "must be 0 (Span-Wagner) or a density up to 2000");
+  if (!(c.kpi.mass_tolerance >= 0 && c.kpi.mass_tolerance <= 10))
+    throw InputError(path, "kpi.mass_tolerance", "must be in [0, 10]");
+  for (double y : c.kpi.years)
+    if (!(y >= 0 && y <= 1000)) throw InputError(path, "kpi.years", "must be in [0, 1000]");
   // Generated fields: the defaults and every end of every sampled range must be valid, so a bad
   // configuration fails here, on every rank, before anything runs.
   if (c.geostat) {
@@ -151,6 +277,8 @@ SweepConfig read_sweep_config(const std::string& path) {
       }
     }
   }
+  c.fingerprint = sweep_fingerprint(j, c);
+  check_out_matches(c);
   return c;
 }
 
@@ -247,6 +375,121 @@ ReservoirCase make_scenario_case(const SweepConfig& c, const Scenario& s, int in
 
 }  // namespace
 
+namespace {
+
+// One KPI row of OPM Flow's own fields for scenario i, under out/verify/ (written once; a rerun
+// skips scenarios that have one). A failed run leaves a .failed note with the reason instead.
+// The verified scenarios still to run, read here on the calling thread: HDF5 is not
+// thread-safe, and the predictions use it while the Flow runs go on.
+std::vector<std::pair<std::string, ReservoirCase>> cases_to_verify(const SweepConfig& c, int n) {
+  const fs::path dir = fs::path(c.out) / "verify";
+  std::vector<std::pair<std::string, ReservoirCase>> todo;
+  // Flow reports at the times the models predict (a case without TIMES: the paper's times).
+  const int nt = ModelFile(c.models.front()).spec().grid[2];
+  for (int i : verified_scenarios(n, c.verify_scenarios)) {
+    const std::string name = scenario_name(i);
+    if (fs::exists(dir / (name + ".csv"))) continue;
+    ReservoirCase rc = read_case((fs::path(c.out) / "cases" / (name + ".h5")).string());
+    if (rc.times_days.empty()) rc.times_days = paper_times_days(nt);
+    todo.emplace_back(name, std::move(rc));
+  }
+  return todo;
+}
+
+void verify_with_flow(const SweepConfig& c,
+                      const std::vector<std::pair<std::string, ReservoirCase>>& todo) {
+  const fs::path dir = fs::path(c.out) / "verify";
+  fs::create_directories(dir);
+  FlowRunOptions fo;
+  fo.flow = c.flow;
+  fo.timeout_s = c.flow_timeout_s;
+  for (const auto& [name, rc] : todo) {
+    const fs::path row = dir / (name + ".csv"), note = dir / (name + ".failed");
+    try {
+      const FlowRunResult r = run_flow_case(rc, (dir / name).string(), fo);
+      if (!r.ok) {
+        std::ofstream(note) << r.error << "\n";
+        continue;
+      }
+      const Kpis k = compute_kpis(rc, r.sg, r.dp, rc.times_days, c.kpi);
+      std::ofstream f(row.string() + ".tmp");
+      f.precision(8);
+      for (double v : kpi_row(k)) f << "," << v;
+      f << "," << r.wall_s << "\n";
+      f.close();
+      fs::rename(row.string() + ".tmp", row);
+      fs::remove(note);
+      fs::remove_all(dir / name / "run");  // the restart files are large; the deck stays
+    } catch (const std::exception& e) {
+      std::ofstream(note) << e.what() << "\n";
+    }
+  }
+}
+
+std::vector<double> csv_numbers(const fs::path& p) {
+  std::ifstream f(p);
+  std::string line, cell;
+  std::getline(f, line);
+  std::vector<double> v;
+  std::stringstream s(line);
+  while (std::getline(s, cell, ','))
+    if (!cell.empty()) v.push_back(std::stod(cell));
+  return v;
+}
+
+// verification.csv: one row per verified scenario and KPI with ufno's value, Flow's and the
+// error; the summary line gives the largest relative error of the headline KPIs.
+int write_verification(const SweepConfig& c, int n) {
+  const fs::path out(c.out), dir = out / "verify";
+  const auto header = kpi_header(c.kpi);
+  std::ofstream t((out / "verification.csv.tmp").string());
+  t << "scenario,status,kpi,ufno,flow,abs_error,rel_error\n";
+  t.precision(8);
+  int verified = 0, failed = 0;
+  std::map<std::string, double> worst;
+  for (int i : verified_scenarios(n, c.verify_scenarios)) {
+    const std::string name = scenario_name(i);
+    const fs::path flow_row = dir / (name + ".csv"), ufno_row = out / "kpi" / (name + ".csv");
+    if (!fs::exists(flow_row) || !fs::exists(ufno_row)) {
+      std::string why = "not run";
+      std::ifstream note(dir / (name + ".failed"));
+      std::getline(note, why);
+      std::replace(why.begin(), why.end(), ',', ';');  // one CSV field
+      t << name << ",failed: " << why << ",,,,,\n";
+      ++failed;
+      continue;
+    }
+    ++verified;
+    const auto u = csv_numbers(ufno_row), f = csv_numbers(flow_row);
+    for (std::size_t k = 0; k < header.size() && k < u.size() && k < f.size(); ++k) {
+      const double abs_err = std::abs(u[k] - f[k]);
+      const bool rel_ok = std::abs(f[k]) > 1e-9;
+      t << name << ",ok," << header[k] << "," << u[k] << "," << f[k] << "," << abs_err << ",";
+      if (rel_ok) t << abs_err / std::abs(f[k]);
+      t << "\n";
+      const bool headline = header[k].rfind("plume_radius", 0) == 0 || header[k] == "max_dP_bar" ||
+                            header[k] == "co2_mass_Mt";
+      if (headline && rel_ok)
+        worst[header[k]] = std::max(worst[header[k]], abs_err / std::abs(f[k]));
+    }
+  }
+  t.close();
+  fs::rename(out / "verification.csv.tmp", out / "verification.csv");
+  std::string summary;
+  for (const auto& [k, v] : worst) {
+    char b[96];
+    std::snprintf(b, sizeof b, "%s%s %.1f %%", summary.empty() ? "" : ", ", k.c_str(), 100 * v);
+    summary += b;
+  }
+  std::printf(
+      "ufno_sweep: verified %d scenario(s) with OPM Flow (%d failed); largest errors: %s -> %s\n",
+      verified, failed, summary.empty() ? "none" : summary.c_str(),
+      (out / "verification.csv").c_str());
+  return failed;
+}
+
+}  // namespace
+
 int run_sweep(const SweepConfig& c) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -254,11 +497,16 @@ int run_sweep(const SweepConfig& c) {
   const fs::path out(c.out), cases = out / "cases", fields = out / "fields", rows = out / "kpi";
   const std::vector<Scenario> scen = sample_scenarios(c);
   const int n = int(scen.size());
-  int failed_setup = 0;
-  if (rank == 0) {
+  // Scenario case files (rank 0); a scenario that cannot be made fails every rank together.
+  dist::collectively(MPI_COMM_WORLD, [&] {
+    if (rank != 0) return;
     fs::create_directories(cases);
     fs::create_directories(fields);
     fs::create_directories(rows);
+    if (!fs::exists(out / kFingerprintFile)) {
+      std::ofstream(out / (std::string(kFingerprintFile) + ".tmp")) << c.fingerprint << "\n";
+      fs::rename(out / (std::string(kFingerprintFile) + ".tmp"), out / kFingerprintFile);
+    }
     std::ofstream pending(out / "pending.txt");
     for (int i = 0; i < n; ++i) {
       const fs::path cf = cases / (scenario_name(i) + ".h5");
@@ -267,8 +515,20 @@ int run_sweep(const SweepConfig& c) {
         write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i));
       pending << cf.string() << "\n";
     }
+    // Verified scenarios need their case files even when their predictions are done.
+    for (int i : verified_scenarios(n, c.verify_scenarios)) {
+      const fs::path cf = cases / (scenario_name(i) + ".h5");
+      if (!fs::exists(cf))
+        write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i));
+    }
+  });
+  // OPM Flow on the verified scenarios, beside the predictions (rank 0 only).
+  std::thread verifier;
+  std::vector<std::pair<std::string, ReservoirCase>> to_verify;
+  if (rank == 0 && c.verify_scenarios > 0) {
+    to_verify = cases_to_verify(c, n);
+    verifier = std::thread([&] { verify_with_flow(c, to_verify); });
   }
-  MPI_Bcast(&failed_setup, 1, MPI_INT, 0, MPI_COMM_WORLD);
   BatchSummary b{};
   int any_pending = 0;
   if (rank == 0) any_pending = fs::file_size(out / "pending.txt") > 0;
@@ -328,6 +588,7 @@ int run_sweep(const SweepConfig& c) {
     }
     table.close();
     fs::rename(out / "kpis.csv.tmp", out / "kpis.csv");
+    if (verifier.joinable()) verifier.join();
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
         "ufno_sweep: %d scenario(s): %d predicted now, %d from earlier runs, %d failed, in "
@@ -335,6 +596,8 @@ int run_sweep(const SweepConfig& c) {
         n, b.done, n - failed - b.done, failed, sec, b.done / std::max(sec, 1e-9),
         (out / "kpis.csv").c_str());
   }
+  if (verifier.joinable()) verifier.join();
+  if (rank == 0 && c.verify_scenarios > 0) failed += write_verification(c, n);
   MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return failed;
 }

@@ -39,12 +39,27 @@ struct SweepConfig {
   // Also switched on by any geostatistical parameter.
   bool geostat = false;
   GeostatParams geostat_defaults;
+
+  // "verify": {"scenarios": N, "flow": "flow", "timeout_s": 600}: N scenarios, spread evenly over
+  // the sweep, are also run with OPM Flow (in parallel with the predictions, resumably) and
+  // each KPI's error is reported in verification.csv.
+  int verify_scenarios = 0;
+  std::string flow = "flow";
+  double flow_timeout_s = 600;
+  // What the results in `out` were computed from: the configuration, the models' and base
+  // cases' bytes and the KPI rules' version. A rerun reuses results only under the same one.
+  std::string fingerprint;
 };
 
 using Scenario = std::map<std::string, double>;
 
-SweepConfig read_sweep_config(const std::string& path);  // InputError naming the key
+// Reads and checks the configuration (InputError naming the key), including that `out`, if it
+// holds results, holds those of this very configuration.
+SweepConfig read_sweep_config(const std::string& path);
 std::vector<Scenario> sample_scenarios(const SweepConfig& c);
+
+// The scenarios verified with Flow: n_verify of n, evenly spread (0 always among them).
+std::vector<int> verified_scenarios(int n, int n_verify);
 
 // Runs the sweep on MPI_COMM_WORLD; returns the number of scenarios that failed.
 int run_sweep(const SweepConfig& c);

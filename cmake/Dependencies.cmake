@@ -57,7 +57,7 @@ function(ufno_use_allocator target)
 endfunction()  # oneDNN's thread pool is OpenMP
 
 # opm-common (ECLIPSE deck parser, restart reader) for ufno_import; its CMake config is broken here.
-pkg_check_modules(OPMCOMMON IMPORTED_TARGET opm-common)
+pkg_check_modules(OPMCOMMON REQUIRED IMPORTED_TARGET opm-common)
 
 # opm-material's CO2 tables (header-only; the Span-Wagner densities OPM Flow uses) for the KPIs.
 find_path(UFNO_OPM_MATERIAL_INCLUDE opm/material/components/co2tables.inc)

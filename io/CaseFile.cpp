@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "io/Hdf5File.hpp"
+#include "io/PhysicalLimits.hpp"
 
 namespace ufno {
 
@@ -111,11 +112,15 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
       throw InputError(path, "PERMZ", "zero in an active cell (PERMX > 0)" + at);
     if (c.permx[i] > 0 && !(c.poro[i] > 0 && c.poro[i] <= 1))
       throw InputError(path, "PORO", "porosity " + fmt(c.poro[i]) + " outside (0, 1]" + at);
+    check_physical(path, "PERMX", c.permx[i], at);
+    check_physical(path, "PERMZ", c.permz[i], at);
   }
   for (double v : c.dr)
     if (v <= 0) throw InputError(path, "DR", "cell widths must be positive");
   for (double v : c.dz)
     if (v <= 0) throw InputError(path, "DZ", "layer thicknesses must be positive");
+  for (double v : c.dr) check_physical(path, "DR", v);
+  for (double v : c.dz) check_physical(path, "DZ", v);
 
   // Perforation: a per-layer flag, or the first and last perforated layer (1-based, inclusive,
   // as ECLIPSE COMPDAT K1/K2).
@@ -158,14 +163,16 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
   if (n_perf == 0) throw InputError(path, "PERF", "no layer is perforated");
 
   c.rate_mt_per_year = read_scalar(f, "INJ_RATE", "Mt/yr");
-  if (c.rate_mt_per_year <= 0) throw InputError(path, "INJ_RATE", "must be positive");
   c.temperature_c = read_scalar(f, "TEMP", "degC");
   c.pressure_bar = read_scalar(f, "PRESSURE", "bar");
-  if (c.pressure_bar <= 0) throw InputError(path, "PRESSURE", "must be positive");
   c.swi = read_scalar(f, "SWI", "1");
-  if (c.swi < 0 || c.swi >= 1) throw InputError(path, "SWI", "must be in [0, 1)");
   c.vg_lambda = read_scalar(f, "VG_LAMBDA", "1");
-  if (c.vg_lambda <= 0) throw InputError(path, "VG_LAMBDA", "must be positive");
+  for (const auto& [name, v] : {std::pair{"INJ_RATE", c.rate_mt_per_year},
+                                {"TEMP", c.temperature_c},
+                                {"PRESSURE", c.pressure_bar},
+                                {"SWI", c.swi},
+                                {"VG_LAMBDA", c.vg_lambda}})
+    check_physical(path, name, v);
   if (f.has_dataset("TIMES")) {
     h5::Numeric t = f.read_numeric("TIMES");
     if (t.shape.size() != 1 || t.values.empty())

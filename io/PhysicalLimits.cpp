@@ -1,0 +1,56 @@
+#include "io/PhysicalLimits.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "io/InputError.hpp"
+
+namespace ufno {
+
+namespace {
+
+// Generous: deeper, hotter, tighter or more permeable than any storage site, but finite.
+const PhysicalLimit kLimits[] = {
+    {"INJ_RATE", 0, 100, true, "Mt/yr"},  // the largest projects inject a few Mt/yr
+    {"TEMP", 0, 400, false, "degC"},      // supercritical geothermal systems stay below
+    {"PRESSURE", 1, 2000, false, "bar"},  // about 20 km of hydrostatic column
+    {"SWI", 0, 1, false, "1"},            // checked as [0, 1) below
+    {"VG_LAMBDA", 0, 1, true, "1"},       // van Genuchten m = lambda in (0, 1]
+    {"PERMX", 0, 1e6, false, "mD"},       // 1000 darcy: gravel
+    {"PERMZ", 0, 1e6, false, "mD"},      {"PORO", 0, 1, false, "1"},
+    {"DR", 0, 1e6, true, "m"},           {"DZ", 0, 1e4, true, "m"},
+};
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+const PhysicalLimit* physical_limit(const std::string& name) {
+  for (const auto& l : kLimits)
+    if (name == l.name) return &l;
+  return nullptr;
+}
+
+std::string physical_violation(const std::string& name, double v) {
+  if (!std::isfinite(v)) return "value " + fmt(v) + " is not finite";
+  const PhysicalLimit* l = physical_limit(name);
+  if (!l) return "";
+  const bool low_ok = l->lo_open ? v > l->lo : v >= l->lo;
+  const bool high_ok = name == "SWI" ? v < l->hi : v <= l->hi;
+  if (low_ok && high_ok) return "";
+  return fmt(v) + " " + l->units + " is physically impossible (allowed " +
+         (l->lo_open ? "(" : "[") + fmt(l->lo) + ", " + fmt(l->hi) + (name == "SWI" ? ")" : "]") +
+         ")";
+}
+
+void check_physical(const std::string& file, const std::string& name, double v,
+                    const std::string& where) {
+  const std::string why = physical_violation(name, v);
+  if (!why.empty()) throw InputError(file, name, why + where);
+}
+
+}  // namespace ufno
