@@ -15,7 +15,9 @@
 #include "apps/DefaultModels.hpp"
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
+#include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
+#include "io/OutputPath.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
 
@@ -25,22 +27,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int ranks_on_this_node() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int n = 1;
-  MPI_Comm_size(node, &n);
-  MPI_Comm_free(&node);
-  return n;
-}
-
 int run(int argc, char** argv, int rank) {
   CLI::App app{"ufno_predict: U-FNO / FNO prediction of CO2 gas saturation and pressure buildup"};
   std::vector<std::string> models;
   std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv";
   int ranks_per_case = 1;
   bool bf16 = false;
-  int threads = ufno::backend::default_threads(ranks_on_this_node());
+  const ufno::ThreadChoice auto_threads =
+      ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
+  int threads = 0;
   app.add_option("--model", models,
                  "model file (HDF5); give twice for an SG and a dP model (default: the shipped "
                  "models/sg_ufno.h5 and models/dp_ufno.h5)")
@@ -57,8 +52,9 @@ int run(int argc, char** argv, int rank) {
       ->required();
   app.add_option("--ranks-per-case", ranks_per_case, "batch: ranks that share one case")
       ->check(CLI::PositiveNumber);
-  app.add_option("--threads", threads, "threads per rank for FFT, GEMM and convolutions")
-      ->check(CLI::PositiveNumber);
+  auto* opt_threads = app.add_option("--threads", threads,
+                 "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
+                 "may use: affinity mask, SLURM_CPUS_PER_TASK, or the node's CPUs / ranks)");
   app.add_option("--grid", grid_spec,
                  "process grid PXxPY splitting X (layers) and Y (radial cells), or auto");
   app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")
@@ -80,6 +76,16 @@ int run(int argc, char** argv, int rank) {
     return 2;
   }
   if (models.empty()) models = ufno::default_models();
+  if (cases.empty())
+    ufno::dist::collectively(MPI_COMM_WORLD, [&] {
+      std::vector<std::string> inputs = models;
+      inputs.push_back(case_path);
+      inputs.push_back(tensor);
+      ufno::check_output_path(out, inputs);
+    });
+  const std::string threads_from = opt_threads->count() ? "--threads" : auto_threads.source;
+  if (!opt_threads->count()) threads = auto_threads.threads;
+  ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(threads); });
   ufno::backend::set_threads(threads);
   if (bf16) {
     if (!ufno::backend::conv_bf16_supported()) {
@@ -97,9 +103,13 @@ int run(int argc, char** argv, int rank) {
     if (rank == 0)
       std::printf(
           "ufno_predict: batch of %d case(s): %d done, %d skipped (already done), %d failed "
-          "in %.3f s -> %s\n",
-          s.done + s.skipped + s.failed, s.done, s.skipped, s.failed, s.seconds, out.c_str());
-    return s.failed ? 3 : 0;
+          "in %.3f s, %d thread(s) per rank (%s) -> %s\n",
+          s.done + s.skipped + s.failed, s.done, s.skipped, s.failed, s.seconds, threads,
+          threads_from.c_str(), out.c_str());
+    // Every task exits with the batch's status, not just the one that counted the failures.
+    int failed = s.failed > 0, any_failed = 0;
+    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any_failed ? 3 : 0;
   }
   const auto t0 = std::chrono::steady_clock::now();
   ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,
@@ -122,10 +132,10 @@ int run(int argc, char** argv, int rank) {
   if (rank == 0)
     std::printf(
         "ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), "
-        "%d rank(s) as %s x %d thread(s) -> %s\n",
+        "%d rank(s) as %s x %d thread(s) (%s) -> %s\n",
         p.cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
         spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, predictor.grid().size(),
-        predictor.grid().str().c_str(), threads, out.c_str());
+        predictor.grid().str().c_str(), threads, threads_from.c_str(), out.c_str());
   return 0;
 }
 

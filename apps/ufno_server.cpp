@@ -20,6 +20,7 @@
 #include "apps/DefaultModels.hpp"
 #include "apps/MpiMain.hpp"
 #include "apps/PredictionService.hpp"
+#include "apps/ThreadDefaults.hpp"
 #include "operators/backend/Threads.hpp"
 
 #ifndef UFNO_SOURCE_DIR
@@ -150,7 +151,7 @@ int run(int argc, char** argv) {
                  "how long the worker waits for more requests to batch");
   app.add_option("--max-queue", o.max_queue, "waiting requests beyond which the API answers 503")
       ->check(CLI::PositiveNumber);
-  app.add_option("--threads", threads, "compute threads (default: all cores)");
+  app.add_option("--threads", threads, "compute threads (default: the CPUs this process may use)");
   app.add_option("--http-threads", http_threads, "threads accepting requests");
   try {
     app.parse(argc, argv);
@@ -166,7 +167,9 @@ int run(int argc, char** argv) {
   if (temp_results)
     results = (fs::temp_directory_path() / ("ufno_server_" + std::to_string(getpid()))).string();
   o.results_dir = results;
-  ufno::backend::set_threads(threads > 0 ? threads : ufno::backend::default_threads(1));
+  if (threads == 0) threads = ufno::default_threads_for_rank(1).threads;
+  ufno::check_thread_count(threads);
+  ufno::backend::set_threads(threads);
   if (!fs::is_directory(web_root))
     throw ufno::InputError(web_root, "--web-root", "is not a directory");
 

@@ -5,6 +5,8 @@
 
 #include "apps/MpiMain.hpp"
 #include "apps/Sweep.hpp"
+#include "apps/ThreadDefaults.hpp"
+#include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/Threads.hpp"
 
 namespace {
@@ -12,9 +14,12 @@ namespace {
 int run(int argc, char** argv, int rank, int size) {
   CLI::App app{"ufno_sweep: site-screening sweeps with KPI tables"};
   std::string config;
-  int threads = ufno::backend::default_threads(size);
+  (void)size;
+  const ufno::ThreadChoice auto_threads =
+      ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
+  int threads = 0;
   app.add_option("--config", config, "sweep configuration (JSON)")->required();
-  app.add_option("--threads", threads, "threads per rank");
+  auto* opt_threads = app.add_option("--threads", threads, "threads per rank (default: as ufno_predict)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -23,6 +28,8 @@ int run(int argc, char** argv, int rank, int size) {
     if (rank == 0) std::cerr << "ufno_sweep: error: " << e.what() << "\n";
     return 2;
   }
+  if (!opt_threads->count()) threads = auto_threads.threads;
+  ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(threads); });
   ufno::backend::set_threads(threads);
   ufno::SweepConfig c;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { c = ufno::read_sweep_config(config); });

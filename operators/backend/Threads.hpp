@@ -4,8 +4,7 @@
 // never oversubscribe the cores.
 namespace ufno::backend {
 
+// The apps choose the count (apps/ThreadDefaults.hpp); this sets it everywhere.
 void set_threads(int n);
-// Cores of this machine divided by the ranks sharing it, at least 1.
-int default_threads(int ranks_on_node = 1);
 
 }  // namespace ufno::backend
