@@ -1,16 +1,20 @@
 #include "apps/BatchRun.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/OutputPath.hpp"
 
 namespace ufno {
 
@@ -64,14 +68,34 @@ std::vector<std::string> outputs_for(const std::string& out_dir,
 }
 
 // A finished output: present under its final name (outputs are renamed into place when complete)
-// and readable.
+// and one of ours: written by ufno_predict, with its times and a field. Any other HDF5 file
+// there (a case file, another tool's output) is not a result and is predicted again.
 bool finished(const std::string& path) {
-  if (!fs::exists(path)) return false;
+  if (!fs::is_regular_file(path)) return false;
   try {
     auto f = h5::File::open_read(path);
-    return f.has_dataset("TIMES");
+    return f.string_attribute("/", "producer").value_or("") == "ufno_predict" &&
+           f.has_dataset("TIMES") && (f.has_dataset("SG") || f.has_dataset("dP"));
   } catch (const InputError&) {
     return false;
+  }
+}
+
+// Temporaries (<output>.tmp.<pid>) that a killed run left: removed when their process is gone
+// and they are older than ten minutes (another job on this node may still be writing).
+void remove_stale_temporaries(const std::vector<std::string>& outputs) {
+  for (const auto& out : outputs) {
+    const fs::path p(out);
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
+      const std::string name = e.path().filename().string(),
+                        prefix = p.filename().string() + ".tmp.";
+      if (name.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      const bool alive = pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
+      const auto age = fs::file_time_type::clock::now() - fs::last_write_time(e.path(), ec);
+      if (!alive && !ec && age > std::chrono::minutes(10)) fs::remove(e.path(), ec);
+    }
   }
 }
 
@@ -94,7 +118,13 @@ BatchSummary run_batch(const BatchOptions& o) {
                            std::to_string(size) + " ranks of the job");
     cases = list_cases(o.cases);
     outputs = outputs_for(o.out_dir, cases);
-    if (world == 0) fs::create_directories(o.out_dir);
+    if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
+      throw InputError(o.out_dir, "--out", "exists and is not a directory");
+    for (std::size_t i = 0; i < cases.size(); ++i) check_output_path(outputs[i], {cases[i]});
+    if (world == 0) {
+      fs::create_directories(o.out_dir);
+      remove_stale_temporaries(outputs);
+    }
   });
   const int groups = size / o.ranks_per_case, group = world / o.ranks_per_case;
   MPI_Comm comm;

@@ -47,7 +47,8 @@ int ranks_on_this_node(MPI_Comm comm) {
 ThreadChoice default_threads_for_rank(int ranks_on_node) {
   const int mask = usable_cpus(), node = node_cpus();
   if (mask < node) return {mask, "CPU affinity"};
-  if (const int slurm = slurm_cpus_per_task()) return {std::min(slurm, node), "SLURM_CPUS_PER_TASK"};
+  if (const int slurm = slurm_cpus_per_task())
+    return {std::min(slurm, node), "SLURM_CPUS_PER_TASK"};
   const int n = node / (ranks_on_node > 0 ? ranks_on_node : 1);
   return {n < 1 ? 1 : n, "node CPUs / ranks"};
 }

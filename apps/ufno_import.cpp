@@ -12,6 +12,8 @@
 #include "io/EclipseResults.hpp"
 #include "io/GridResampler.hpp"
 #include "io/OutputFile.hpp"
+#include "io/OutputPath.hpp"
+#include "io/PhysicalLimits.hpp"
 
 namespace {
 
@@ -24,6 +26,28 @@ std::string default_unrst(const std::string& deck) {
         p.parent_path().parent_path() / "run" / (stem + ".UNRST")})
     if (fs::exists(candidate)) return candidate.string();
   return (p.parent_path() / (stem + ".UNRST")).string();
+}
+
+// The imported case must be one ufno_predict accepts: physically possible values and report
+// times (a negative rate or TSTEP 5*0 are refused here, not after the case file exists).
+void check_imported_case(const std::string& deck, const ufno::ReservoirCase& c) {
+  for (const auto& [name, v] : {std::pair{"INJ_RATE", c.rate_mt_per_year},
+                                {"TEMP", c.temperature_c},
+                                {"PRESSURE", c.pressure_bar},
+                                {"SWI", c.swi},
+                                {"VG_LAMBDA", c.vg_lambda}})
+    ufno::check_physical(deck, name, v);
+  for (std::size_t i = 0; i < c.permx.size(); ++i) {
+    ufno::check_physical(deck, "PERMX", c.permx[i]);
+    ufno::check_physical(deck, "PERMZ", c.permz[i]);
+    ufno::check_physical(deck, "PORO", c.poro[i]);
+  }
+  for (std::size_t t = 0; t < c.times_days.size(); ++t)
+    if (!(c.times_days[t] > (t ? c.times_days[t - 1] : 0.0)))
+      throw ufno::InputError(deck, "TSTEP", "report steps must be positive (a step of 0 days)");
+  bool perforated = false;
+  for (int p : c.perforated) perforated = perforated || p;
+  if (!perforated) throw ufno::InputError(deck, "COMPDAT", "no layer is perforated");
 }
 
 int run(int argc, char** argv) {
@@ -76,16 +100,20 @@ int run(int argc, char** argv) {
       resample.reset();
     }
   }
-  ufno::write_case(out, c, "imported from " + deck);
+  check_imported_case(deck, c);
+  ufno::check_output_path(out, {deck, like, unrst});
+  if (!targets.empty()) ufno::check_output_path(targets, {deck, like, unrst, out}, "--targets");
+  // The targets are read before anything is written: a failure leaves neither file.
+  std::vector<float> sg, dp;
+  std::string unrst_path;
   if (!targets.empty()) {
-    const std::string path = unrst.empty() ? default_unrst(deck) : unrst;
-    ufno::FlowResults r = ufno::read_flow_results(path, d.rc.nx, d.rc.ny, d.active);
+    unrst_path = unrst.empty() ? default_unrst(deck) : unrst;
+    ufno::FlowResults r = ufno::read_flow_results(unrst_path, d.rc.nx, d.rc.ny, d.active);
     if (r.nt != int(c.times_days.size()))
-      throw ufno::InputError(path, "",
+      throw ufno::InputError(unrst_path, "",
                              std::to_string(r.nt) + " report steps but the deck's TSTEP gives " +
                                  std::to_string(c.times_days.size()));
     const std::size_t plane = std::size_t(d.rc.nx) * d.rc.ny;
-    std::vector<float> sg, dp;
     for (int t = 0; t < r.nt; ++t) {
       std::vector<double> s(r.sg.begin() + t * plane, r.sg.begin() + (t + 1) * plane);
       std::vector<double> p(r.dp.begin() + t * plane, r.dp.begin() + (t + 1) * plane);
@@ -96,15 +124,24 @@ int run(int argc, char** argv) {
       sg.insert(sg.end(), s.begin(), s.end());
       dp.insert(dp.end(), p.begin(), p.end());
     }
-    ufno::OutputFile f(targets);
-    const std::vector<std::size_t> shape{std::size_t(r.nt), std::size_t(c.nx), std::size_t(c.ny)};
-    f.write_field("SG", shape, 0, 0, shape, sg, "1", "gas saturation (time, layer, radial cell)");
-    f.write_field("dP", shape, 0, 0, shape, dp, "bar",
-                  "pressure buildup PRESSURE - PRESSURE(step 0) (time, layer, radial cell)");
-    f.write_times(c.times_days);
-    f.set_attribute("source", path);
-    f.set_attribute("producer", "ufno_import");
-    f.commit();
+  }
+  ufno::write_case(out, c, "imported from " + deck);
+  if (!targets.empty()) {
+    try {
+      ufno::OutputFile f(targets);
+      const std::vector<std::size_t> shape{c.times_days.size(), std::size_t(c.nx),
+                                           std::size_t(c.ny)};
+      f.write_field("SG", shape, 0, 0, shape, sg, "1", "gas saturation (time, layer, radial cell)");
+      f.write_field("dP", shape, 0, 0, shape, dp, "bar",
+                    "pressure buildup PRESSURE - PRESSURE(step 0) (time, layer, radial cell)");
+      f.write_times(c.times_days);
+      f.set_attribute("source", unrst_path);
+      f.set_attribute("producer", "ufno_import");
+      f.commit();
+    } catch (...) {
+      std::filesystem::remove(out);  // both files or neither
+      throw;
+    }
   }
   std::printf("ufno_import: %s -> %s%s%s (%d x %d grid, %zu report times)\n", deck.c_str(),
               out.c_str(), targets.empty() ? "" : " and ", targets.c_str(), c.nx, c.ny,

@@ -52,9 +52,10 @@ int run(int argc, char** argv, int rank) {
       ->required();
   app.add_option("--ranks-per-case", ranks_per_case, "batch: ranks that share one case")
       ->check(CLI::PositiveNumber);
-  auto* opt_threads = app.add_option("--threads", threads,
-                 "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
-                 "may use: affinity mask, SLURM_CPUS_PER_TASK, or the node's CPUs / ranks)");
+  auto* opt_threads =
+      app.add_option("--threads", threads,
+                     "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
+                     "may use: affinity mask, SLURM_CPUS_PER_TASK, or the node's CPUs / ranks)");
   app.add_option("--grid", grid_spec,
                  "process grid PXxPY splitting X (layers) and Y (radial cells), or auto");
   app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")

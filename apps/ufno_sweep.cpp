@@ -19,7 +19,8 @@ int run(int argc, char** argv, int rank, int size) {
       ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
   int threads = 0;
   app.add_option("--config", config, "sweep configuration (JSON)")->required();
-  auto* opt_threads = app.add_option("--threads", threads, "threads per rank (default: as ufno_predict)");
+  auto* opt_threads =
+      app.add_option("--threads", threads, "threads per rank (default: as ufno_predict)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

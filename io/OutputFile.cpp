@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "io/OutputPath.hpp"
+
 namespace ufno {
 
 namespace {
@@ -16,7 +18,7 @@ std::string temporary_name(const std::string& path, MPI_Comm comm) {
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, MPI_Comm comm)
-    : path_(path),
+    : path_((check_output_path(path, {}), path)),
       tmp_(temporary_name(path, comm)),
       comm_(comm),
       file_(h5::File::create(tmp_, comm)) {

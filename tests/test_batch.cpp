@@ -123,6 +123,40 @@ TEST_CASE("a batch of case.h5 files in one directory per case writes one output 
   }
 }
 
+TEST_CASE("a batch never overwrites its cases and trusts only its own outputs", "[batch][errors]") {
+  make_cases("b_same", 2);
+  // --out equal to the --cases directory: the outputs would be the case files themselves.
+  Run r = predict(kModels + " --cases b_same --out b_same");
+  INFO(r.out << r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("is the input file") != std::string::npos);
+  CHECK(test::read_all("b_same/case_10.h5").arrays.count("PERMX") == 1);  // untouched
+  // An existing file as --out.
+  std::ofstream("b_file") << "x";
+  r = predict(kModels + " --cases b_same --out b_file");
+  CHECK(r.code == 2);
+  CHECK(r.err.find("b_file: --out: exists and is not a directory") != std::string::npos);
+  // A foreign HDF5 file under an output's name is not a finished result: it is predicted.
+  fs::remove_all("b_out");
+  fs::create_directories("b_out");
+  fs::copy_file("b_same/case_10.h5", "b_out/case_10.h5");
+  // A temporary of a long-dead run is removed; one of a live process is left alone.
+  const std::string stale = "b_out/case_11.h5.tmp.999999999",
+                    live = "b_out/case_11.h5.tmp." + std::to_string(getpid());
+  std::ofstream(stale) << "partial";
+  std::ofstream(live) << "partial";
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  fs::last_write_time(live, fs::file_time_type::clock::now() - std::chrono::hours(1));
+  r = predict(kModels + " --cases b_same --out b_out");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("2 done, 0 skipped") != std::string::npos);
+  CHECK(h5::File::open_read("b_out/case_10.h5").has_dataset("SG"));
+  CHECK(!fs::exists(stale));
+  CHECK(fs::exists(live));
+  fs::remove(live);
+  fs::remove("b_file");
+}
+
 TEST_CASE("a killed batch resumes to the same outputs", "[batch]") {
   make_cases("resume_in", 12);
   fs::remove_all("resume_full");

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <tuple>
 
 #include "io/Hdf5File.hpp"
 #include "support/CaseWriter.hpp"
@@ -199,11 +201,86 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     expect_failure("--model " + model + " --model " + model + " --tensor " + io, model, "variable",
                    "two models");
   }
+  SECTION("physically impossible scalars and cells") {
+    for (const auto& [field, value, what] : {std::tuple{"TEMP", 1e300, "physically impossible"},
+                                             {"INJ_RATE", -1.0, "physically impossible"},
+                                             {"PRESSURE", 1e300, "physically impossible"},
+                                             {"VG_LAMBDA", 1e300, "physically impossible"}}) {
+      auto c = test::valid_case(16, 24);
+      c[field].values[0] = value;
+      test::write_case("absurd_case.h5", c);
+      expect_failure("--model " + model + " --case absurd_case.h5", "absurd_case.h5", field, what);
+    }
+    auto c = test::valid_case(16, 24);
+    c["PERMX"].values[5] = 1e30;
+    test::write_case("absurd_case.h5", c);
+    expect_failure("--model " + model + " --case absurd_case.h5", "absurd_case.h5", "PERMX",
+                   "radial cell 6");
+    fs::remove("absurd_case.h5");
+  }
+  SECTION("more threads than the node has CPUs") {
+    expect_failure("--model " + model + " --tensor " + io + " --threads 100000", "--threads", "",
+                   "100000 is more than this node's");
+    expect_failure("--model " + model + " --tensor " + io + " --threads 0", "--threads", "",
+                   "must be at least 1");
+  }
+  SECTION("an output that is an input, a device, a FIFO, a directory or a link") {
+    test::write_case("in_case.h5", test::valid_case(16, 24));
+    const auto before = test::read_all("in_case.h5").arrays.at("PERMX").data;
+    const std::string run = "--model " + model + " --case in_case.h5 --out ";
+    auto refused = [&](const std::string& out, const std::string& what) {
+      Run r = predict(run + out);
+      INFO(out << ": " << r.err);
+      CHECK(r.code == 2);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+      CHECK(r.err.find(out + ": --out: " + what) != std::string::npos);
+    };
+    refused("in_case.h5", "is the input file in_case.h5");
+    refused("./in_case.h5", "is the input file");
+    refused(model, "is the input file");
+    fs::remove("link_out.h5");
+    fs::create_symlink("in_case.h5", "link_out.h5");
+    refused("link_out.h5", "is a symbolic link");
+    fs::create_directories("dir_out.h5");
+    refused("dir_out.h5", "is a directory");
+    fs::remove("fifo_out.h5");
+    REQUIRE(std::system("mkfifo fifo_out.h5") == 0);
+    refused("fifo_out.h5", "is not a regular file");
+    refused("/dev/null", "is not a regular file");
+    CHECK(fs::is_character_file("/dev/null"));
+    CHECK(test::read_all("in_case.h5").arrays.at("PERMX").data == before);
+    for (const char* f : {"link_out.h5", "dir_out.h5", "fifo_out.h5", "in_case.h5"}) fs::remove(f);
+  }
   SECTION("output directory that does not exist") {
     Run r = predict("--model " + model + " --tensor " + io + " --out no_dir/out.h5");
     CHECK(r.code == 2);
     CHECK(r.err.find("no_dir/out.h5") != std::string::npos);
   }
+}
+
+TEST_CASE("ufno_predict's default thread count follows what the process may use", "[cli]") {
+  const std::string args = "--model " + test::data_path("ufno_small.h5") + " --tensor " +
+                           test::data_path("ufno_small_io.h5") + " --out out_threads.h5";
+  const std::string exe = std::string(UFNO_PREDICT_EXE) + " " + args;
+  Run r = test::run_command("env -u SLURM_CPUS_PER_TASK " + exe + " --threads 1");
+  INFO(r.out << r.err);
+  CHECK(r.out.find("x 1 thread(s) (--threads)") != std::string::npos);
+  // One CPU in the affinity mask (as srun --cpu-bind or mpirun --bind-to core set it).
+  r = test::run_command("taskset -c 0 env -u SLURM_CPUS_PER_TASK " + exe);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("x 1 thread(s) (CPU affinity)") != std::string::npos);
+  // No binding, but Slurm says one CPU per task (srun -c 1 on a node without task affinity).
+  const int cpus = int(std::thread::hardware_concurrency());
+  if (cpus > 1) {
+    r = test::run_command("SLURM_CPUS_PER_TASK=1 " + exe);
+    CHECK(r.out.find("x 1 thread(s) (SLURM_CPUS_PER_TASK)") != std::string::npos);
+    r = test::run_command("env -u SLURM_CPUS_PER_TASK " + exe);
+    CHECK(r.out.find("x " + std::to_string(cpus) + " thread(s) (node CPUs / ranks)") !=
+          std::string::npos);
+  } else {
+    WARN("one CPU: the SLURM_CPUS_PER_TASK and node-CPU defaults cannot be told apart");
+  }
+  fs::remove("out_threads.h5");
 }
 
 TEST_CASE("ufno_predict without --model uses the default models of UFNO_MODEL_DIR", "[cli]") {

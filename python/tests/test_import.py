@@ -163,6 +163,28 @@ def main():
         broken("NOINJECTOR", lambda s: re.sub(r"WCONINJE\n.*?\n/\n", "", s, flags=re.S), "WCONINJE",
                "missing")
         broken("NOTCO2", lambda s: s.replace("CO2STORE\n", ""), "CO2STORE", "not a CO2 storage deck")
+        # Hostile decks: each refused with exit 2 and one line, no case file left.
+        broken("SELFINCLUDE", lambda s: s.replace("'include/PORO.INC' /", "'SELFINCLUDE.DATA' /"),
+               "INCLUDE", "includes itself")
+        broken("MISSINGINCLUDE", lambda s: s.replace("'include/PORO.INC' /", "'include/NO.INC' /"),
+               "INCLUDE", "is missing")
+        broken("ZEROSTEPS", lambda s: re.sub(r"TSTEP\n.*?\n/\n", "TSTEP\n5*0\n/\n", s, flags=re.S),
+               "TSTEP", "must be positive")
+        broken("NEGATIVERATE", lambda s: re.sub(r"'RATE' ([0-9.e+]+)", r"'RATE' -\1", s), "INJ_RATE",
+               "physically impossible")
+        code, out, err = run(os.path.join(case_dir, "deck"), "--out", os.path.join(work, "bad.h5"))
+        check("a directory as the deck", code == 2 and "not a regular file" in err and
+              err.count("\n") == 1, err)
+        if shutil.which("flow"):
+            # --targets whose UNRST cannot be read: neither the case nor the targets are written.
+            code, out, err = run(deck, "--out", os.path.join(work, "half.h5"), "--targets",
+                                 os.path.join(work, "half_t.h5"), "--unrst",
+                                 os.path.join(work, "nope.UNRST"))
+            check("failed --targets leaves no case file", code == 2 and not os.path.exists(
+                os.path.join(work, "half.h5")) and not os.path.exists(
+                os.path.join(work, "half_t.h5")), err)
+        code, out, err = run(deck, "--out", deck)
+        check("--out equal to the deck is refused", code == 2 and "is the input file" in err, err)
         code, out, err = run(os.path.join(work, "nope.DATA"), "--out", os.path.join(work, "bad.h5"))
         check("missing deck", code == 2 and "nope.DATA" in err and "cannot be opened" in err, err)
     finally:
