@@ -1,6 +1,7 @@
 #include "apps/Predictor.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
@@ -9,6 +10,9 @@
 #include "io/TensorFile.hpp"
 
 namespace ufno {
+
+// 1 GPa: no storage site's pressure can rise by more (the deepest wells see a fraction of it).
+constexpr double kMaxPressureBuildupBar = 10000.0;
 
 // The network's raw output made physical (docs/kpis.md): inactive cells (channel 0, the encoded
 // permeability, exactly 0) are outside the reservoir and the training loss never saw them, so
@@ -22,7 +26,7 @@ float physical_value(bool saturation, float raw, const float* channels) {
 
 Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
                      const std::string& grid_spec, dist::ExchangeAlgorithm alg)
-    : comm_(comm) {
+    : comm_(comm), paths_(paths) {
   dist::collectively(comm, [&] {
     if (paths.empty()) throw InputError("--model", "", "no model file given");
   });
@@ -76,7 +80,8 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
   p.times_days = times;
   p.cases = s[0];
   const std::size_t B = s[0], X = s[1], Y = s[2], T = s[3];
-  for (auto& m : models_) {
+  for (std::size_t mi = 0; mi < models_.size(); ++mi) {
+    auto& m = models_[mi];
     Tensor y = m->forward(x);  // (B, 1, lx, ly, T)
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
     Field f;
@@ -86,14 +91,27 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
     f.values.resize(B * T * X * Y);
     const std::size_t C = s[4];
     const bool saturation = f.name == "SG";
+    long non_finite = 0;
     for (std::size_t b = 0; b < B; ++b)
       for (std::size_t t = 0; t < T; ++t)
         for (std::size_t i = 0; i < X; ++i)
           for (std::size_t j = 0; j < Y; ++j) {
             const float* ch = &in.data[(((b * X + i) * Y + j) * T + t) * C];
-            f.values[((b * T + t) * X + i) * Y + j] =
-                physical_value(saturation, hy(b, 0, i, j, t), ch);
+            const float raw = hy(b, 0, i, j, t);
+            // A non-finite or impossible output means the input (or the model) is far beyond
+            // anything the model can handle: refused rather than written as a plausible field.
+            if (!std::isfinite(raw) || (!saturation && std::abs(raw) > kMaxPressureBuildupBar))
+              non_finite++;
+            f.values[((b * T + t) * X + i) * Y + j] = physical_value(saturation, raw, ch);
           }
+    long any = 0;
+    MPI_Allreduce(&non_finite, &any, 1, MPI_LONG, MPI_SUM, comm_);
+    if (any > 0)
+      throw dist::AgreedInputError(
+          paths_[mi] + ": " + m->spec().variable +
+          ": the model's output is not finite or physically impossible (|dP| > " +
+          std::to_string(int(kMaxPressureBuildupBar)) + " bar) in " + std::to_string(any) +
+          " cell(s): the input or the model is far outside what it can predict");
     p.fields.push_back(std::move(f));
   }
   return p;

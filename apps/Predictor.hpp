@@ -48,6 +48,7 @@ class Predictor {
 
  private:
   MPI_Comm comm_;
+  std::vector<std::string> paths_;  // the model files, for messages
   std::unique_ptr<dist::ProcessGrid> grid_;
   std::vector<std::unique_ptr<DistributedNet3d>> models_;
 };

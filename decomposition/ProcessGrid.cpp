@@ -54,7 +54,9 @@ ProcessGrid ProcessGrid::from_string(MPI_Comm comm, const std::string& spec,
     std::stringstream ss(spec);
     std::string item;
     while (std::getline(ss, item, 'x')) {
-      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+      // Digits only, and few enough to be a rank count (std::stoi would throw on overflow).
+      if (item.empty() || item.size() > 7 ||
+          item.find_first_not_of("0123456789") != std::string::npos)
         throw InputError("--grid", "", "\"" + spec + "\" is not a grid such as 2x2 or 4x1");
       v.push_back(std::stoi(item));
     }

@@ -1,6 +1,7 @@
 #include "io/Hdf5File.hpp"
 
 #include <cmath>
+#include <filesystem>
 
 namespace ufno::h5 {
 
@@ -64,6 +65,10 @@ Handle transfer_list(bool parallel) {
 
 File File::open_read(const std::string& path, MPI_Comm comm) {
   silence_errors();
+  // A FIFO or device would block or stream forever: only regular files are read.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(path, "", "is not a regular file (a directory, device or FIFO)");
   if (H5Fis_hdf5(path.c_str()) <= 0) {
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw InputError(path, "", "cannot be opened (missing or unreadable)");

@@ -75,6 +75,15 @@ void ModelFile::read_spec() {
   s.leaky_slope = double_attr(f, "leaky_relu_slope");
   s.bn_eps = double_attr(f, "batchnorm_eps");
   if (s.layers() < 1) throw InputError(f.path(), "n_fourier", "the model has no Fourier layer");
+  check_sizes();
+  if (!(s.bn_eps > 0 && s.bn_eps <= 1))
+    throw InputError(f.path(), "batchnorm_eps", "must be in (0, 1]");
+  if (!(s.leaky_slope >= 0 && s.leaky_slope <= 1))
+    throw InputError(f.path(), "leaky_relu_slope", "must be in [0, 1]");
+  if (s.output_scale == 0 || std::abs(s.output_scale) > kMaxWeight ||
+      std::abs(s.output_offset) > kMaxWeight)
+    throw InputError(f.path(), "output_scale",
+                     "the output scaling must be non-zero and below " + std::to_string(kMaxWeight));
   if ((s.architecture == "FNO") != (s.n_ufourier == 0))
     throw InputError(
         f.path(), "n_ufourier",
@@ -92,6 +101,37 @@ void ModelFile::read_spec() {
           f.path(), "grid",
           std::string("padded ") + axis[a] + " extent must be divisible by 8 for the U-Net");
   }
+}
+
+// Sizes are checked against each other and against fixed bounds before anything is allocated:
+// a model file whose grid attribute is 2^30 must not make the program allocate until it is killed.
+void ModelFile::check_sizes() const {
+  const ModelSpec& s = spec_;
+  const auto& f = file_;
+  auto bound = [&](const char* attr, long v, long hi) {
+    if (v > hi)
+      throw InputError(f.path(), attr,
+                       "value " + std::to_string(v) + " exceeds " + std::to_string(hi));
+  };
+  bound("width", s.width, 4096);
+  bound("hidden", s.hidden, 65536);
+  bound("in_channels", s.in_channels, 1024);
+  bound("n_fourier", s.n_fourier, 64);
+  bound("n_ufourier", s.n_ufourier, 64);
+  for (int a = 0; a < 3; ++a) {
+    bound("grid", s.grid[a], 1 << 20);
+    // The paper pads 8 cells; padding beyond the grid itself buys nothing.
+    bound("padding", s.padding[a], s.grid[a] + 64);
+    bound("modes", s.modes[a], 1 << 20);
+  }
+  const auto p = s.padded_grid();
+  const double cells = double(p[0]) * p[1] * p[2];
+  // One activation of the padded grid, in bytes: the least any run needs several of.
+  const double bytes = cells * s.width * 4.0;
+  if (cells > double(1u << 31) || bytes > kMaxActivationBytes)
+    throw InputError(f.path(), "grid",
+                     "padded grid of " + std::to_string(long(cells)) + " cells x width " +
+                         std::to_string(s.width) + " is beyond what this build runs");
 }
 
 void ModelFile::check_layers() const {
@@ -124,8 +164,18 @@ bool ModelFile::has(const std::string& name) const { return file_.has_dataset(na
 HostArray ModelFile::get(const std::string& name) const {
   HostArray a;
   a.data = file_.read_floats(name, &a.shape);
-  for (float v : a.data)
+  const std::string suffix = "running_var";
+  const bool variance = name.size() >= suffix.size() &&
+                        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  for (float v : a.data) {
     if (!std::isfinite(v)) throw InputError(file_.path(), name, "contains NaN or Inf");
+    if (std::abs(v) > kMaxWeight)
+      throw InputError(file_.path(), name,
+                       "holds a value of magnitude " + std::to_string(std::abs(v)) +
+                           ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
+    if (variance && v < 0)
+      throw InputError(file_.path(), name, "a BatchNorm running variance is negative");
+  }
   return a;
 }
 

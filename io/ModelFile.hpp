@@ -12,6 +12,12 @@
 
 namespace ufno {
 
+// A trained network's weights and statistics are O(1)-O(100); larger values come from a broken
+// or hostile file and would give plausible-looking garbage.
+constexpr double kMaxWeight = 1e6;
+// One padded-grid activation beyond this (bytes) is refused before any allocation.
+constexpr double kMaxActivationBytes = 64.0 * (1ull << 30);
+
 class ModelFile : public WeightSource {
  public:
   explicit ModelFile(const std::string& path);
@@ -23,6 +29,7 @@ class ModelFile : public WeightSource {
 
  private:
   void read_spec();
+  void check_sizes() const;
   void check_layers() const;
   h5::File file_;
   ModelSpec spec_;

@@ -17,7 +17,7 @@ void expect_model_error(const std::string& path, const std::string& field,
   try {
     ModelFile mf(path);
     Net3d net(mf.spec(), mf);
-    FAIL("no error raised");
+    FAIL("no error raised for " << field << " (" << what << ")");
   } catch (const InputError& e) {
     const std::string m = e.what();
     INFO(m);
@@ -82,6 +82,26 @@ TEST_CASE("model files that contradict themselves are refused", "[model-file][er
   SECTION("NaN weight") {
     test::poison_first_value(p, "conv1.fc1.weight", std::nanf(""));
     expect_model_error(p, "conv1.fc1.weight", "NaN or Inf");
+  }
+  SECTION("sizes that would allocate without bound are refused before allocating") {
+    test::set_int_attribute(p, "grid", {1 << 30, 24, 8});
+    expect_model_error(p, "grid", "exceeds");
+    test::set_int_attribute(p, "grid", {16, 24, 8});
+    test::set_int_attribute(p, "padding", {100000, 8, 8});
+    expect_model_error(p, "padding", "exceeds");
+    test::set_int_attribute(p, "padding", {8, 8, 8});
+    test::set_int_attribute(p, "grid", {1 << 16, 1 << 16, 8});
+    expect_model_error(p, "grid", "beyond what this build runs");
+  }
+  SECTION("statistics and weights no trained model has") {
+    test::set_int_attribute(p, "batchnorm_eps", {-1});
+    expect_model_error(p, "batchnorm_eps", "must be in (0, 1]");
+    test::copy_fixture(test::data_path("ufno_small.h5"), p);
+    test::poison_first_value(p, "conv1.unet3.conv1.1.running_var", -0.5f);
+    expect_model_error(p, "conv1.unet3.conv1.1.running_var", "running variance is negative");
+    test::copy_fixture(test::data_path("ufno_small.h5"), p);
+    test::poison_first_value(p, "conv1.fc1.weight", 3e38f);
+    expect_model_error(p, "conv1.fc1.weight", "beyond any trained model");
   }
   SECTION("not a model file") {
     test::copy_fixture(test::data_path("ufno_small_io.h5"), p);

@@ -218,6 +218,35 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
                    "radial cell 6");
     fs::remove("absurd_case.h5");
   }
+  SECTION("a FIFO as the case does not hang") {
+    fs::remove("fifo_case.h5");
+    REQUIRE(std::system("mkfifo fifo_case.h5") == 0);
+    expect_failure("--model " + model + " --case fifo_case.h5", "fifo_case.h5", "",
+                   "is not a regular file");
+    fs::remove("fifo_case.h5");
+  }
+  SECTION("a tensor value no encoding gives (it would overflow inside the network)") {
+    test::copy_fixture(io, "huge_input.h5");
+    test::poison_first_value("huge_input.h5", "input", 3e38f);
+    expect_failure("--model " + model + " --tensor huge_input.h5", "huge_input.h5", "input",
+                   "far outside the encoded range");
+    fs::remove("huge_input.h5");
+  }
+  SECTION("a model whose output is physically impossible") {
+    // Weights at the loader's limit chained through every layer give dP of about 1e6 bar.
+    test::copy_fixture(model, "huge_model.h5");
+    for (const char* w : {"conv1.w0.weight", "conv1.w1.weight", "conv1.w2.weight",
+                          "conv1.w3.weight", "conv1.w4.weight", "conv1.w5.weight",
+                          "conv1.fc0.weight", "conv1.fc1.weight", "conv1.fc2.weight"})
+      test::poison_first_value("huge_model.h5", w, 1e6f);
+    expect_failure("--model huge_model.h5 --tensor " + io, "huge_model.h5", "dP",
+                   "physically impossible");
+    fs::remove("huge_model.h5");
+  }
+  SECTION("a process grid too large to be a number") {
+    expect_failure("--model " + model + " --tensor " + io + " --grid 99999999999x1", "--grid", "",
+                   "is not a grid");
+  }
   SECTION("more threads than the node has CPUs") {
     expect_failure("--model " + model + " --tensor " + io + " --threads 100000", "--threads", "",
                    "100000 is more than this node's");
