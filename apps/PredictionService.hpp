@@ -32,7 +32,7 @@ struct ServiceOptions {
   std::string results_dir;         // result files, served for download
   int max_batch = 8;               // requests predicted together
   int batch_window_ms = 30;        // after a request arrives, wait this long for more to batch
-  int max_queue = 64;              // more waiting requests get 503
+  int max_queue = 16;              // more waiting requests get 503 (below --http-threads)
   int keep_results = 200;          // older result files are deleted
 };
 

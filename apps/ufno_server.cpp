@@ -6,6 +6,7 @@
 //   GET  /api/results/<id>.h5      the result file of an earlier prediction
 // Errors are JSON {"error", "field"} with 400 (malformed request), 404, 413 (upload larger than
 // --max-upload-mb), 422 (well-formed but invalid values) or 503 (queue full).
+#include <netdb.h>
 #include <signal.h>
 
 #include <httplib.h>
@@ -43,7 +44,9 @@ sigset_t stop_signals() {
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Replace invalid UTF-8 (echoed from a request) instead of throwing: a bad byte in a field
+  // name is the client's error, not a 500.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& field,
@@ -61,6 +64,38 @@ std::vector<std::string> default_sites() {
   return v;
 }
 
+// Before any body is read: chunked uploads (whose size httplib does not bound) get 411, and the
+// page's test and package folders are not served.
+void add_guards(httplib::Server& svr) {
+  svr.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::string te = req.get_header_value("Transfer-Encoding");
+    if (te.find("chunked") != std::string::npos) {
+      send_error(res, 411, "", "send the body with a Content-Length (chunked uploads are refused)");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    for (const char* hidden : {"/tests", "/node_modules", "/package.json", "/package-lock.json"})
+      if (req.path.rfind(hidden, 0) == 0) {
+        send_error(res, 404, "", "no such resource: " + req.path);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    if (req.path.find("/.") != std::string::npos) {
+      send_error(res, 404, "", "no such resource: " + req.path);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+}
+
+// The host must be an address: a name that does not resolve is a --host error, not a --port one.
+void check_host(const std::string& host) {
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found)
+    throw ufno::InputError(host, "--host", "is not an address this machine can listen on");
+  freeaddrinfo(found);
+}
+
 void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
   svr.Get("/api/info", [&](const httplib::Request&, httplib::Response& res) {
     json j = service.info();
@@ -71,7 +106,7 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
     json body;
     try {
       body = json::parse(req.body);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // syntax, invalid UTF-8, numbers such as 1e999
       return send_error(res, 400, "", std::string("malformed JSON: ") + e.what());
     }
     try {
@@ -80,6 +115,8 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
       send_json(res, reply.status, reply.body);
     } catch (const ufno::RequestError& e) {
       send_error(res, 422, e.field, e.field + ": " + e.message);
+    } catch (const json::exception& e) {  // a value of the wrong JSON type
+      send_error(res, 422, "", std::string("invalid value: ") + e.what());
     }
   });
   svr.Post("/api/predict/upload", [&](const httplib::Request& req, httplib::Response& res) {
@@ -90,10 +127,16 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
     double critical = 10.0;
     if (req.has_file("critical_dp_bar")) {
       try {
-        critical = std::stod(req.get_file_value("critical_dp_bar").content);
+        std::size_t used = 0;
+        const std::string text = req.get_file_value("critical_dp_bar").content;
+        critical = std::stod(text, &used);
+        if (used != text.size()) throw std::invalid_argument(text);
       } catch (const std::exception&) {
         return send_error(res, 422, "critical_dp_bar", "critical_dp_bar: must be a number");
       }
+      if (!(critical > 0 && critical <= 10000))
+        return send_error(res, 422, "critical_dp_bar",
+                          "critical_dp_bar: must be a pressure in (0, 10000] bar");
     }
     const auto reply = service.predict_upload(file.content, file.filename, critical);
     send_json(res, reply.status, reply.body);
@@ -133,18 +176,20 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
 int run(int argc, char** argv) {
   CLI::App app{"ufno_server: web front end and JSON API for U-FNO predictions"};
   std::string host = "127.0.0.1", web_root = std::string(UFNO_SOURCE_DIR) + "/web", results;
-  int port = 8080, threads = 0, http_threads = 8;
+  int port = 8080, threads = 0, http_threads = 32;
   double max_upload_mb = 16;
   ufno::ServiceOptions o;
   app.add_option("--host", host, "address to listen on (0.0.0.0 for every interface)");
-  app.add_option("--port", port, "port (0: any free port, printed at start)");
+  app.add_option("--port", port, "port (0: any free port, printed at start)")
+      ->check(CLI::Range(0, 65535));
   app.add_option("--model", o.models, "model file; give twice for SG and dP (default: shipped)")
       ->check(CLI::ExistingFile);
   app.add_option("--site", o.sites, "template case file (default: examples/opm/*/case.h5)")
       ->check(CLI::ExistingFile);
   app.add_option("--web-root", web_root, "directory of the page");
   app.add_option("--results", results, "directory for result files (default: a temp dir)");
-  app.add_option("--max-upload-mb", max_upload_mb, "largest accepted request body");
+  app.add_option("--max-upload-mb", max_upload_mb, "largest accepted request body")
+      ->check(CLI::Range(0.001, 4096.0));
   app.add_option("--max-batch", o.max_batch, "requests predicted together")
       ->check(CLI::PositiveNumber);
   app.add_option("--batch-window-ms", o.batch_window_ms,
@@ -152,7 +197,8 @@ int run(int argc, char** argv) {
   app.add_option("--max-queue", o.max_queue, "waiting requests beyond which the API answers 503")
       ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads, "compute threads (default: the CPUs this process may use)");
-  app.add_option("--http-threads", http_threads, "threads accepting requests");
+  app.add_option("--http-threads", http_threads, "threads accepting requests")
+      ->check(CLI::Range(2, 1024));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -161,6 +207,12 @@ int run(int argc, char** argv) {
     std::cerr << "ufno_server: error: " << e.what() << " (see --help)\n";
     return 2;
   }
+  // A request waits in its HTTP thread, so a queue as long as the threads can never be full.
+  if (o.max_queue >= http_threads)
+    throw ufno::InputError("--max-queue", "",
+                           std::to_string(o.max_queue) + " must be below --http-threads (" +
+                               std::to_string(http_threads) + "), or the queue is never full");
+  check_host(host);
   if (o.models.empty()) o.models = ufno::default_models();
   if (o.sites.empty()) o.sites = default_sites();
   const bool temp_results = results.empty();  // removed again at a clean stop
@@ -177,12 +229,24 @@ int run(int argc, char** argv) {
   httplib::Server svr;
   svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(size_t(http_threads)); };
   svr.set_payload_max_length(std::size_t(max_upload_mb * 1024 * 1024));
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, with which a second server on
+  // a port in use starts without error and the two share the requests.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   svr.set_mount_point("/", web_root);
+  add_guards(svr);
   add_routes(svr, service);
   const int bound =
       port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
-  if (bound < 0)
+  if (bound < 0) {
+    if (temp_results) {
+      std::error_code ec;
+      fs::remove_all(results, ec);  // nothing of a server that never ran is left behind
+    }
     throw ufno::InputError("--port", "", "cannot listen on " + host + ":" + std::to_string(port));
+  }
   std::thread stopper([&] {
     const sigset_t sigs = stop_signals();
     int sig = 0;

@@ -184,9 +184,76 @@ def batching(exe):
           codes.count(200) >= 2 and codes.count(503) >= 1 and set(codes) <= {200, 503}, codes)
 
 
+def raw_request(url, head, body=b""):
+    """Sends bytes as they are (chunked bodies, odd headers) and returns the status code."""
+    import socket
+    host, port = url.split("//")[1].split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as c:
+        c.sendall(head + body)
+        reply = b""
+        while b"\r\n" not in reply:
+            part = c.recv(4096)
+            if not part:
+                break
+            reply += part
+    return int(reply.split(b" ")[1]) if reply else 0
+
+
+def hostile(exe):
+    """Requests and options a careless or hostile user sends."""
+    s = Server(exe, "--max-upload-mb", "1")
+    try:
+        base = s.url
+        # A chunked body would bypass the upload limit: refused before it is read.
+        chunk = b"x" * 65536
+        body = b"".join(b"%x\r\n" % len(chunk) + chunk + b"\r\n" for _ in range(48)) + b"0\r\n\r\n"
+        code = raw_request(base, b"POST /api/predict/upload HTTP/1.1\r\nHost: x\r\n"
+                           b"Content-Type: multipart/form-data; boundary=b\r\n"
+                           b"Transfer-Encoding: chunked\r\n\r\n", body)
+        check("a chunked 3 MB upload with a 1 MB limit is refused (411)", code == 411, code)
+        for path in ("/tests/test_api.py", "/node_modules/", "/package.json", "/.git/config"):
+            status, _, _ = call(base + path)
+            check("%s is not served (404)" % path, status == 404, status)
+        status, raw, _ = call(base + "/api/predict", b"1e999")
+        check("a number beyond double (1e999) is 400, not 500", status == 400, (status, raw[:200]))
+        status, raw, _ = call(base + "/api/predict", b'{"rate_mt_per_year": "\xff\xfe"}')
+        check("invalid UTF-8 is 400, not 500", status == 400, (status, raw[:200]))
+        status, raw, _ = call(base + "/api/predict", b'{"\xff": 1}')
+        check("invalid UTF-8 in a key is 4xx, not 500", 400 <= status < 500, (status, raw[:200]))
+        status, raw, _ = call(base + "/api/predict", b'{"rate_mt_per_year": [1, 2]}')
+        check("a value of the wrong JSON type is 422, not 500", status == 422, (status, raw[:200]))
+        case = open(os.path.join(ROOT, "examples", "opm", "s1_i000087", "case.h5"), "rb").read()
+        for bad in (b"nan", b"-inf", b"-5", b"1e999", b"12abc"):
+            body, ct = multipart({"case": ("c.h5", case), "critical_dp_bar": (None, bad)})
+            status, raw, _ = call(base + "/api/predict/upload", body, ct)
+            check("critical_dp_bar %s is 422" % bad.decode(), status == 422, (status, raw[:200]))
+    finally:
+        check("the server stops cleanly after hostile requests", s.stop() == 0)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+
+    def refused(args, what):
+        before = set(glob.glob("/tmp/ufno_server_*"))
+        p = subprocess.run([exe, "--threads", "1"] + args, capture_output=True, text=True,
+                           timeout=120, env=env)
+        left = set(glob.glob("/tmp/ufno_server_*")) - before
+        check("%s: exit 2, one line naming %s, nothing left in /tmp" % (" ".join(args), what),
+              p.returncode == 2 and what in p.stderr and p.stderr.count("\n") == 1 and not left,
+              (p.returncode, p.stderr, left))
+    refused(["--port", "70000"], "--port")
+    refused(["--host", "no-such-host.invalid", "--port", "0"], "--host")
+    refused(["--max-queue", "64"], "--max-queue")
+    blocker = Server(exe)
+    try:
+        port = blocker.url.rsplit(":", 1)[1]
+        refused(["--port", port], "--port")  # in use: the listen fails after the models load
+    finally:
+        blocker.stop()
+
+
 def main():
     exe = sys.argv[1]
     basic(exe)
+    hostile(exe)
     batching(exe)
     print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
     return 0 if all(results) else 1
