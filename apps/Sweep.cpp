@@ -67,6 +67,18 @@ GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int inde
 // not reused (docs/kpis.md).
 constexpr int kKpiRulesVersion = 2;
 
+// obj[key] as a T (def when absent); a value of the wrong JSON type names its key.
+template <class T>
+T get_key(const json& obj, const char* key, const T& def, const std::string& path,
+          const std::string& prefix) {
+  if (!obj.contains(key)) return def;
+  try {
+    return obj.at(key).get<T>();
+  } catch (const json::exception&) {
+    throw InputError(path, (prefix.empty() ? "" : prefix + ".") + key, "has the wrong type");
+  }
+}
+
 void require_known_keys(const json& j, const std::string& path, const std::string& prefix,
                         std::initializer_list<const char*> known) {
   if (!j.is_object()) throw InputError(path, prefix, "must be a JSON object");
@@ -168,21 +180,21 @@ SweepConfig read_sweep_config(const std::string& path) {
     c.models =
         j.contains("models") ? j.at("models").get<std::vector<std::string>>() : default_models();
     c.base_cases = j.at("base_cases").get<std::vector<std::string>>();
-    c.sampling = j.value("sampling", "lhs");
-    c.samples = j.value("samples", 10);
-    c.seed = j.value("seed", 1ul);
-    c.out = j.value("out", "sweep_out");
-    c.ranks_per_case = j.value("ranks_per_case", 1);
+    c.sampling = get_key(j, "sampling", std::string("lhs"), path, "");
+    c.samples = get_key(j, "samples", 10, path, "");
+    c.seed = get_key(j, "seed", 1ul, path, "");
+    c.out = get_key(j, "out", std::string("sweep_out"), path, "");
+    c.ranks_per_case = get_key(j, "ranks_per_case", 1, path, "");
     if (j.contains("kpi")) {
       const auto& k = j["kpi"];
       require_known_keys(
           k, path, "kpi",
           {"sg_threshold", "years", "critical_dp_bar", "co2_density", "mass_tolerance"});
-      c.kpi.sg_threshold = k.value("sg_threshold", c.kpi.sg_threshold);
-      c.kpi.years = k.value("years", c.kpi.years);
-      c.kpi.critical_dp_bar = k.value("critical_dp_bar", c.kpi.critical_dp_bar);
-      c.kpi.co2_density = k.value("co2_density", c.kpi.co2_density);
-      c.kpi.mass_tolerance = k.value("mass_tolerance", c.kpi.mass_tolerance);
+      c.kpi.sg_threshold = get_key(k, "sg_threshold", c.kpi.sg_threshold, path, "kpi");
+      c.kpi.years = get_key(k, "years", c.kpi.years, path, "kpi");
+      c.kpi.critical_dp_bar = get_key(k, "critical_dp_bar", c.kpi.critical_dp_bar, path, "kpi");
+      c.kpi.co2_density = get_key(k, "co2_density", c.kpi.co2_density, path, "kpi");
+      c.kpi.mass_tolerance = get_key(k, "mass_tolerance", c.kpi.mass_tolerance, path, "kpi");
     }
     if (j.contains("keep_fields")) {
       if (j["keep_fields"].is_string() && j["keep_fields"] == "all")
@@ -193,26 +205,26 @@ SweepConfig read_sweep_config(const std::string& path) {
     if (j.contains("verify")) {
       const auto& v = j["verify"];
       require_known_keys(v, path, "verify", {"scenarios", "flow", "timeout_s"});
-      c.verify_scenarios = v.value("scenarios", 0);
-      c.flow = v.value("flow", c.flow);
-      c.flow_timeout_s = v.value("timeout_s", c.flow_timeout_s);
+      c.verify_scenarios = get_key(v, "scenarios", 0, path, "verify");
+      c.flow = get_key(v, "flow", c.flow, path, "verify");
+      c.flow_timeout_s = get_key(v, "timeout_s", c.flow_timeout_s, path, "verify");
     }
     if (j.contains("field")) {
       const auto& f = j["field"];
       require_known_keys(f, path, "field",
                          {"generator", "kgeo_md", "sigma_lnk", "corr_r_cells", "corr_z_cells",
                           "anisotropy", "poro_mean", "structure"});
-      if (f.value("generator", std::string()) != "geostat")
+      if (get_key(f, "generator", std::string(), path, "field") != "geostat")
         throw InputError(path, "field.generator", "must be \"geostat\"");
       c.geostat = true;
       auto& g = c.geostat_defaults;
-      g.kgeo_md = f.value("kgeo_md", g.kgeo_md);
-      g.sigma_lnk = f.value("sigma_lnk", g.sigma_lnk);
-      g.corr_r_cells = f.value("corr_r_cells", g.corr_r_cells);
-      g.corr_z_cells = f.value("corr_z_cells", g.corr_z_cells);
-      g.anisotropy = f.value("anisotropy", g.anisotropy);
-      g.poro_mean = f.value("poro_mean", g.poro_mean);
-      g.structure = f.value("structure", g.structure);
+      g.kgeo_md = get_key(f, "kgeo_md", g.kgeo_md, path, "field");
+      g.sigma_lnk = get_key(f, "sigma_lnk", g.sigma_lnk, path, "field");
+      g.corr_r_cells = get_key(f, "corr_r_cells", g.corr_r_cells, path, "field");
+      g.corr_z_cells = get_key(f, "corr_z_cells", g.corr_z_cells, path, "field");
+      g.anisotropy = get_key(f, "anisotropy", g.anisotropy, path, "field");
+      g.poro_mean = get_key(f, "poro_mean", g.poro_mean, path, "field");
+      g.structure = get_key(f, "structure", g.structure, path, "field");
     }
     for (auto& [name, spec] : j.at("parameters").items()) {
       if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end())
@@ -220,9 +232,9 @@ SweepConfig read_sweep_config(const std::string& path) {
       require_known_keys(spec, path, "parameters." + name, {"range", "values", "steps"});
       SweepParameter p;
       p.name = name;
-      if (spec.contains("range")) p.range = spec["range"].get<std::vector<double>>();
-      if (spec.contains("values")) p.values = spec["values"].get<std::vector<double>>();
-      p.steps = spec.value("steps", 3);
+      p.range = get_key(spec, "range", std::vector<double>{}, path, "parameters." + name);
+      p.values = get_key(spec, "values", std::vector<double>{}, path, "parameters." + name);
+      p.steps = get_key(spec, "steps", 3, path, "parameters." + name);
       if ((p.range.size() == 2) == !p.values.empty())
         throw InputError(path, "parameters." + name,
                          "give either \"range\": [lo, hi] or \"values\"");
@@ -277,6 +289,12 @@ SweepConfig read_sweep_config(const std::string& path) {
       }
     }
   }
+  for (const auto& [key, files] : {std::pair{"models", &c.models}, {"base_cases", &c.base_cases}})
+    for (const auto& f : *files) {
+      std::error_code ec;
+      if (!fs::is_regular_file(f, ec))
+        throw InputError(path, key, f + " is missing or not a regular file");
+    }
   c.fingerprint = sweep_fingerprint(j, c);
   check_out_matches(c);
   return c;

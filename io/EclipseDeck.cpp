@@ -154,8 +154,9 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
     deckp = std::make_unique<Opm::Deck>(parser.parseFile(path, ctx, errors));
   } catch (const std::exception& e) {
     std::string m = e.what();
+    // One printable line: OPM echoes the deck's bytes, which may be anything.
     for (auto& ch : m)
-      if (ch == '\n') ch = ' ';
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
     throw InputError(path, "", "the deck cannot be parsed: " + m.substr(0, 300));
   }
   const Opm::Deck& deck = *deckp;
@@ -194,8 +195,9 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
     state = std::make_unique<Opm::EclipseState>(deck);
   } catch (const std::exception& e) {
     std::string m = e.what();
+    // One printable line: OPM echoes the deck's bytes, which may be anything.
     for (auto& ch : m)
-      if (ch == '\n') ch = ' ';
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
     throw InputError(path, "", "OPM cannot set up the deck: " + m.substr(0, 300));
   }
   const auto& grid = state->getInputGrid();

@@ -5,7 +5,15 @@ cd "$(dirname "$0")/.."
 # One thread per library pool in tests; performance is measured in benchmarks/, not here.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 ctest --test-dir build --output-on-failure
-if [ -d build-asan ]; then
+if [ ! -d build-asan ]; then
+  # A missing sanitizer build is a failure, not a silent skip: set-up builds it unless told not to.
+  if [ "${UFNO_SKIP_SANITIZE:-0}" = 1 ]; then
+    echo "test.sh: SKIP the AddressSanitizer/UBSan pass (UFNO_SKIP_SANITIZE=1)"
+  else
+    echo "test.sh: error: build-asan/ is missing; run scripts/setup.sh (or set UFNO_SKIP_SANITIZE=1)" >&2
+    exit 1
+  fi
+else
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # LeakSanitizer on everything that does not start MPI; Open MPI never frees some of its
   # start-up allocations, so the MPI tests run with leak detection off (AddressSanitizer and

@@ -1,0 +1,283 @@
+#!/usr/bin/python3
+"""Hostile-input suite: what a careless or hostile user hands ufno_predict, ufno_import,
+ufno_export and ufno_sweep (files, flags, configurations). Every case asserts the exit code, that
+stderr is one line naming the file or option and field, and that nothing was written or lost:
+the working directory holds exactly the files it held before, byte for byte. The server's
+hostile requests are in web/tests/test_api.py.
+
+Messages must be one printable line (no bytes of a binary input echoed to the terminal).
+
+Usage: test_hostile.py BUILD_DIR (the apps are BUILD_DIR/apps/*). CTest runs it for the release
+and the sanitizer builds. Prints "N passed, M failed"; exit 1 on a failure.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+APPS = os.path.join(os.path.abspath(sys.argv[1]), "apps")
+EXAMPLE = os.path.join(ROOT, "examples", "opm", "s1_i000087", "case.h5")
+MODEL = os.path.join(ROOT, "tests", "data", "ufno_small.h5")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)[-800:]),
+          flush=True)
+
+
+def snapshot(d):
+    """{relative path: sha1} of every file under d (FIFOs and links by kind)."""
+    out = {}
+    for base, dirs, files in os.walk(d):
+        for f in files + [x for x in dirs if os.path.islink(os.path.join(base, x))]:
+            p = os.path.join(base, f)
+            rel = os.path.relpath(p, d)
+            if os.path.islink(p):
+                out[rel] = "link:" + os.readlink(p)
+            elif not os.path.isfile(p):
+                out[rel] = "special"
+            else:
+                out[rel] = hashlib.sha1(open(p, "rb").read()).hexdigest()
+    return out
+
+
+def refused(tool, args, names, code=2, timeout=120):
+    """Runs tool with args in the work dir; checks exit code, one stderr line containing every
+    string in names, and an unchanged directory."""
+    before = snapshot(".")
+    try:
+        p = subprocess.run([os.path.join(APPS, tool)] + args, capture_output=True, text=True,
+                           errors="replace", timeout=timeout,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"))
+        rc, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, err = "timeout", ""
+    lines = [l for l in err.splitlines() if "warning" not in l]
+    after = snapshot(".")
+    changed = sorted(set(before.items()) ^ set(after.items()))
+    ok = rc == code and len(lines) == 1 and lines[0].startswith(tool + ": ") and \
+        lines[0].isprintable() and all(n in lines[0] for n in names) and not changed
+    check("%s %s -> exit %d naming %s" % (tool, " ".join(args)[:90], code, names), ok,
+          (rc, err, changed))
+
+
+def case_variant(name, edit):
+    """A copy of the example case with one edit (a function of the open h5py file)."""
+    shutil.copy(EXAMPLE, name)
+    with h5py.File(name, "r+") as f:
+        edit(f)
+    return name
+
+
+def set_value(name, value):
+    def edit(f):
+        units = f[name].attrs.get("units")
+        data = np.array(f[name][()], dtype=np.float64)
+        if data.ndim == 0:
+            data = np.float64(value)
+        else:
+            data.flat[0] = value
+        del f[name]
+        f.create_dataset(name, data=data)
+        if units is not None:
+            f[name].attrs["units"] = units
+    return edit
+
+
+def predict_cases():
+    P = "ufno_predict"
+    base = ["--model", MODEL]
+    refused(P, ["--case", "missing.h5", "--out", "o.h5"], ["missing.h5"])
+    open("empty.h5", "w").close()
+    refused(P, ["--case", "empty.h5", "--out", "o.h5"], ["empty.h5"])
+    open("text.h5", "w").write("not hdf5\n" * 100)
+    refused(P, ["--case", "text.h5", "--out", "o.h5"], ["text.h5", "not a readable HDF5"])
+    os.mkdir("adir")
+    refused(P, ["--case", "adir", "--out", "o.h5"], ["adir", "not a regular file"])
+    os.mkfifo("fifo")
+    refused(P, ["--case", "fifo", "--out", "o.h5"], ["fifo", "not a regular file"], timeout=30)
+    shutil.copy(EXAMPLE, "case.h5")
+    refused(P, ["--case", "case.h5", "--out", "case.h5"], ["case.h5", "--out", "input file"])
+    refused(P, ["--case", "case.h5", "--out", "/dev/null"], ["/dev/null", "regular file"])
+    os.symlink("case.h5", "link.h5")
+    refused(P, ["--case", "case.h5", "--out", "link.h5"], ["link.h5", "symbolic link"])
+    refused(P, ["--case", "case.h5", "--out", "adir"], ["adir", "directory"])
+    refused(P, ["--case", "case.h5", "--out", "fifo"], ["fifo", "regular file"])
+    refused(P, ["--case", "case.h5", "--out", "no/such/dir/o.h5"], ["no/such/dir/o.h5"])
+    for t in ("0", "-1", "100000", "abc", "1e3"):
+        refused(P, ["--case", "case.h5", "--out", "o.h5", "--threads", t], ["--threads"])
+    for g in ("0x1", "99999999999x1", "2x2", "x", "2x", "1x1x1x1", "-1x1"):
+        refused(P, base + ["--tensor", MODEL.replace("ufno_small", "ufno_small_io"),
+                           "--out", "o.h5", "--grid", g], ["--grid"])
+    refused(P, ["--model", "nope.h5", "--case", "case.h5", "--out", "o.h5"], ["nope.h5"])
+    refused(P, ["--model", "text.h5", "--case", "case.h5", "--out", "o.h5"], ["text.h5"])
+    refused(P, ["--case", "case.h5", "--tensor", "case.h5", "--out", "o.h5"], ["--"])
+    refused(P, ["--case", "case.h5", "--out", "o.h5", "--frobnicate"], ["frobnicate"])
+    refused(P, ["--case", "case.h5"], ["--out"])
+    for field, value, say in (("TEMP", 1e300, "physically impossible"),
+                              ("TEMP", float("nan"), "TEMP"),
+                              ("INJ_RATE", -1.0, "physically impossible"),
+                              ("INJ_RATE", 0.0, "physically impossible"),
+                              ("PRESSURE", 1e300, "physically impossible"),
+                              ("SWI", 1.0, "physically impossible"),
+                              ("VG_LAMBDA", 1e300, "physically impossible"),
+                              ("PERMX", 1e30, "physically impossible"),
+                              ("PERMX", -5.0, "negative permeability"),
+                              ("PORO", 2.0, "PORO"),
+                              ("DR", 0.0, "DR"),
+                              ("DR", 1e300, "DR"),
+                              ("DZ", float("inf"), "DZ")):
+        name = "bad_%s.h5" % field
+        case_variant(name, set_value(field, value))
+        refused(P, ["--case", name, "--out", "o.h5"], [name, field, say])
+        os.remove(name)
+    case_variant("noperf.h5", lambda f: f["PERF"].__setitem__(slice(None), 0))
+    refused(P, ["--case", "noperf.h5", "--out", "o.h5"], ["noperf.h5", "PERF"])
+    case_variant("nounits.h5", lambda f: f["TEMP"].attrs.__delitem__("units"))
+    refused(P, ["--case", "nounits.h5", "--out", "o.h5"], ["nounits.h5", "TEMP"])
+    case_variant("kelvin.h5", lambda f: f["TEMP"].attrs.__setitem__("units", b"K"))
+    refused(P, ["--case", "kelvin.h5", "--out", "o.h5"], ["kelvin.h5", "TEMP"])
+
+    def reshape(f):
+        a = f["PERMX"][()]
+        del f["PERMX"]
+        f.create_dataset("PERMX", data=a[:, :10])
+        f["PERMX"].attrs["units"] = b"mD"
+    case_variant("shape.h5", reshape)
+    refused(P, ["--case", "shape.h5", "--out", "o.h5"], ["shape.h5", "PERMX"])
+    os.mkdir("batch")
+    shutil.copy(EXAMPLE, "batch/a.h5")
+    refused(P, ["--cases", "batch", "--out", "batch"], ["--out", "input file"])
+    refused(P, ["--cases", "batch", "--out", "case.h5"], ["case.h5", "--out", "not a directory"])
+    refused(P, ["--cases", "empty.h5", "--out", "outdir"], ["--cases"])
+    for f in ("empty.h5", "text.h5", "case.h5", "link.h5", "fifo", "noperf.h5", "nounits.h5",
+              "kelvin.h5", "shape.h5"):
+        os.remove(f)
+    shutil.rmtree("adir")
+    shutil.rmtree("batch")
+
+
+def model_cases():
+    P = "ufno_predict"
+    io = MODEL.replace("ufno_small", "ufno_small_io")
+
+    def variant(name, edit):
+        shutil.copy(MODEL, name)
+        with h5py.File(name, "r+") as f:
+            edit(f)
+        return name
+
+    def poison(key, value):
+        def edit(f):
+            a = f[key][()]
+            a.flat[0] = value
+            f[key][...] = a
+        return edit
+
+    def attr(key, value):
+        return lambda f: f.attrs.__setitem__(key, value)
+    for name, edit, say in (
+            ("m_grid.h5", attr("grid", np.array([1 << 30, 24, 8], np.int32)), "grid"),
+            ("m_pad.h5", attr("padding", np.array([100000, 8, 8], np.int32)), "padding"),
+            ("m_width.h5", attr("width", np.int32(1 << 20)), "width"),
+            ("m_eps.h5", attr("batchnorm_eps", -1e-5), "batchnorm_eps"),
+            ("m_var.h5", poison("conv1.unet3.conv1.1.running_var", -1.0), "running_var"),
+            ("m_big.h5", poison("conv1.fc1.weight", 3e38), "conv1.fc1.weight"),
+            ("m_nan.h5", poison("conv1.fc1.weight", np.nan), "conv1.fc1.weight"),
+            ("m_fmt.h5", attr("format", b"pytorch"), "format"),
+            ("m_arch.h5", attr("architecture", b"Transformer"), "architecture")):
+        variant(name, edit)
+        refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
+        os.remove(name)
+
+
+def import_export_cases():
+    I, E = "ufno_import", "ufno_export"
+    open("empty.DATA", "w").close()
+    refused(I, ["empty.DATA", "--out", "o.h5"], ["empty.DATA"])
+    open("junk.DATA", "wb").write(np.random.default_rng(7).integers(0, 256, 4096, np.uint8).tobytes())
+    refused(I, ["junk.DATA", "--out", "o.h5"], ["junk.DATA"])  # its bytes not echoed raw
+    open("loop.DATA", "w").write("RUNSPEC\nINCLUDE\n 'loop.DATA' /\n")
+    refused(I, ["loop.DATA", "--out", "o.h5"], ["loop.DATA", "INCLUDE", "includes itself"],
+            timeout=30)
+    open("a.INC", "w").write("INCLUDE\n 'b.INC' /\n")
+    open("b.INC", "w").write("INCLUDE\n 'a.INC' /\n")
+    open("ring.DATA", "w").write("RUNSPEC\nINCLUDE\n 'a.INC' /\n")
+    refused(I, ["ring.DATA", "--out", "o.h5"], ["ring.DATA", "INCLUDE", "includes itself"],
+            timeout=30)
+    refused(I, ["missing.DATA", "--out", "o.h5"], ["missing.DATA"])
+    shutil.copy(EXAMPLE, "case.h5")
+    refused(I, ["case.h5", "--out", "o.h5"], ["case.h5", "--like"])
+    refused(E, ["missing.h5", "--deck", "d"], ["missing.h5"])
+    refused(E, ["case.h5", "--deck", "case.h5", "--no-multx"], ["case.h5", "--deck"])
+    refused(E, ["case.h5", "--deck", "d", "--timeout", "0"], ["--timeout"])
+    for f in ("empty.DATA", "junk.DATA", "loop.DATA", "a.INC", "b.INC", "ring.DATA", "case.h5"):
+        os.remove(f)
+
+
+def sweep_cases():
+    S = "ufno_sweep"
+    good = {"base_cases": [EXAMPLE], "samples": 2, "seed": 1, "out": "sw",
+            "parameters": {"INJ_RATE": {"range": [0.5, 1.0]}}}
+
+    def config(name, edit):
+        c = json.loads(json.dumps(good))
+        edit(c)
+        json.dump(c, open(name, "w"))
+        return name
+    refused(S, ["--config", "missing.json"], ["missing.json"])
+    open("bad.json", "w").write("{ not json")
+    refused(S, ["--config", "bad.json"], ["bad.json", "JSON"])
+    os.mkdir("cdir")
+    refused(S, ["--config", "cdir"], ["cdir"])
+    for name, edit, say in (
+            ("c1.json", lambda c: c.__setitem__("samples", 10 ** 9), "samples"),
+            ("c2.json", lambda c: c.__setitem__("samples", -1), "samples"),
+            ("c3.json", lambda c: c.__setitem__("sampels", 3), "sampels"),
+            ("c4.json", lambda c: c["parameters"].__setitem__("INJ_RATE", {"range": [-2, 1]}),
+             "INJ_RATE"),
+            ("c5.json", lambda c: c["parameters"].__setitem__("TEMP", {"values": [1e300]}), "TEMP"),
+            ("c6.json", lambda c: c.__setitem__("base_cases", ["nope.h5"]), "nope.h5"),
+            ("c7.json", lambda c: c.__setitem__("models", ["nope_model.h5"]), "nope_model.h5"),
+            ("c8.json", lambda c: c.__setitem__("verify", {"scenarios": -1}), "verify.scenarios"),
+            ("c9.json", lambda c: c.__setitem__("kpi", {"years": [-1]}), "kpi.years"),
+            ("c10.json", lambda c: c.__setitem__("kpi", {"sg_treshold": 0.1}), "kpi.sg_treshold"),
+            ("c11.json", lambda c: c.__setitem__("verify", {"scenarios": 1, "flow": 3}), "verify"),
+            ("c12.json", lambda c: c.__setitem__("out", "c12.json"), "out"),
+            ("c13.json", lambda c: c["parameters"].__setitem__("PERF_TOP", {"values": [0]}),
+             "PERF_TOP")):
+        config(name, edit)
+        refused(S, ["--config", name], [name, say])
+        os.remove(name)
+    os.remove("bad.json")
+    os.rmdir("cdir")
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="ufno_hostile_")
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        for part in (predict_cases, model_cases, import_export_cases, sweep_cases):
+            try:
+                part()
+            except Exception as e:  # noqa: BLE001  (a crash of the suite is a failure)
+                check(part.__name__ + " ran to the end", False, repr(e))
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
