@@ -16,6 +16,7 @@ PACKAGES=(
   python3-torch python3-h5py python3-numpy
   libopm-common-dev libopm-material-dev libopm-simulators-bin python3-opm-common
   libcpp-httplib-dev chromium
+  slurmd slurmctld slurm-client munge
 )
 
 SUDO=""
