@@ -1,7 +1,8 @@
 #pragma once
 // cuFFT implementation of Fft1dPlan for a device build. Same semantics as the FFTW backend
 // (unnormalised, batched along the middle axis of (outer, n, inner), C2R destroys its input), but
-// in/out are CUDA device pointers. Not yet returned by make_fft1d_plan: see docs/gpu.md.
+// in/out are CUDA device pointers. make_fft1d_plan returns it for device tensors in a CUDA
+// build (operators/backend/CudaDispatch.cu); docs/gpu.md says what has and has not run.
 #include <memory>
 
 #include "fft/Fft1dPlan.hpp"

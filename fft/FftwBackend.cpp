@@ -57,7 +57,8 @@ struct Scratch {
   Scratch(long floats, const void* like) {
     base = static_cast<float*>(fftwf_malloc(sizeof(float) * (floats + 16)));
     if (!base) throw std::bad_alloc();
-    at = base + fftwf_alignment_of(const_cast<float*>(static_cast<const float*>(like))) / sizeof(float);
+    at = base +
+         fftwf_alignment_of(const_cast<float*>(static_cast<const float*>(like))) / sizeof(float);
   }
   ~Scratch() { fftwf_free(base); }
   Scratch(const Scratch&) = delete;

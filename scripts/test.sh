@@ -4,6 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # One thread per library pool in tests; performance is measured in benchmarks/, not here.
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# Formatting first: a file that .clang-format would change fails the run.
+if command -v clang-format > /dev/null; then
+  git ls-files '*.cpp' '*.hpp' '*.cu' | xargs clang-format --dry-run --Werror
+  echo "test.sh: clang-format: every C++ and CUDA source is formatted"
+else
+  echo "test.sh: error: clang-format is missing (scripts/setup.sh installs it)" >&2
+  exit 1
+fi
 ctest --test-dir build --output-on-failure
 if [ ! -d build-asan ]; then
   # A missing sanitizer build is a failure, not a silent skip: set-up builds it unless told not to.
