@@ -5,7 +5,7 @@ Usage:
   /usr/bin/python3 python/train_ufno.py --data DATA.h5 --variable SG|dP --run DIR
       [--fno] [--width 16] [--modes 6 6 6] [--epochs 30] [--batch 4] [--lr 1e-3]
       [--step 2 --gamma 0.9] [--threads 2] [--max-minutes 100] [--limit N]
-      [--export models/sg.h5]
+      [--export models/sg.h5] [--device cuda]
 
 DATA.h5 is written by `python/run_flow_batch.py --assemble`: /input (N, X, Y, T, 12) encoded as
 io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case.
@@ -108,6 +108,8 @@ def main(argv=None):
     p.add_argument("--max-minutes", type=float, default=100.0)
     p.add_argument("--limit", type=int, default=0, help="use only the first N cases (testing)")
     p.add_argument("--export", help="write the trained model file here when training is done")
+    p.add_argument("--device", default="cpu",
+                   help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.set_num_interop_threads(1)
@@ -133,8 +135,9 @@ def main(argv=None):
     else:
         mean, std = 0.0, 1.0
     X, Y, T = x_all.shape[1:4]
+    dev = torch.device(a.device)
     model = ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
-                             n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3)
+                             n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
@@ -143,12 +146,12 @@ def main(argv=None):
     # a few hundred cases the validation error still jumps between epochs.
     best = {"metric": float("inf"), "epoch": 0, "model": None}
     if os.path.exists(ckpt_path):
-        ck = torch.load(ckpt_path)
+        ck = torch.load(ckpt_path, map_location=dev)
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         sched.load_state_dict(ck["scheduler"])
         epoch0 = ck["epoch"]
-        torch.set_rng_state(ck["rng"])
+        torch.set_rng_state(ck["rng"].cpu())
         mean, std = ck["mean"], ck["std"]
         best = ck.get("best", best)
         print("train_ufno: resuming after epoch %d" % epoch0, file=sys.stderr)
@@ -159,8 +162,9 @@ def main(argv=None):
             ids = ids[torch.randperm(len(ids)).numpy()]
         for b in range(0, len(ids), a.batch):
             sel = np.sort(ids[b:b + a.batch])
-            yield (torch.from_numpy(x_all[sel]), torch.from_numpy((y_all[sel] - mean) / std),
-                   torch.from_numpy(mask_all[sel]))
+            yield (torch.from_numpy(x_all[sel]).to(dev),
+                   torch.from_numpy((y_all[sel] - mean) / std).to(dev),
+                   torch.from_numpy(mask_all[sel]).to(dev))
 
     def evaluate(ids):
         model.eval()
@@ -170,7 +174,7 @@ def main(argv=None):
                 out = model(x)
                 loss += float(paper_loss(out * m, y * m, m))
                 nb += 1
-                preds.append(out.numpy() * std + mean)
+                preds.append(out.cpu().numpy() * std + mean)
         model.train()
         if not ids:
             return float("nan"), float("nan")
@@ -200,8 +204,9 @@ def main(argv=None):
         val_loss, val_metric = evaluate(groups["val"])
         if val_metric < best["metric"]:
             best = {"metric": val_metric, "epoch": epoch + 1,
-                    "model": {k: v.clone() for k, v in model.state_dict().items()}}
-        atomic_save({"best": best, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
+        atomic_save({"best": best, "model": {k: v.cpu() for k, v in model.state_dict().items()},
+                     "optimizer": opt.state_dict(),
                      "scheduler": sched.state_dict(), "epoch": epoch + 1,
                      "rng": torch.get_rng_state(), "mean": mean, "std": std,
                      "args": vars(a)}, ckpt_path)
@@ -221,7 +226,8 @@ def main(argv=None):
             model.load_state_dict(best["model"])
         test_loss, test_metric = evaluate(groups["test"])
         ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
-                             state_dict=model.state_dict(), source=os.path.basename(a.run),
+                             state_dict={k: v.cpu() for k, v in model.state_dict().items()},
+                             source=os.path.basename(a.run),
                              scaling=(std, mean))
         with open(os.path.join(a.run, "metrics.json"), "w") as fm:
             json.dump({"variable": a.variable, "architecture": "FNO" if a.fno else "UFNO",
