@@ -198,6 +198,20 @@ std::vector<std::string> out_of_training_range(const ReservoirCase& c) {
   check("PRESSURE", c.pressure_bar, 100, 300, "bar");
   check("SWI", c.swi, 0.1, 0.3, "");
   check("VG_LAMBDA", c.vg_lambda, 0.3, 0.7, "");
+  // Permeability: the training sampler's kr lies in [2, 10000] mD and kz down to 0.002 mD
+  // (kz/kr >= 0.001); the count of active cells beyond is what the user needs to judge.
+  long kr_out = 0, kz_out = 0;
+  for (std::size_t i = 0; i < c.permx.size(); ++i) {
+    if (!(c.permx[i] > 0)) continue;
+    kr_out += c.permx[i] < 2.0 || c.permx[i] > 10000.0;
+    kz_out += c.permz[i] < 0.002 || c.permz[i] > 10000.0;
+  }
+  if (kr_out)
+    w.push_back("PERMX outside the training range [2, 10000] mD in " + std::to_string(kr_out) +
+                " active cell(s)");
+  if (kz_out)
+    w.push_back("PERMZ outside the training range [0.002, 10000] mD in " + std::to_string(kz_out) +
+                " active cell(s)");
   return w;
 }
 

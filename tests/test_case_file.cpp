@@ -205,3 +205,26 @@ TEST_CASE("missing, truncated and non-HDF5 case files", "[case][errors]") {
   CHECK_THROWS_WITH(read_case("not_hdf5.h5"), Catch::Contains("not a readable HDF5 file"));
   std::remove("not_hdf5.h5");
 }
+
+TEST_CASE("values far outside the training ranges are warned about", "[case]") {
+  ReservoirCase c;
+  c.nx = c.lx = 1;
+  c.ny = c.ly = 4;
+  c.permx = {0, 1.5, 100, 5e4};  // inactive, below, inside, above [2, 10000] mD
+  c.permz = {0, 1.0, 1e-4, 10};  // the inside cell's kz is below 0.002 mD
+  c.rate_mt_per_year = 1;
+  c.temperature_c = 250;  // above 180 degC
+  c.pressure_bar = 200;
+  c.swi = 0.2;
+  c.vg_lambda = 0.5;
+  const auto w = out_of_training_range(c);
+  auto has = [&](const std::string& s) {
+    for (const auto& m : w)
+      if (m.find(s) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(w.size() == 3);
+  CHECK(has("TEMP = 250 degC is outside the training range [30, 180]"));
+  CHECK(has("PERMX outside the training range [2, 10000] mD in 2 active cell(s)"));
+  CHECK(has("PERMZ outside the training range [0.002, 10000] mD in 1 active cell(s)"));
+}
