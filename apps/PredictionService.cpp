@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "apps/FlowRun.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/InputError.hpp"
 
@@ -221,15 +222,62 @@ void PredictionService::run_batch(std::vector<std::unique_ptr<Job>>& jobs) {
       results_.push_back(id);
       while (int(results_.size()) > opts_.keep_results) {
         fs::remove(fs::path(opts_.results_dir) / (results_.front() + ".h5"));
+        verifiable_.erase(results_.front());
         results_.pop_front();
       }
     }
     write_prediction((fs::path(opts_.results_dir) / (id + ".h5")).string(), *predictor_, one,
                      ok[b]->request.site.empty() ? sites_.front().first : ok[b]->request.site);
-    ok[b]->reply.set_value(
-        {200, result_json(id, c, one, b, ok[b]->request.critical_dp_bar, int(ok.size()),
-                          t0 - ok[b]->queued_at, predict_s, warnings[b])});
+    json body = result_json(id, c, one, b, ok[b]->request.critical_dp_bar, int(ok.size()),
+                            t0 - ok[b]->queued_at, predict_s, warnings[b]);
+    remember_for_verification(id, c, one, ok[b]->request.critical_dp_bar);
+    ok[b]->reply.set_value({200, std::move(body)});
   }
+}
+
+void PredictionService::remember_for_verification(const std::string& id, const ReservoirCase& c,
+                                                  const Prediction& p, double critical_dp) {
+  const std::vector<float>* sg = nullptr;
+  const std::vector<float>* dp = nullptr;
+  for (const auto& f : p.fields) (f.name == "SG" ? sg : dp) = &f.values;
+  if (!sg || !dp) return;  // KPIs need both fields
+  Verifiable v{c, {}, {}};
+  v.kpi.critical_dp_bar = critical_dp;
+  v.c.times_days = p.times_days;  // Flow reports at the times the models predict
+  v.ufno_kpis = kpi_row(compute_kpis(c, *sg, *dp, p.times_days, v.kpi));
+  std::lock_guard<std::mutex> l(mu_);
+  verifiable_[id] = std::move(v);
+}
+
+ServiceReply PredictionService::verify(const std::string& id) {
+  Verifiable v;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    const auto it = verifiable_.find(id);
+    if (it == verifiable_.end())
+      return error_reply(404, "id", "no prediction " + id + " with both SG and dP to verify");
+    v = it->second;
+  }
+  std::unique_lock<std::mutex> busy(flow_mu_, std::try_to_lock);
+  if (!busy.owns_lock())
+    return error_reply(503, "", "an OPM Flow verification is running; try again shortly");
+  const fs::path dir = fs::path(opts_.results_dir) / (id + "_flow");
+  FlowRunOptions fo;
+  fo.timeout_s = opts_.flow_timeout_s;
+  const FlowRunResult r = run_flow_case(v.c, dir.string(), fo);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (!r.ok) return error_reply(422, "", "OPM Flow could not verify this case: " + r.error);
+  const auto flow = kpi_row(compute_kpis(v.c, r.sg, r.dp, v.c.times_days, v.kpi));
+  const auto names = kpi_header(v.kpi);
+  json rows = json::array();
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const double u = v.ufno_kpis[k], f = flow[k];
+    json row = {{"kpi", names[k]}, {"ufno", u}, {"flow", f}, {"abs_error", std::abs(u - f)}};
+    row["rel_error"] = std::abs(f) > 1e-9 ? json(std::abs(u - f) / std::abs(f)) : json(nullptr);
+    rows.push_back(row);
+  }
+  return {200, {{"id", id}, {"flow_seconds", r.wall_s}, {"kpis", rows}}};
 }
 
 json PredictionService::result_json(const std::string& id, const ReservoirCase& c,

@@ -34,6 +34,7 @@ struct ServiceOptions {
   int batch_window_ms = 30;        // after a request arrives, wait this long for more to batch
   int max_queue = 16;              // more waiting requests get 503 (below --http-threads)
   int keep_results = 200;          // older result files are deleted
+  double flow_timeout_s = 300;     // an OPM Flow verification still running then fails
 };
 
 class PredictionService {
@@ -47,6 +48,10 @@ class PredictionService {
   ServiceReply predict(const CaseRequest& r);
   ServiceReply predict_upload(const std::string& bytes, const std::string& filename,
                               double critical_dp_bar);
+
+  // OPM Flow on the case of an earlier prediction (the deck ufno_export writes), and both sides'
+  // KPIs with their errors. One simulation at a time (503 while one runs); blocking, seconds.
+  ServiceReply verify(const std::string& id);
 
   nlohmann::json info() const;                           // grid, sites, models (for the page)
   nlohmann::json stats() const;                          // requests, batches, largest batch
@@ -62,6 +67,8 @@ class PredictionService {
   void worker();
   void run_batch(std::vector<std::unique_ptr<Job>>& jobs);
   ServiceReply submit(std::unique_ptr<Job> job);
+  void remember_for_verification(const std::string& id, const ReservoirCase& c, const Prediction& p,
+                                 double critical_dp);
   nlohmann::json result_json(const std::string& id, const ReservoirCase& c, const Prediction& p,
                              std::size_t b, double critical_dp, int batch_size, double wait_s,
                              double predict_s, const std::vector<std::string>& warnings) const;
@@ -75,6 +82,13 @@ class PredictionService {
   bool stop_ = false;
   long requests_ = 0, batches_ = 0, largest_batch_ = 0, next_id_ = 0;
   std::deque<std::string> results_;  // ids, oldest first
+  struct Verifiable {
+    ReservoirCase c;
+    KpiOptions kpi;
+    std::vector<double> ufno_kpis;
+  };
+  std::map<std::string, Verifiable> verifiable_;  // by result id, as long as the result is kept
+  std::mutex flow_mu_;                            // one Flow run at a time
   std::thread worker_;
 };
 

@@ -4,6 +4,7 @@
 //   POST /api/predict              JSON case parameters (apps/WebCase.hpp) -> fields, KPIs
 //   POST /api/predict/upload       multipart form: "case" = a case file (docs/case-format.md)
 //   GET  /api/results/<id>.h5      the result file of an earlier prediction
+//   POST /api/verify/<id>          OPM Flow on that prediction's case: both sides' KPIs, errors
 // Errors are JSON {"error", "field"} with 400 (malformed request), 404, 413 (upload larger than
 // --max-upload-mb), 422 (well-formed but invalid values) or 503 (queue full).
 #include <netdb.h>
@@ -139,6 +140,10 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
                           "critical_dp_bar: must be a pressure in (0, 10000] bar");
     }
     const auto reply = service.predict_upload(file.content, file.filename, critical);
+    send_json(res, reply.status, reply.body);
+  });
+  svr.Post(R"(/api/verify/(r\d+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto reply = service.verify(req.matches[1]);
     send_json(res, reply.status, reply.body);
   });
   svr.Get(R"(/api/results/(r\d+)\.h5)", [&](const httplib::Request& req, httplib::Response& res) {

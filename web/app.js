@@ -254,4 +254,47 @@ async function init() {
   document.body.dataset.ready = "1";
 }
 
+const VERIFY_ROWS = {
+  plume_radius_m: ["Plume radius", "m"], max_dP_bar: ["Maximum pressure buildup", "bar"],
+  aor_radius_m: ["Area of review radius", "m"], co2_mass_Mt: ["CO₂ mass in the plume", "Mt"],
+};
+
+async function verify() {
+  if (!result) return;
+  $("verify").disabled = true;
+  $("verify-status").textContent = "OPM Flow is running…";
+  $("verify-table").innerHTML = "";
+  try {
+    const res = await fetch(`/api/verify/${result.id}`, {method: "POST"});
+    const body = await res.json();
+    if (!res.ok) throw new Error(body.error || `request failed (${res.status})`);
+    const table = $("verify-table");
+    const head = table.insertRow();
+    for (const h of ["indicator", "ufno", "OPM Flow", "error"]) head.insertCell().textContent = h;
+    for (const k of body.kpis) {
+      const base = Object.keys(VERIFY_ROWS).find((b) => k.kpi.startsWith(b));
+      if (!base) continue;
+      const tr = table.insertRow();
+      const year = k.kpi.match(/_(\d+(?:\.\d+)?)yr$/);
+      const [label, unit] = VERIFY_ROWS[base];
+      tr.insertCell().textContent = label + (year ? ` at ${year[1]} yr` : "");
+      for (const v of [k.ufno, k.flow]) {
+        const td = tr.insertCell();
+        td.textContent = `${v.toPrecision(4)} ${unit}`;
+        td.className = "num";
+      }
+      const td = tr.insertCell();
+      td.textContent = k.rel_error === null ? "–" : `${(100 * k.rel_error).toFixed(1)} %`;
+      td.className = "num";
+    }
+    $("verify-status").textContent = `OPM Flow took ${body.flow_seconds.toFixed(1)} s`;
+  } catch (e) {
+    $("verify-status").textContent = "";
+    showError(e.message);
+  } finally {
+    $("verify").disabled = false;
+  }
+}
+
+$("verify").addEventListener("click", verify);
 init();

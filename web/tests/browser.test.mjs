@@ -94,6 +94,18 @@ try {
   }, href);
   check("the download link serves the HDF5 result", /^\/api\/results\/r\d+\.h5$/.test(href) &&
         sig[0] === 200 && sig[1] === "HDF", JSON.stringify([href, sig]));
+  // The same case checked against OPM Flow from the page (where flow is installed).
+  const flowThere = (await import("node:child_process")).spawnSync("sh", ["-c", "command -v flow"]).status === 0;
+  if (flowThere) {
+    await page.click("#verify");
+    await page.waitForFunction(() => document.querySelectorAll("#verify-table tr").length >= 5,
+                               null, { timeout: 300000 });
+    const v = await page.textContent("#verify-table");
+    check("Run OPM Flow shows ufno and Flow side by side with errors",
+          /OPM Flow/.test(v) && /Plume radius at 30 yr/.test(v) && /%/.test(v), v);
+  } else {
+    console.log("SKIP the Flow check from the page: flow is not installed");
+  }
   await page.screenshot({ path: screenshot, fullPage: true });
   console.log(`screenshot: ${screenshot}`);
 

@@ -11,6 +11,7 @@ Prints "N passed, M failed" last; exit 1 on failure.
 import glob
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -147,6 +148,19 @@ def basic(exe):
         check("an upload over --max-upload-mb is 413", status == 413, (status, raw[:200]))
         status, raw, _ = call(base + "/api/predict/upload", b'{"a": 1}')
         check("an upload without a case file is 400", status == 400, (status, raw[:200]))
+        # OPM Flow on the case of an earlier prediction: both sides' KPIs and their errors.
+        if shutil.which("flow"):
+            status, r = post_json(base, {"rate_mt_per_year": 0.8})
+            status, raw, _ = call(base + "/api/verify/" + r["id"], b"", method="POST")
+            v = json.loads(raw)
+            names = [k["kpi"] for k in v.get("kpis", [])]
+            check("/api/verify/<id> runs Flow and returns every KPI of both sides", status == 200
+                  and "max_dP_bar" in names and "co2_mass_Mt" in names, (status, raw[:300]))
+            inj = [k for k in v.get("kpis", []) if k["kpi"] == "injected_Mt"]
+            check("both sides inject the same mass (the same case)", inj and
+                  inj[0]["abs_error"] <= 1e-4 * inj[0]["flow"], inj)
+        status, raw, _ = call(base + "/api/verify/r999999", b"", method="POST")
+        check("verifying an unknown result is 404", status == 404, (status, raw[:200]))
     finally:
         check("the server stops cleanly on SIGTERM", s.stop() == 0)
 
