@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 #ifndef UFNO_SOURCE_MODEL_DIR
 #define UFNO_SOURCE_MODEL_DIR ""

@@ -14,10 +14,10 @@
 #include <opm/io/eclipse/EclFile.hpp>
 #include <thread>
 
+#include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/EclipseDeckWriter.hpp"
 #include "io/EclipseResults.hpp"
-#include "io/InputError.hpp"
 
 extern char** environ;
 

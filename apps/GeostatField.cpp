@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

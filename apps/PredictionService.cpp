@@ -7,8 +7,8 @@
 #include <random>
 
 #include "apps/FlowRun.hpp"
+#include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
-#include "io/InputError.hpp"
 
 namespace ufno {
 

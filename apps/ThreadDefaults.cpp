@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

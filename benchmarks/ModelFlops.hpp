@@ -4,7 +4,7 @@
 // the pointwise GEMMs, the pruned transforms as the GEMMs they are, the mode mix, and the U-Net's
 // convolutions with the transposed ones in sub-pixel form (8 taps per output instead of 64).
 // The roofline line divides this by the measured time.
-#include "operators/ModelSpec.hpp"
+#include "core/ModelSpec.hpp"
 
 namespace ufno::bench {
 

@@ -8,7 +8,7 @@
 #include <climits>
 #include <string>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno::dist {
 

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "operators/LayerTimer.hpp"
-#include "operators/SpectralTruncation.hpp"
+#include "core/LayerTimer.hpp"
+#include "core/SpectralTruncation.hpp"
 
 namespace ufno::dist {
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/LayerTimer.hpp"
+#include "core/Parallel.hpp"
 #include "decomposition/DistributedFft3d.hpp"
-#include "operators/LayerTimer.hpp"
-#include "operators/Parallel.hpp"
 
 namespace ufno::dist {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno::dist {
 

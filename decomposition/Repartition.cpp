@@ -1,5 +1,5 @@
 #include "decomposition/Repartition.hpp"
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 #include <stdexcept>
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "core/Tensor.hpp"
 #include "decomposition/PencilLayout.hpp"
-#include "operators/Tensor.hpp"
 
 namespace ufno::dist {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno::fft {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 #include "operators/backend/Gemm.hpp"
 
 namespace ufno::fft {

@@ -12,7 +12,7 @@
 // forward P = [Re F; Im F] X (2K x 2 inner), then out = P_top + i P_bottom combined per complex
 // entry; backward out = [Re G | Im G] [Y; iY] with iY the slice multiplied by i. Unnormalised,
 // exp(-i...) forward and exp(+i...) backward, as FFTW's c2c.
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno::fft {
 

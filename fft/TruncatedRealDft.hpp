@@ -13,7 +13,7 @@
 // Conventions match FFTW's: forward unnormalised with exp(-i...), backward unnormalised with
 // exp(+i...) over the Hermitian completion, so the imaginary parts of bin 0 and of the Nyquist bin
 // (n even, m = n/2 + 1) are ignored, as a c2r ignores them.
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno::fft {
 

@@ -4,8 +4,8 @@
 // parameters mapped to [0, 1] over the training ranges, and the r, z and t coordinates.
 #include <vector>
 
+#include "core/WeightSource.hpp"
 #include "io/CaseFile.hpp"
-#include "operators/WeightSource.hpp"
 
 namespace ufno {
 

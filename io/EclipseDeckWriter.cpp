@@ -8,8 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
-#include "io/InputError.hpp"
 
 namespace ufno {
 

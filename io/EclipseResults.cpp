@@ -3,7 +3,7 @@
 #include <memory>
 #include <opm/io/eclipse/ERst.hpp>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

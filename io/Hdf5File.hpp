@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno::h5 {
 

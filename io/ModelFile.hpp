@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "core/ModelSpec.hpp"
+#include "core/WeightSource.hpp"
 #include "io/Hdf5File.hpp"
-#include "operators/ModelSpec.hpp"
-#include "operators/WeightSource.hpp"
 
 namespace ufno {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

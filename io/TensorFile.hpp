@@ -5,8 +5,8 @@
 #include <array>
 #include <string>
 
+#include "core/WeightSource.hpp"
 #include "io/CaseFile.hpp"
-#include "operators/WeightSource.hpp"
 
 namespace ufno {
 

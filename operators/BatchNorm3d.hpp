@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "operators/WeightSource.hpp"
+#include "core/WeightSource.hpp"
 
 namespace ufno {
 

@@ -1,5 +1,5 @@
 #include "operators/ConvTranspose3d.hpp"
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 #include <stdexcept>
 

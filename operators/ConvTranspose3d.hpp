@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "operators/WeightSource.hpp"
+#include "core/WeightSource.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 
 namespace ufno {

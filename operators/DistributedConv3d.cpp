@@ -1,5 +1,5 @@
 #include "operators/DistributedConv3d.hpp"
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 namespace ufno {
 

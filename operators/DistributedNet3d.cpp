@@ -1,12 +1,12 @@
 #include "operators/DistributedNet3d.hpp"
 
+#include "core/Parallel.hpp"
 #include "operators/FourierLayerUpdate.hpp"
-#include "operators/Parallel.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "operators/LayerTimer.hpp"
+#include "core/LayerTimer.hpp"
 
 namespace ufno {
 

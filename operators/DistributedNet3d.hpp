@@ -7,12 +7,12 @@
 #include <optional>
 #include <vector>
 
+#include "core/ModelSpec.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "operators/DistributedPadding.hpp"
 #include "operators/DistributedSpectralConv3d.hpp"
 #include "operators/DistributedUNet3d.hpp"
 #include "operators/Linear.hpp"
-#include "operators/ModelSpec.hpp"
 
 namespace ufno {
 

@@ -1,5 +1,5 @@
 #include "operators/DistributedPadding.hpp"
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 namespace ufno {
 

@@ -2,8 +2,8 @@
 
 #include <stdexcept>
 
-#include "operators/LayerTimer.hpp"
-#include "operators/Parallel.hpp"
+#include "core/LayerTimer.hpp"
+#include "core/Parallel.hpp"
 
 namespace ufno {
 

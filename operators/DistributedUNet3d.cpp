@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "operators/LayerTimer.hpp"
+#include "core/LayerTimer.hpp"
 #include "operators/TensorOps.hpp"
 
 namespace ufno {

@@ -5,8 +5,8 @@
 // channel-first layout of the layers in the same pass.
 #include <array>
 
-#include "operators/Parallel.hpp"
-#include "operators/Tensor.hpp"
+#include "core/Parallel.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 namespace ufno {
 

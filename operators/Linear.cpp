@@ -1,5 +1,5 @@
 #include "operators/Linear.hpp"
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "operators/Activation.hpp"
-#include "operators/Tensor.hpp"
-#include "operators/WeightSource.hpp"
+#include "core/Activation.hpp"
+#include "core/Tensor.hpp"
+#include "core/WeightSource.hpp"
 
 namespace ufno {
 

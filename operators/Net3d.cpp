@@ -1,5 +1,5 @@
 #include "operators/Net3d.hpp"
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 #include <stdexcept>
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/ModelSpec.hpp"
 #include "operators/DomainPadding.hpp"
 #include "operators/Linear.hpp"
-#include "operators/ModelSpec.hpp"
 #include "operators/SpectralConv3d.hpp"
 #include "operators/UNet3d.hpp"
 

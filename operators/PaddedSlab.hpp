@@ -15,7 +15,7 @@
 #include <new>
 #include <stdexcept>
 
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno {
 

@@ -4,7 +4,7 @@
 // halo rows). Rows outside the grid come out zero, the convolution's zero padding.
 #include <stdexcept>
 
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 
 namespace ufno {
 

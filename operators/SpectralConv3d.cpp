@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "operators/SpectralTruncation.hpp"
+#include "core/SpectralTruncation.hpp"
 #include "operators/SpectralWeights.hpp"
 
 namespace ufno {

@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
+#include "core/Tensor.hpp"
+#include "core/WeightSource.hpp"
 #include "fft/Fft1dPlan.hpp"
 #include "operators/SpectralWeights.hpp"
-#include "operators/Tensor.hpp"
-#include "operators/WeightSource.hpp"
 
 namespace ufno {
 

@@ -7,10 +7,10 @@
 #include <array>
 #include <stdexcept>
 
+#include "core/Parallel.hpp"
+#include "core/Tensor.hpp"
+#include "core/WeightSource.hpp"
 #include "decomposition/Box3.hpp"
-#include "operators/Parallel.hpp"
-#include "operators/Tensor.hpp"
-#include "operators/WeightSource.hpp"
 
 namespace ufno {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/Parallel.hpp"
 #include "operators/PaddedSlab.hpp"
-#include "operators/Parallel.hpp"
 #include "operators/RowSlab.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 

@@ -3,9 +3,9 @@
 // with its activation. Each is one parallel_for over the default execution space.
 #include <stdexcept>
 
-#include "operators/Activation.hpp"
-#include "operators/Parallel.hpp"
-#include "operators/Tensor.hpp"
+#include "core/Activation.hpp"
+#include "core/Parallel.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno {
 

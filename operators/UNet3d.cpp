@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "operators/LayerTimer.hpp"
+#include "core/LayerTimer.hpp"
 #include "operators/RowSlab.hpp"
 #include "operators/SubpixelJoin.hpp"
 

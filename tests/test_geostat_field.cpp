@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "apps/GeostatField.hpp"
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 using namespace ufno;
 

@@ -5,9 +5,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/InputError.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "decomposition/Repartition.hpp"
-#include "io/InputError.hpp"
 #include "support/MpiUtil.hpp"
 
 using namespace ufno;

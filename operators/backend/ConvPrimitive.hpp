@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "operators/Activation.hpp"
-#include "operators/Tensor.hpp"
+#include "core/Activation.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno::backend {
 

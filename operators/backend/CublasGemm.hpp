@@ -4,7 +4,7 @@
 // activation as one kernel after the product, and the batched form (a stride of 0 shares an
 // operand) that the pruned transforms use. Runs on the default stream and returns before the
 // product is done. Not yet called by the layers: see docs/gpu.md.
-#include "operators/Activation.hpp"
+#include "core/Activation.hpp"
 
 namespace ufno::backend::cuda {
 

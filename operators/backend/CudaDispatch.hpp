@@ -7,8 +7,8 @@
 // No CUDA types here. Compiled with ufno_cuda wherever nvcc is found; never run (no GPU).
 #include <memory>
 
+#include "core/Activation.hpp"
 #include "fft/Fft1dPlan.hpp"
-#include "operators/Activation.hpp"
 
 namespace ufno::backend::cuda {
 

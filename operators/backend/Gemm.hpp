@@ -2,7 +2,7 @@
 // GEMM backend used by the pointwise layers and the pruned transforms (oneDNN matmul on the host;
 // cuBLAS with a device build). Row-major C[M,N] = act(alpha * A[M,K] * B[K,N] + beta * C), the
 // activation fused into the product's epilogue; pointers in the default memory space.
-#include "operators/Activation.hpp"
+#include "core/Activation.hpp"
 
 namespace ufno::backend {
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 #include "operators/backend/CudaDispatch.hpp"  // a GPU build uses it (UFNO_CUDA_BACKEND)
 #include "operators/backend/Gemm.hpp"
 

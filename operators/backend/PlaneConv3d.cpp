@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "operators/Parallel.hpp"
+#include "core/Parallel.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 
 #if defined(__x86_64__)

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/Tensor.hpp"
 #include "decomposition/PencilLayout.hpp"
-#include "operators/Tensor.hpp"
 
 namespace ufno::test {
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "core/Tensor.hpp"
+#include "core/WeightSource.hpp"
 #include "io/Hdf5File.hpp"
-#include "operators/Tensor.hpp"
-#include "operators/WeightSource.hpp"
 
 namespace ufno::test {
 

@@ -2,9 +2,9 @@
 // Mode truncation and its inverse, zero-padding, along one axis of a complex (B, C, *, *, *)
 // tensor. An axis of length n keeps its `low` first bins and its `high` last bins (the negative
 // frequencies); the FNO keeps low = high = m on X and Y and low = m, high = 0 on the r2c T axis.
-#include "operators/LayerTimer.hpp"
-#include "operators/Parallel.hpp"
-#include "operators/Tensor.hpp"
+#include "core/LayerTimer.hpp"
+#include "core/Parallel.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno {
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Pointwise activations. They are also fused into convolutions (oneDNN post-ops) and into the
 // residual sums of the Fourier layers; these standalone forms serve the head and the tests.
-#include "operators/Parallel.hpp"
-#include "operators/Tensor.hpp"
+#include "core/Parallel.hpp"
+#include "core/Tensor.hpp"
 
 namespace ufno {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "operators/Tensor.hpp"
+#include "core/Tensor.hpp"
 
 // Translation units built without OpenMP (nvcc's host pass) run the same loops on one thread.
 #if defined(_OPENMP)

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "io/InputError.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 

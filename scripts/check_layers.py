@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""The layering check: every #include of a project header in core/, fft/, decomposition/,
+operators/ and io/ must point down the layers, core < fft < decomposition < operators and
+core < decomposition < io; operators and io never include each other. apps/, tests/ and
+benchmarks/ may use every layer. Exits 1 listing each include against the layering that is not in
+KNOWN (the ones left to move, each with its reason); exits 1 too when a KNOWN entry no longer
+occurs, so the list only shrinks.
+
+Usage: scripts/check_layers.py [ROOT]   (CTest: layering; CI runs it through the tests)
+"""
+import os
+import re
+import sys
+
+ALLOWED = {
+    "core": {"core"},
+    "fft": {"core", "fft"},
+    "decomposition": {"core", "fft", "decomposition"},
+    "operators": {"core", "fft", "decomposition", "operators"},
+    "io": {"core", "decomposition", "io"},
+}
+# (file, included header): includes against the layering that are still there, and why.
+KNOWN = {
+    ("fft/TruncatedDft.cpp", "operators/backend/Gemm.hpp"): "the GEMM backend moves to core/",
+    ("fft/TruncatedRealDft.cpp", "operators/backend/Gemm.hpp"): "the GEMM backend moves to core/",
+    ("fft/FftwBackend.cpp", "operators/backend/CudaDispatch.hpp"):
+        "backends per memory space (traits) replace the #if in the host backend",
+    ("fft/CudaTruncate.cu", "operators/backend/CudaCheck.cuh"): "CUDA error checks move to core/",
+    ("fft/CufftPlan.cu", "operators/backend/CudaCheck.cuh"): "CUDA error checks move to core/",
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
+SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
+
+
+def violations(root):
+    found = set()
+    for layer, allowed in ALLOWED.items():
+        top = os.path.join(root, layer)
+        for base, _, files in os.walk(top):
+            for name in files:
+                if not name.endswith(SOURCES):
+                    continue
+                path = os.path.join(base, name)
+                rel = os.path.relpath(path, root)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for line in f:
+                        m = INCLUDE.match(line)
+                        if m and m.group(1) in ALLOWED and m.group(1) not in allowed:
+                            found.add((rel, m.group(1) + "/" + m.group(2)))
+    return found
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))
+    found = violations(root)
+    new = sorted(found - set(KNOWN))
+    gone = sorted(set(KNOWN) - found)
+    for f, inc in new:
+        print("check_layers: %s includes %s, against the layering" % (f, inc))
+    for f, inc in gone:
+        print("check_layers: %s no longer includes %s: remove it from KNOWN" % (f, inc))
+    print("check_layers: %d include(s) against the layering, %d of them known (%s)" % (
+        len(found), len(found & set(KNOWN)), "; ".join(sorted(set(KNOWN.values())))))
+    return 1 if new or gone else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
