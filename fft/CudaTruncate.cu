@@ -6,7 +6,7 @@
 #include <string>
 
 #include "fft/CudaTruncate.hpp"
-#include "operators/backend/CudaCheck.cuh"
+#include "core/CudaCheck.cuh"
 
 namespace ufno::fft::cuda {
 

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "fft/CufftPlan.hpp"
-#include "operators/backend/CudaCheck.cuh"
+#include "core/CudaCheck.cuh"
 
 namespace ufno::fft::cuda {
 

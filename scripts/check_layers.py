@@ -25,8 +25,6 @@ KNOWN = {
     ("fft/TruncatedRealDft.cpp", "operators/backend/Gemm.hpp"): "the GEMM backend moves to core/",
     ("fft/FftwBackend.cpp", "operators/backend/CudaDispatch.hpp"):
         "backends per memory space (traits) replace the #if in the host backend",
-    ("fft/CudaTruncate.cu", "operators/backend/CudaCheck.cuh"): "CUDA error checks move to core/",
-    ("fft/CufftPlan.cu", "operators/backend/CudaCheck.cuh"): "CUDA error checks move to core/",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "operators/backend/CublasGemm.hpp"
-#include "operators/backend/CudaCheck.cuh"
+#include "core/CudaCheck.cuh"
 
 namespace ufno::backend::cuda {
 

@@ -1,7 +1,7 @@
 // CUDA runtime services of CudaDevice.hpp.
 #include <utility>
 
-#include "operators/backend/CudaCheck.cuh"
+#include "core/CudaCheck.cuh"
 #include "operators/backend/CudaDevice.hpp"
 
 namespace ufno::backend::cuda {

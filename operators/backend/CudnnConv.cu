@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "operators/backend/CudaCheck.cuh"
+#include "core/CudaCheck.cuh"
 #include "operators/backend/CudaDevice.hpp"
 #include "operators/backend/CudnnConv.hpp"
 
