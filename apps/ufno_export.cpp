@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "apps/FlowRun.hpp"
+#include "apps/ToolMain.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/EclipseDeckWriter.hpp"
 #include "io/OutputFile.hpp"
@@ -93,14 +94,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const ufno::InputError& e) {
-    std::cerr << "ufno_export: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "ufno_export: internal error: " << e.what() << "\n";
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return ufno::tool_main("ufno_export", argc, argv, run); }

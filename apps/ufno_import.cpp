@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/ToolMain.hpp"
 #include "io/CaseWriter.hpp"
 #include "io/EclipseDeck.hpp"
 #include "io/EclipseResults.hpp"
@@ -151,14 +152,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const ufno::InputError& e) {
-    std::cerr << "ufno_import: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "ufno_import: internal error: " << e.what() << "\n";
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return ufno::tool_main("ufno_import", argc, argv, run); }
