@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fft/CudaTruncate.hpp"
 #include "core/CudaCheck.cuh"
+#include "fft/CudaTruncate.hpp"
 
 namespace ufno::fft::cuda {
 

@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fft/CufftPlan.hpp"
 #include "core/CudaCheck.cuh"
+#include "fft/CufftPlan.hpp"
 
 namespace ufno::fft::cuda {
 

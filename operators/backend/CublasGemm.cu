@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "operators/backend/CublasGemm.hpp"
 #include "core/CudaCheck.cuh"
+#include "operators/backend/CublasGemm.hpp"
 
 namespace ufno::backend::cuda {
 
