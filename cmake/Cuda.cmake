@@ -66,7 +66,10 @@ target_include_directories(ufno_cuda SYSTEM PUBLIC ${Kokkos_INCLUDE_DIRS} PRIVAT
 target_link_libraries(ufno_cuda PUBLIC ${UFNO_KOKKOS_LIBS}
   PRIVATE CUDA::cufft CUDA::cublas CUDA::cudart ${CUDNN_LIB})
 # The host compiler's warnings for the host code of the .cu files (nvcc rejects -Wall itself).
-target_compile_options(ufno_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+# Kokkos passes its lambda flags to the C++ language only; the .cu files include the tensor
+# headers' KOKKOS_LAMBDAs too.
+target_compile_options(ufno_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra
+                                         --extended-lambda --expt-relaxed-constexpr>)
 
 list(TRANSFORM CMAKE_CUDA_ARCHITECTURES PREPEND "sm_" OUTPUT_VARIABLE _ufno_sms)
 message(STATUS "CUDA backend: compiled for ${_ufno_sms} (cannot run here without a GPU)")
