@@ -78,7 +78,13 @@ class DistributedFft3d {
   // The stages after T: from the T-transformed block (layout s1) to the spectral block, and back.
   CTensor forward_yx(CTensor a, LocalPlans& p);
   CTensor backward_xy(const CTensor& s, LocalPlans& p);
+
+ public:
+  // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
+  // enclosing function in a GPU build.
   CTensor forward_in_row_groups(const Tensor& x);  // streams_rows() only
+
+ private:
   void check_spectral_block(const CTensor& s) const;
   CTensor local_spectral(int nb, int nc) const;  // this rank's spectral block, not zero-filled
 

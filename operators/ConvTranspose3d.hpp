@@ -43,8 +43,13 @@ class ConvTranspose3d {
 
  private:
   bool subpixel() const { return parity_ != nullptr; }
+
+ public:
+  // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
+  // enclosing function in a GPU build.
   Tensor forward_subpixel(const Tensor& x) const;
 
+ private:
   backend::ConvSpec spec_;
   std::vector<float> torch_weights_, bias_;
   std::shared_ptr<backend::ConvPrimitive> prim_;         // direct form

@@ -36,9 +36,11 @@ class DistributedSpectralConv3d {
   void add_output_bias(const std::vector<float>& bias);
   const dist::DistributedFft3d& fft() const { return *fft_; }
 
- private:
+  // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
+  // enclosing function in a GPU build.
   CTensor mixed_modes(const Tensor& x);  // forward transform, mode mix, DC bias
 
+ private:
   int out_;
   int rank_;
   float scale_;

@@ -50,6 +50,10 @@ class UNet3d {
   Tensor conv1_in_slabs(const Tensor& x) const;
   // The top level, deconv0 -> join with the input -> output convolution, in slabs of X rows.
   void top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSink& sink) const;
+
+ public:
+  // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
+  // enclosing function in a GPU build.
   // Consecutive slabs share a parity-output row of deconv0 (the halo); the last row a slab
   // made is kept for the next one instead of being computed twice (a fifth of deconv0's work
   // with 8 rows per slab).
@@ -60,6 +64,7 @@ class UNet3d {
   // deconv0's parity-output rows [q0, q1) of case b, channels last, from cat1 (B, n0, n1, n2, C).
   Tensor parity_rows(const Tensor& cat1, int b, int q0, int q1, ParityCarry& carry) const;
 
+ private:
   Parts p_;
   Conv3d conv1_rows_;   // conv1 without X padding, for slabs with halo rows
   Conv3d output_rows_;  // the output convolution without X padding, for slabs with halo rows
