@@ -2,6 +2,9 @@
 """Training-step throughput (samples per second) of U-FNO / FNO configurations on the assembled
 OPM data, for python/train_ufno.py's loop: forward, the paper's loss, backward and an Adam step,
 with Debian's PyTorch on the CPU (or --device cuda on a lent GPU). Warm-up steps are not timed.
+Each configuration runs twice, alternating: the reference forward (ufno_torch.Net3d, the paper's
+formulation) and python/ufno_fast_forward.py's (the same network on fast CPU paths, which
+train_ufno.py uses), on the same weights and batches.
 
 Usage: /usr/bin/python3 benchmarks/train_speed.py --data train.h5 [--threads 1] [--steps 8]
 Prints one line per configuration; measure on a quiet machine and compare within one run.
@@ -18,6 +21,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "python"))
 import train_ufno  # noqa: E402
+import ufno_fast_forward  # noqa: E402
 import ufno_torch  # noqa: E402
 
 CONFIGS = [  # (name, fno, width, modes, batch)
@@ -49,27 +53,33 @@ def main():
     for name, fno, width, modes, batch in CONFIGS:
         model = ufno_torch.Net3d(width=width, modes=modes, n_fourier=6 if fno else 3,
                                  n_ufourier=0 if fno else 3).to(dev)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
-        t0 = None
-        for step in range(a.warmup + a.steps):
-            if step == a.warmup:
-                if dev.type == "cuda":
-                    torch.cuda.synchronize()
-                t0 = time.perf_counter()
-            idx = torch.randint(0, n, (batch,))
-            x, y, m = x_all[idx].to(dev), y_all[idx].to(dev), m_all[idx].to(dev)
-            opt.zero_grad()
-            out = model(x)
-            loss = train_ufno.paper_loss(out * m, y * m, m)
-            loss.backward()
-            opt.step()
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-        sec = time.perf_counter() - t0
         params = sum(q.numel() * (2 if q.is_complex() else 1) for q in model.parameters())
-        print("%-34s %9d params  %6.2f samples/s  %6.3f s/sample" % (
-            name, params, a.steps * batch / sec, sec / (a.steps * batch)), flush=True)
+        for form, fwd in (("reference", model),
+                          ("fast", lambda x: ufno_fast_forward.forward(model, x))):
+            sec = time_steps(model, fwd, x_all, y_all, m_all, batch, a, dev)
+            print("%-34s %-9s %9d params  %6.2f samples/s  %6.3f s/sample" % (
+                name, form, params, a.steps * batch / sec, sec / (a.steps * batch)), flush=True)
 
+
+def time_steps(model, fwd, x_all, y_all, m_all, batch, a, dev):
+    """Seconds for a.steps training steps (after a.warmup untimed ones) of forward `fwd`."""
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4)
+    n = x_all.shape[0]
+    t0 = None
+    for step in range(a.warmup + a.steps):
+        if step == a.warmup:
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+        idx = torch.randint(0, n, (batch,))
+        x, y, m = x_all[idx].to(dev), y_all[idx].to(dev), m_all[idx].to(dev)
+        opt.zero_grad()
+        loss = train_ufno.paper_loss(fwd(x) * m, y * m, m)
+        loss.backward()
+        opt.step()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t0
 
 if __name__ == "__main__":
     main()

@@ -5,7 +5,7 @@ Usage:
   /usr/bin/python3 python/train_ufno.py --data DATA.h5 --variable SG|dP --run DIR
       [--fno] [--width 16] [--modes 6 6 6] [--epochs 30] [--batch 4] [--lr 1e-3]
       [--step 2 --gamma 0.9] [--threads 2] [--max-minutes 100] [--limit N]
-      [--export models/sg.h5] [--device cuda]
+      [--export models/sg.h5] [--device cuda] [--init MODEL.h5]
 
 DATA.h5 is written by `python/run_flow_batch.py --assemble`: /input (N, X, Y, T, 12) encoded as
 io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case.
@@ -24,6 +24,12 @@ Optimiser: Adam (weight decay 1e-4) with StepLR. Every epoch ends with a checkpo
 and renamed; a rerun resumes from it. --max-minutes stops cleanly after the epoch that crosses
 the budget, so a long training is a series of runs under the session limit. DIR/log.csv has one
 line per epoch (train loss, validation loss, the paper's metric on validation, seconds).
+
+--init starts a new run from the weights of a model file (a shipped model, say) instead of a
+random draw: its architecture replaces --width/--modes/--fno and its de-scaling becomes the dP
+scaling, so the raw output keeps its meaning. A resumed run ignores it.
+
+The forward pass is python/ufno_fast_forward.py's: the same network on PyTorch's fast CPU paths.
 
 --export converts the final weights with python/ufno_convert.py (grid from the data) and writes
 DIR/metrics.json with the paper's metrics on the test set.
@@ -44,6 +50,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ufno_convert  # noqa: E402
 import ufno_encoding as ue  # noqa: E402
+import ufno_fast_forward  # noqa: E402
+import ufno_model_file  # noqa: E402
 import ufno_torch  # noqa: E402
 
 
@@ -108,6 +116,7 @@ def main(argv=None):
     p.add_argument("--max-minutes", type=float, default=100.0)
     p.add_argument("--limit", type=int, default=0, help="use only the first N cases (testing)")
     p.add_argument("--export", help="write the trained model file here when training is done")
+    p.add_argument("--init", help="start from the weights of this model file (new runs only)")
     p.add_argument("--device", default="cpu",
                    help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
     a = p.parse_args(argv)
@@ -136,17 +145,29 @@ def main(argv=None):
         mean, std = 0.0, 1.0
     X, Y, T = x_all.shape[1:4]
     dev = torch.device(a.device)
-    model = ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
-                             n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3).to(dev)
+    ckpt_path = os.path.join(a.run, "checkpoint.pt")
+    ck = torch.load(ckpt_path, map_location=dev) if os.path.exists(ckpt_path) else None
+    if ck is not None:  # the architecture a run started with, whatever the flags say now
+        a.width, a.modes, a.fno = ck["args"]["width"], ck["args"]["modes"], ck["args"]["fno"]
+    if a.init and ck is None:
+        model, attrs = ufno_model_file.read_model_file(a.init, dtype=torch.float32)
+        if attrs["variable"] != a.variable:
+            p.error("--init %s predicts %s, not %s" % (a.init, attrs["variable"], a.variable))
+        a.width, a.modes = int(attrs["width"]), [int(m) for m in attrs["modes"]]
+        a.fno = int(attrs["n_ufourier"]) == 0
+        std, mean = float(attrs["output_scale"]), float(attrs["output_offset"])
+        model = model.to(dev).train()
+        print("train_ufno: starting from %s" % a.init, file=sys.stderr)
+    else:
+        model = ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
+                                 n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
-    ckpt_path = os.path.join(a.run, "checkpoint.pt")
     epoch0 = 0
     # The exported model is the epoch with the best validation metric, not the last one: with
     # a few hundred cases the validation error still jumps between epochs.
     best = {"metric": float("inf"), "epoch": 0, "model": None}
-    if os.path.exists(ckpt_path):
-        ck = torch.load(ckpt_path, map_location=dev)
+    if ck is not None:
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])
         sched.load_state_dict(ck["scheduler"])
@@ -171,7 +192,7 @@ def main(argv=None):
         preds, loss, nb = [], 0.0, 0
         with torch.no_grad():
             for x, y, m in batches(ids, False):
-                out = model(x)
+                out = ufno_fast_forward.forward(model, x)
                 loss += float(paper_loss(out * m, y * m, m))
                 nb += 1
                 preds.append(out.cpu().numpy() * std + mean)
@@ -186,6 +207,11 @@ def main(argv=None):
         return loss / max(nb, 1), metric
 
     log_path = os.path.join(a.run, "log.csv")
+    if a.init and epoch0 == 0 and best["model"] is None:
+        # A warm start exports nothing worse on validation than the model it started from.
+        best = {"metric": evaluate(groups["val"])[1], "epoch": 0,
+                "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
+        print("train_ufno: %s scores %.4f on validation" % (a.init, best["metric"]), file=sys.stderr)
     for epoch in range(epoch0, a.epochs):
         if (time.time() - t_start) / 60 > a.max_minutes:
             print("train_ufno: time budget used; rerun to continue", file=sys.stderr)
@@ -194,7 +220,7 @@ def main(argv=None):
         total, nb = 0.0, 0
         for x, y, m in batches(groups["train"], True):
             opt.zero_grad()
-            out = model(x)
+            out = ufno_fast_forward.forward(model, x)
             loss = paper_loss(out * m, y * m, m)
             loss.backward()
             opt.step()
