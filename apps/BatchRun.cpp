@@ -15,6 +15,7 @@
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
+#include "io/Temporaries.hpp"
 
 namespace ufno {
 
@@ -68,34 +69,20 @@ std::vector<std::string> outputs_for(const std::string& out_dir,
 }
 
 // A finished output: present under its final name (outputs are renamed into place when complete)
-// and one of ours: written by ufno_predict, with its times and a field. Any other HDF5 file
-// there (a case file, another tool's output) is not a result and is predicted again.
-bool finished(const std::string& path) {
+// and made by ufno_predict with these very models: same variables and the same model files
+// (their fingerprint). Any other HDF5 file there (a case file, another tool's output, an output
+// of other models) is not this batch's result and is predicted again.
+bool finished(const std::string& path, const Predictor& predictor) {
   if (!fs::is_regular_file(path)) return false;
   try {
     auto f = h5::File::open_read(path);
     return f.string_attribute("/", "producer").value_or("") == "ufno_predict" &&
-           f.has_dataset("TIMES") && (f.has_dataset("SG") || f.has_dataset("dP"));
+           f.string_attribute("/", "variables").value_or("") == predictor.variables() &&
+           f.string_attribute("/", "models_fingerprint").value_or("") ==
+               predictor.models_fingerprint() &&
+           f.has_dataset("TIMES");
   } catch (const InputError&) {
     return false;
-  }
-}
-
-// Temporaries (<output>.tmp.<pid>) that a killed run left: removed when their process is gone
-// and they are older than ten minutes (another job on this node may still be writing).
-void remove_stale_temporaries(const std::vector<std::string>& outputs) {
-  for (const auto& out : outputs) {
-    const fs::path p(out);
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(p.parent_path(), ec)) {
-      const std::string name = e.path().filename().string(),
-                        prefix = p.filename().string() + ".tmp.";
-      if (name.rfind(prefix, 0) != 0) continue;
-      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-      const bool alive = pid > 0 && (::kill(pid_t(pid), 0) == 0 || errno == EPERM);
-      const auto age = fs::file_time_type::clock::now() - fs::last_write_time(e.path(), ec);
-      if (!alive && !ec && age > std::chrono::minutes(10)) fs::remove(e.path(), ec);
-    }
   }
 }
 
@@ -123,7 +110,7 @@ BatchSummary run_batch(const BatchOptions& o) {
     for (std::size_t i = 0; i < cases.size(); ++i) check_output_path(outputs[i], {cases[i]});
     if (world == 0) {
       fs::create_directories(o.out_dir);
-      remove_stale_temporaries(outputs);
+      for (const auto& out : outputs) remove_stale_temporaries(out);
     }
   });
   const int groups = size / o.ranks_per_case, group = world / o.ranks_per_case;
@@ -140,7 +127,7 @@ BatchSummary run_batch(const BatchOptions& o) {
   for (int i = group; i < n; i += groups) {
     const std::string& out = outputs[i];
     const auto tc = std::chrono::steady_clock::now();
-    int skip = leader && finished(out);
+    int skip = leader && finished(out, predictor);
     MPI_Bcast(&skip, 1, MPI_INT, 0, comm);
     std::string status;
     if (skip) {

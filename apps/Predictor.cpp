@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/Fingerprint.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
@@ -51,6 +52,7 @@ Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
       models_.push_back(std::make_unique<DistributedNet3d>(mf->spec(), *mf, *grid_, alg));
     });
   }
+  dist::collectively(comm, [&] { fingerprint_ = files_fingerprint(paths); });
 }
 
 std::string Predictor::variables() const {
@@ -120,6 +122,8 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
 Prediction Predictor::run_case(const ReservoirCase& c) {
   const int nt = spec().grid[2];
   HostArray in = encode_case(c, nt);
+  // The fields were checked one by one; this catches what only their combination makes.
+  dist::collectively(comm_, [&] { check_encoded(in, c.path, "encoded input"); });
   return run(in, c.times_days.empty() ? paper_times_days(nt) : c.times_days);
 }
 
@@ -165,6 +169,8 @@ void write_prediction(const std::string& path, const Predictor& predictor, const
   out->write_times(p.times_days);
   out->set_attribute("source", source);
   out->set_attribute("producer", "ufno_predict");
+  out->set_attribute("variables", predictor.variables());
+  out->set_attribute("models_fingerprint", predictor.models_fingerprint());
   dist::collectively(comm, [&] { out->commit(); });
 }
 

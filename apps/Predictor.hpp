@@ -36,7 +36,10 @@ class Predictor {
 
   const ModelSpec& spec() const { return models_.front()->spec(); }
   const dist::ProcessGrid& grid() const { return *grid_; }
-  std::string variables() const;                                   // e.g. "SG+dP"
+  std::string variables() const;  // e.g. "SG+dP"
+  // A fingerprint of the model files' contents: outputs carry it, so that a batch rerun with
+  // other models predicts again instead of taking an old output as done.
+  const std::string& models_fingerprint() const { return fingerprint_; }
   CaseBlock block() const;                                         // this rank's (X, Y) block
   std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
 
@@ -51,6 +54,7 @@ class Predictor {
   std::vector<std::string> paths_;  // the model files, for messages
   std::unique_ptr<dist::ProcessGrid> grid_;
   std::vector<std::unique_ptr<DistributedNet3d>> models_;
+  std::string fingerprint_;
 };
 
 // One output value made physical from the raw network output and the cell's encoded input

@@ -17,6 +17,7 @@
 #include "apps/BatchRun.hpp"
 #include "apps/DefaultModels.hpp"
 #include "apps/FlowRun.hpp"
+#include "core/Fingerprint.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/CaseWriter.hpp"
@@ -90,29 +91,19 @@ void require_known_keys(const json& j, const std::string& path, const std::strin
   }
 }
 
-// FNV-1a over bytes: a stable fingerprint (std::hash is not stable across builds).
-std::uint64_t fnv1a(const std::string& bytes, std::uint64_t h = 1469598103934665603ull) {
-  for (unsigned char ch : bytes) h = (h ^ ch) * 1099511628211ull;
-  return h;
-}
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw InputError(path, "", "cannot be opened");
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 std::string sweep_fingerprint(const json& j, const SweepConfig& c) {
   std::uint64_t h = fnv1a(j.dump());  // object keys sorted: key order does not matter
   h = fnv1a("kpi rules " + std::to_string(kKpiRulesVersion), h);
-  for (const auto& p : c.models) h = fnv1a(file_bytes(p), h);
-  for (const auto& p : c.base_cases) h = fnv1a(file_bytes(p), h);
-  char b[32];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
-  return b;
+  std::vector<std::string> files = c.models;
+  files.insert(files.end(), c.base_cases.begin(), c.base_cases.end());
+  return files_fingerprint(files, h);
 }
 
 const char* kFingerprintFile = "sweep_fingerprint.txt";
+
+// At most this many scenarios per sweep (Latin hypercube samples or grid combinations): each
+// writes a case file and a KPI row, so a larger sweep is a mistake, not a screening study.
+constexpr int kMaxScenarios = 1000000;
 
 // Results in `out` are reused only when they come from this very configuration.
 void check_out_matches(const SweepConfig& c) {
@@ -254,8 +245,19 @@ SweepConfig read_sweep_config(const std::string& path) {
   if (c.base_cases.empty()) throw InputError(path, "base_cases", "names no case file");
   if (c.sampling != "lhs" && c.sampling != "grid")
     throw InputError(path, "sampling", "must be \"lhs\" or \"grid\"");
-  if (c.samples < 1 || c.samples > 1000000)
-    throw InputError(path, "samples", "must be in 1..1000000");
+  if (c.samples < 1 || c.samples > kMaxScenarios)
+    throw InputError(path, "samples", "must be in 1.." + std::to_string(kMaxScenarios));
+  if (c.sampling == "grid") {
+    // Every combination is one scenario: bound their number before any is made.
+    double combinations = 1;
+    for (const auto& p : c.parameters) combinations *= p.values.empty() ? p.steps : p.values.size();
+    if (combinations > kMaxScenarios)
+      throw InputError(path, "parameters",
+                       "a grid of " + std::to_string(static_cast<long long>(combinations)) +
+                           " scenarios (the product of the parameters' steps or values) is more "
+                           "than " +
+                           std::to_string(kMaxScenarios));
+  }
   if (c.verify_scenarios < 0) throw InputError(path, "verify.scenarios", "must be 0 or more");
   if (!(c.flow_timeout_s >= 1 && c.flow_timeout_s <= 1e6))
     throw InputError(path, "verify.timeout_s", "must be in [1, 1e6] seconds");
@@ -530,14 +532,14 @@ int run_sweep(const SweepConfig& c) {
       const fs::path cf = cases / (scenario_name(i) + ".h5");
       if (fs::exists(rows / (scenario_name(i) + ".csv"))) continue;  // done in an earlier run
       if (!fs::exists(cf))
-        write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i));
+        write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i), "ufno_sweep");
       pending << cf.string() << "\n";
     }
     // Verified scenarios need their case files even when their predictions are done.
     for (int i : verified_scenarios(n, c.verify_scenarios)) {
       const fs::path cf = cases / (scenario_name(i) + ".h5");
       if (!fs::exists(cf))
-        write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i));
+        write_case(cf.string(), make_scenario_case(c, scen[i], i), scenario_name(i), "ufno_sweep");
     }
   });
   // OPM Flow on the verified scenarios, beside the predictions (rank 0 only).

@@ -20,16 +20,19 @@ class WeightSource {
   virtual ~WeightSource() = default;
   virtual bool has(const std::string& name) const = 0;
   virtual HostArray get(const std::string& name) const = 0;  // throws InputError if missing
-  virtual std::string origin() const = 0;                    // file name, for messages
+  // The array's shape, without reading it (throws InputError if missing).
+  virtual std::vector<std::size_t> shape(const std::string& name) const = 0;
+  virtual std::string origin() const = 0;  // file name, for messages
 
-  // The array `name` with exactly the shape `expected`.
+  // The array `name` with exactly the shape `expected`, checked before the array is read: a
+  // file declaring a huge dataset is refused without allocating for it.
   HostArray take(const std::string& name, const std::vector<std::size_t>& expected) const {
-    HostArray a = get(name);
-    if (a.shape != expected)
+    const std::vector<std::size_t> s = shape(name);
+    if (s != expected)
       throw InputError(origin(), name,
-                       "shape " + shape_string(a.shape) + " does not match the " +
+                       "shape " + shape_string(s) + " does not match the " +
                            shape_string(expected) + " implied by the model attributes");
-    return a;
+    return get(name);
   }
 };
 

@@ -68,4 +68,18 @@ HostArray encode_case(const ReservoirCase& c, int nt) {
   return a;
 }
 
+void check_encoded(const HostArray& a, const std::string& path, const std::string& field) {
+  for (std::size_t i = 0; i < a.data.size(); ++i) {
+    if (!std::isfinite(a.data[i]))
+      throw InputError(
+          path, field,
+          "contains NaN or Inf (first in this block at flat index " + std::to_string(i) + ")");
+    if (std::abs(a.data[i]) > kMaxEncodedValue)
+      throw InputError(path, field,
+                       "value " + std::to_string(a.data[i]) + " at flat index " +
+                           std::to_string(i) + " is far outside the encoded range (|v| <= " +
+                           std::to_string(int(kMaxEncodedValue)) + ")");
+  }
+}
+
 }  // namespace ufno

@@ -174,6 +174,12 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
   const auto& dims = required(deck, path, "DIMENS", "grid size").getRecord(0);
   const int nr = dims.getItem("NX").get<int>(0), nth = dims.getItem("NY").get<int>(0),
             nz = dims.getItem("NZ").get<int>(0);
+  // Bounded before OPM builds the grid state, which allocates per cell (the paper's grid has
+  // 19,200 cells; a radial r-z deck of more than a million is no input of this program).
+  if (nr < 1 || nz < 1 || nth < 1 || double(nr) * nz * nth > 1e6)
+    throw InputError(path, "DIMENS",
+                     "NX x NY x NZ = " + std::to_string(nr) + " x " + std::to_string(nth) + " x " +
+                         std::to_string(nz) + " is outside 1 .. 1,000,000 cells");
   if (nth != 1)
     throw InputError(path, "DIMENS",
                      "has " + std::to_string(nth) +

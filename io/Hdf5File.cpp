@@ -152,20 +152,29 @@ std::vector<std::string> File::dataset_names() const {
 }
 
 namespace {
-std::size_t product(const std::vector<std::size_t>& s) {
+// The number of values of a dataset of shape s, refused (before anything is allocated) beyond
+// `max_values` or when the product overflows.
+std::size_t checked_count(const std::string& path, const std::string& name,
+                          const std::vector<std::size_t>& s, std::size_t max_values) {
   std::size_t n = 1;
-  for (auto v : s) n *= v;
+  for (auto v : s) {
+    if (v != 0 && n > max_values / v)
+      throw InputError(path, name,
+                       "declares more than " + std::to_string(max_values) +
+                           " values, more than any input of this program holds");
+    n *= v;
+  }
   return n;
 }
 }  // namespace
 
-std::vector<float> File::read_floats(const std::string& name,
-                                     std::vector<std::size_t>* shape_out) const {
+std::vector<float> File::read_floats(const std::string& name, std::vector<std::size_t>* shape_out,
+                                     std::size_t max_values) const {
   const Kind k = kind(name);
   if (k != Kind::Float && k != Kind::Integer)
     throw InputError(path_, name, "has a non-numeric datatype (expected float32 or float64)");
   auto s = shape(name);
-  std::vector<float> v(product(s));
+  std::vector<float> v(checked_count(path_, name, s, max_values));
   Handle d = open_dataset(name);
   if (!v.empty() && H5Dread(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
@@ -173,13 +182,13 @@ std::vector<float> File::read_floats(const std::string& name,
   return v;
 }
 
-Numeric File::read_numeric(const std::string& name) const {
+Numeric File::read_numeric(const std::string& name, std::size_t max_values) const {
   const Kind k = kind(name);
   if (k != Kind::Float && k != Kind::Integer)
     throw InputError(path_, name, "has a non-numeric datatype");
   Numeric n;
   n.shape = shape(name);
-  n.values.resize(product(n.shape));
+  n.values.resize(checked_count(path_, name, n.shape, max_values));
   Handle d = open_dataset(name);
   if (!n.values.empty() &&
       H5Dread(d.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, n.values.data()) < 0)

@@ -55,8 +55,13 @@ class File {
   std::vector<std::string> dataset_names() const;  // at the root
 
   // Reads a numeric dataset, converted by HDF5 to float/double; rejects non-numeric types.
-  std::vector<float> read_floats(const std::string& name, std::vector<std::size_t>* shape) const;
-  Numeric read_numeric(const std::string& name) const;
+  // Whole datasets; one that declares more than max_values values is refused before anything
+  // is allocated (the defaults are far above any model, case or tensor of this program).
+  std::vector<float> read_floats(const std::string& name, std::vector<std::size_t>* shape,
+                                 std::size_t max_values = kMaxFloatValues) const;
+  Numeric read_numeric(const std::string& name, std::size_t max_values = kMaxNumericValues) const;
+  static constexpr std::size_t kMaxFloatValues = std::size_t(1) << 28;  // 1 GiB of float32
+  static constexpr std::size_t kMaxNumericValues = std::size_t(1) << 20;
   // A dataset's string attribute, if present.
   std::optional<std::string> string_attribute(const std::string& object,
                                               const std::string& attr) const;

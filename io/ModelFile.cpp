@@ -6,9 +6,13 @@ namespace ufno {
 
 namespace {
 
+// Integer attributes beyond the int range are refused before the cast, which would be undefined
+// for them (the sizes they describe are checked against each other afterwards).
 int as_int(const h5::File& f, const std::string& attr, double v) {
   if (!std::isfinite(v) || v != std::floor(v))
     throw InputError(f.path(), attr, "attribute is not an integer");
+  if (std::abs(v) > 2147483647.0)
+    throw InputError(f.path(), attr, "attribute " + std::to_string(v) + " is out of range");
   return int(v);
 }
 
@@ -160,6 +164,11 @@ void ModelFile::check_layers() const {
 }
 
 bool ModelFile::has(const std::string& name) const { return file_.has_dataset(name); }
+
+std::vector<std::size_t> ModelFile::shape(const std::string& name) const {
+  if (!file_.has_dataset(name)) throw InputError(file_.path(), name, "dataset is missing");
+  return file_.shape(name);
+}
 
 HostArray ModelFile::get(const std::string& name) const {
   HostArray a;

@@ -25,6 +25,7 @@ class ModelFile : public WeightSource {
   const ModelSpec& spec() const { return spec_; }
   bool has(const std::string& name) const override;
   HostArray get(const std::string& name) const override;
+  std::vector<std::size_t> shape(const std::string& name) const override;
   std::string origin() const override { return file_.path(); }
 
  private:

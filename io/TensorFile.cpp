@@ -2,13 +2,12 @@
 
 #include <cmath>
 
+#include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
 
 namespace ufno {
 
-namespace {
-constexpr float kMaxEncodedValue = 1000.0f;
-}  // namespace
+namespace {}  // namespace
 
 HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels,
                             CaseBlock block, MPI_Comm comm) {
@@ -29,19 +28,7 @@ HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& g
   HostArray a;
   a.shape = {s[0], std::size_t(block.lx), std::size_t(block.ly), s[3], s[4]};
   a.data = f.read_block("input", {0, std::size_t(block.x0), std::size_t(block.y0), 0, 0}, a.shape);
-  for (std::size_t i = 0; i < a.data.size(); ++i) {
-    if (!std::isfinite(a.data[i]))
-      throw InputError(
-          path, "input",
-          "contains NaN or Inf (first in this block at flat index " + std::to_string(i) + ")");
-    // The encoding maps every channel to about [-1, 2]; a value far outside is not an encoded
-    // case, and inside the network it overflows into NaNs that ReLUs hide.
-    if (std::abs(a.data[i]) > kMaxEncodedValue)
-      throw InputError(path, "input",
-                       "value " + std::to_string(a.data[i]) + " at flat index " +
-                           std::to_string(i) + " is far outside the encoded range (|v| <= " +
-                           std::to_string(int(kMaxEncodedValue)) + ")");
-  }
+  check_encoded(a, path, "input");
   return a;
 }
 

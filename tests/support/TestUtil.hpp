@@ -73,6 +73,7 @@ class MapWeights : public WeightSource {
     if (it == arrays.end()) throw InputError(origin(), n, "dataset is missing");
     return it->second;
   }
+  std::vector<std::size_t> shape(const std::string& n) const override { return get(n).shape; }
   std::string origin() const override { return "test-weights"; }
 };
 
