@@ -128,9 +128,12 @@ std::vector<double> flow_multx(const ReservoirCase& c, const std::string& scratc
        "--output-dir=" + (dir / "out").string(), (dir / "deck" / "CASE.DATA").string()},
       (dir / "dry_run.log").string(), 120);
   const fs::path init = dir / "out" / "CASE.INIT";
-  if (p.status != 0 || !fs::exists(init))
+  if (p.status != 0 || !fs::exists(init)) {
+    std::error_code ec;
+    fs::remove_all(dir, ec);  // the scratch directory is this call's own
     throw InputError(o.flow, "",
                      "dry run for MULTX failed: " + (p.error.empty() ? "no INIT file" : p.error));
+  }
   const auto opm = read_tranx(init.string(), c);
   const auto exact = exact_radial_transmissibility(c);
   std::vector<double> m(opm.size(), 1.0);

@@ -15,6 +15,8 @@
 #include "io/CaseEncoding.hpp"
 #include "io/EclipseDeckWriter.hpp"
 #include "io/OutputFile.hpp"
+#include "io/OutputPath.hpp"
+#include "io/Temporaries.hpp"
 
 namespace {
 
@@ -33,6 +35,36 @@ void write_targets(const std::string& path, const ufno::ReservoirCase& c,
   f.set_attribute("source", c.path);
   f.set_attribute("producer", "ufno_export (OPM Flow)");
   f.commit();
+}
+
+// An existing --deck is replaced only when it is empty or an earlier export (CASE.DATA and
+// include/*.INC, nothing else): a directory of the user's is never deleted.
+void check_deck_directory(const std::string& deck) {
+  std::error_code ec;
+  const fs::file_status st = fs::symlink_status(deck, ec);
+  if (ec || !fs::exists(st)) return;
+  if (fs::is_symlink(st) || !fs::is_directory(st))
+    throw ufno::InputError(deck, "--deck", "exists and is not a directory");
+  auto refuse = [&](const fs::path& p) {
+    throw ufno::InputError(deck, "--deck",
+                           "holds " + p.filename().string() +
+                               ", not only an earlier export's CASE.DATA and include/; it is "
+                               "never deleted (give a new directory)");
+  };
+  for (const auto& e : fs::directory_iterator(deck)) {
+    const std::string name = e.path().filename().string();
+    if (name == "CASE.DATA" && e.is_regular_file() && !e.is_symlink()) continue;
+    if (name != "include" || e.is_symlink() || !e.is_directory()) refuse(e.path());
+    for (const auto& i : fs::directory_iterator(e.path()))
+      if (i.is_symlink() || !i.is_regular_file() || i.path().extension() != ".INC")
+        refuse(i.path());
+  }
+}
+
+// Replaces `deck` by the complete directory `ready` (renamed: the deck is never half written).
+void move_deck_into_place(const fs::path& ready, const std::string& deck) {
+  fs::remove_all(deck);
+  fs::rename(ready, deck);
 }
 
 int run(int argc, char** argv) {
@@ -57,20 +89,32 @@ int run(int argc, char** argv) {
     return 2;
   }
   fo.multx = !no_multx;
+  while (deck.size() > 1 && deck.back() == '/') deck.pop_back();
   const ufno::ReservoirCase c = ufno::read_case(case_path);
-  if (fs::exists(deck) && !fs::is_directory(deck))
-    throw ufno::InputError(deck, "--deck", "exists and is not a directory");
+  check_deck_directory(deck);
   if (!targets.empty()) {
-    const fs::path work =
-        fs::path(deck).parent_path() / (fs::path(deck).filename().string() + ".flow");
+    ufno::check_output_path(targets, {case_path}, "--targets");
+    const fs::path t = fs::absolute(targets).lexically_normal(),
+                   d = fs::absolute(deck).lexically_normal();
+    if (t.string().rfind(d.string() + "/", 0) == 0)
+      throw ufno::InputError(targets, "--targets", "lies inside --deck, which is replaced");
+    // Scratch under a name of this process only: no directory of the user's is ever reused.
+    const std::string work_name = ufno::temporary_name(deck + ".flow", getpid());
+    ufno::remove_stale_temporaries(deck + ".flow");
+    const fs::path work(work_name);
     ufno::FlowRunResult r = ufno::run_flow_case(c, work.string(), fo);
     if (!r.ok) {
+      fs::remove_all(work);
       std::cerr << "ufno_export: " << case_path << ": " << r.error << "\n";
       return 3;
     }
-    fs::remove_all(deck);
-    fs::rename(work / "deck", deck);
-    write_targets(targets, c, r);
+    try {
+      write_targets(targets, c, r);
+    } catch (...) {
+      fs::remove_all(work);
+      throw;
+    }
+    move_deck_into_place(work / "deck", deck);
     fs::remove_all(work);
     std::printf("ufno_export: %s -> %s and %s (OPM Flow %.1f s)\n", case_path.c_str(), deck.c_str(),
                 targets.c_str(), r.wall_s);
@@ -78,15 +122,20 @@ int run(int argc, char** argv) {
   }
   ufno::DeckOptions o{case_path, {}, ""};
   if (fo.multx) {
-    o.multx = ufno::flow_multx(c, deck + ".dry", fo);
+    ufno::remove_stale_temporaries(deck + ".dry");
+    o.multx = ufno::flow_multx(c, ufno::temporary_name(deck + ".dry", getpid()), fo);
     o.multx_note = "from a dry run";
   }
   // Written beside the target and renamed: an interrupted export leaves no half deck.
-  const std::string tmp = deck + ".tmp." + std::to_string(getpid());
-  fs::remove_all(tmp);
-  ufno::write_flow_deck(c, tmp, o);
-  fs::remove_all(deck);
-  fs::rename(tmp, deck);
+  ufno::remove_stale_temporaries(deck);
+  const std::string tmp = ufno::temporary_name(deck, getpid());
+  try {
+    ufno::write_flow_deck(c, tmp, o);
+  } catch (...) {
+    fs::remove_all(tmp);
+    throw;
+  }
+  move_deck_into_place(tmp, deck);
   std::printf("ufno_export: %s -> %s/CASE.DATA (%d x %d grid%s)\n", case_path.c_str(), deck.c_str(),
               c.nx, c.ny, fo.multx ? ", MULTX from a dry run" : "");
   return 0;

@@ -85,7 +85,9 @@ int run(int argc, char** argv) {
   } else {
     d = ufno::import_deck(deck, density);
   }
-  for (const auto& n : d.notes) std::cerr << "ufno_import: " << deck << ": " << n << "\n";
+  // Notes on how the deck was read are printed once the import succeeds: a refused import says
+  // one line, its error.
+  std::vector<std::string> notes = d.notes;
   ufno::ReservoirCase c = d.rc;
   std::vector<int> active = d.active;
   std::unique_ptr<ufno::GridResampler> resample;
@@ -93,8 +95,8 @@ int run(int argc, char** argv) {
     ufno::ReservoirCase ref = ufno::read_case(like);
     resample = std::make_unique<ufno::GridResampler>(c.dz, c.dr, ref.dz, ref.dr);
     if (!resample->identity()) {
-      std::cerr << "ufno_import: " << deck << ": resampled the " << (case_input ? "case" : "deck")
-                << " grid " << resample->describe() << " of " << like << "\n";
+      notes.push_back(std::string("resampled the ") + (case_input ? "case" : "deck") + " grid " +
+                      resample->describe() + " of " + like);
       c = resample->map_case(c, d.active);
       active = resample->map_active(d.active);
     } else {
@@ -126,7 +128,7 @@ int run(int argc, char** argv) {
       dp.insert(dp.end(), p.begin(), p.end());
     }
   }
-  ufno::write_case(out, c, "imported from " + deck);
+  ufno::write_case(out, c, "imported from " + deck, "ufno_import");
   if (!targets.empty()) {
     try {
       ufno::OutputFile f(targets);
@@ -144,6 +146,7 @@ int run(int argc, char** argv) {
       throw;
     }
   }
+  for (const auto& n : notes) std::cerr << "ufno_import: " << deck << ": " << n << "\n";
   std::printf("ufno_import: %s -> %s%s%s (%d x %d grid, %zu report times)\n", deck.c_str(),
               out.c_str(), targets.empty() ? "" : " and ", targets.c_str(), c.nx, c.ny,
               c.times_days.size());

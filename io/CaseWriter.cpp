@@ -5,13 +5,16 @@
 #include <cstdio>
 
 #include "io/Hdf5File.hpp"
+#include "io/Temporaries.hpp"
 
 namespace ufno {
 
-void write_case(const std::string& path, const ReservoirCase& c, const std::string& description) {
+void write_case(const std::string& path, const ReservoirCase& c, const std::string& description,
+                const std::string& generator) {
   if (c.lx != c.nx || c.ly != c.ny)
     throw std::invalid_argument("write_case: not a whole-grid case");
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  remove_stale_temporaries(path);
+  const std::string tmp = temporary_name(path, ::getpid());
   try {
     auto f = h5::File::create(tmp);
     const std::vector<std::size_t> xy{std::size_t(c.nx), std::size_t(c.ny)};
@@ -38,7 +41,7 @@ void write_case(const std::string& path, const ReservoirCase& c, const std::stri
     scalar("VG_LAMBDA", c.vg_lambda, "1");
     if (!c.times_days.empty()) array("TIMES", {c.times_days.size()}, c.times_days, "day");
     f.write_string_attribute("/", "description", description);
-    f.write_string_attribute("/", "generator", "ufno_import");
+    f.write_string_attribute("/", "generator", generator);
     f.close();
   } catch (...) {
     std::remove(tmp.c_str());

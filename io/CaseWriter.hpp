@@ -7,6 +7,8 @@
 
 namespace ufno {
 
-void write_case(const std::string& path, const ReservoirCase& c, const std::string& description);
+// `generator` names the program that made the case (the file's `generator` attribute).
+void write_case(const std::string& path, const ReservoirCase& c, const std::string& description,
+                const std::string& generator);
 
 }  // namespace ufno

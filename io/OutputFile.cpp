@@ -5,21 +5,26 @@
 #include <cstdio>
 
 #include "io/OutputPath.hpp"
+#include "io/Temporaries.hpp"
 
 namespace ufno {
 
 namespace {
-// One temporary name for all ranks: rank 0's process id.
-std::string temporary_name(const std::string& path, MPI_Comm comm) {
+// One temporary name for all ranks: rank 0's process id. Rank 0 first clears the stale
+// temporaries of earlier, killed runs of the same output.
+std::string shared_temporary_name(const std::string& path, MPI_Comm comm) {
+  int rank = 0;
+  if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+  if (rank == 0) remove_stale_temporaries(path);
   long pid = ::getpid();
   if (comm != MPI_COMM_NULL) MPI_Bcast(&pid, 1, MPI_LONG, 0, comm);
-  return path + ".tmp." + std::to_string(pid);
+  return temporary_name(path, pid);
 }
 }  // namespace
 
 OutputFile::OutputFile(const std::string& path, MPI_Comm comm)
     : path_((check_output_path(path, {}), path)),
-      tmp_(temporary_name(path, comm)),
+      tmp_(shared_temporary_name(path, comm)),
       comm_(comm),
       file_(h5::File::create(tmp_, comm)) {
   if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank_);
