@@ -9,6 +9,8 @@
 // --max-upload-mb), 422 (well-formed but invalid values) or 503 (queue full).
 #include <netdb.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <httplib.h>
 #include <CLI/CLI.hpp>
@@ -79,7 +81,10 @@ void add_guards(httplib::Server& svr) {
         send_error(res, 404, "", "no such resource: " + req.path);
         return httplib::Server::HandlerResponse::Handled;
       }
-    if (req.path.find("/.") != std::string::npos) {
+    // Paths are compared as given: "//tests" or "/./tests" would pass the prefix test above and
+    // still reach the static handler, so empty and dot segments are refused outright.
+    if (req.path.find("/.") != std::string::npos || req.path.find("//") != std::string::npos ||
+        req.path.find('\\') != std::string::npos) {
       send_error(res, 404, "", "no such resource: " + req.path);
       return httplib::Server::HandlerResponse::Handled;
     }
@@ -94,7 +99,13 @@ void check_host(const std::string& host) {
   hints.ai_flags = AI_PASSIVE;
   if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found)
     throw ufno::InputError(host, "--host", "is not an address this machine can listen on");
+  // A name that resolves to another machine's address fails at bind: try it on a free port, so
+  // that a later bind failure is the port's.
+  const int sock = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  const bool ok = sock >= 0 && bind(sock, found->ai_addr, found->ai_addrlen) == 0;
+  if (sock >= 0) close(sock);
   freeaddrinfo(found);
+  if (!ok) throw ufno::InputError(host, "--host", "is not an address of this machine");
 }
 
 void add_routes(httplib::Server& svr, ufno::PredictionService& service) {

@@ -225,7 +225,9 @@ def hostile(exe):
                            b"Content-Type: multipart/form-data; boundary=b\r\n"
                            b"Transfer-Encoding: chunked\r\n\r\n", body)
         check("a chunked 3 MB upload with a 1 MB limit is refused (411)", code == 411, code)
-        for path in ("/tests/test_api.py", "/node_modules/", "/package.json", "/.git/config"):
+        for path in ("/tests/test_api.py", "/node_modules/", "/package.json", "/.git/config",
+                     "//tests/test_api.py", "/./tests/test_api.py", "/%2Ftests/test_api.py",
+                     "/%74ests/test_api.py", "//package.json", "/x/../tests/test_api.py"):
             status, _, _ = call(base + path)
             check("%s is not served (404)" % path, status == 404, status)
         status, raw, _ = call(base + "/api/predict", b"1e999")
@@ -255,6 +257,7 @@ def hostile(exe):
               (p.returncode, p.stderr, left))
     refused(["--port", "70000"], "--port")
     refused(["--host", "no-such-host.invalid", "--port", "0"], "--host")
+    refused(["--host", "192.0.2.1", "--port", "0"], "--host")  # TEST-NET: resolves, not ours
     refused(["--max-queue", "64"], "--max-queue")
     blocker = Server(exe)
     try:
