@@ -2,8 +2,10 @@
 """Hostile-input suite: what a careless or hostile user hands ufno_predict, ufno_import,
 ufno_export and ufno_sweep (files, flags, configurations). Every case asserts the exit code, that
 stderr is one line naming the file or option and field, and that nothing was written or lost:
-the working directory holds exactly the files it held before, byte for byte. The server's
-hostile requests are in web/tests/test_api.py.
+the working directory holds exactly the files it held before, byte for byte. Then signals: a
+batch and a sweep killed (SIGTERM, SIGKILL) in the middle leave no partial output, resume to the
+same results, and clear the stale temporaries of the killed runs. The server's hostile requests
+are in web/tests/test_api.py.
 
 Messages must be one printable line (no bytes of a binary input echoed to the terminal).
 
@@ -14,9 +16,11 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -93,6 +97,17 @@ def set_value(name, value):
     return edit
 
 
+def huge_dataset(name, shape):
+    """An edit replacing dataset `name` by a chunked one of `shape` that is never written."""
+    def edit(f):
+        units = f[name].attrs.get("units")
+        del f[name]
+        f.create_dataset(name, shape=shape, dtype="f8", chunks=(1,) * len(shape))
+        if units is not None:
+            f[name].attrs["units"] = units
+    return edit
+
+
 def predict_cases():
     P = "ufno_predict"
     base = ["--model", MODEL]
@@ -110,6 +125,8 @@ def predict_cases():
     refused(P, ["--case", "case.h5", "--out", "/dev/null"], ["/dev/null", "regular file"])
     os.symlink("case.h5", "link.h5")
     refused(P, ["--case", "case.h5", "--out", "link.h5"], ["link.h5", "symbolic link"])
+    os.link("case.h5", "hard.h5")
+    refused(P, ["--case", "case.h5", "--out", "hard.h5"], ["hard.h5", "input file"])
     refused(P, ["--case", "case.h5", "--out", "adir"], ["adir", "directory"])
     refused(P, ["--case", "case.h5", "--out", "fifo"], ["fifo", "regular file"])
     refused(P, ["--case", "case.h5", "--out", "no/such/dir/o.h5"], ["no/such/dir/o.h5"])
@@ -127,6 +144,7 @@ def predict_cases():
                               ("TEMP", float("nan"), "TEMP"),
                               ("INJ_RATE", -1.0, "physically impossible"),
                               ("INJ_RATE", 0.0, "physically impossible"),
+                              ("INJ_RATE", 1e300, "physically impossible"),
                               ("PRESSURE", 1e300, "physically impossible"),
                               ("SWI", 1.0, "physically impossible"),
                               ("VG_LAMBDA", 1e300, "physically impossible"),
@@ -135,10 +153,19 @@ def predict_cases():
                               ("PORO", 2.0, "PORO"),
                               ("DR", 0.0, "DR"),
                               ("DR", 1e300, "DR"),
+                              ("DR", 1e308, "DR"),
                               ("DZ", float("inf"), "DZ")):
         name = "bad_%s.h5" % field
         case_variant(name, set_value(field, value))
         refused(P, ["--case", name, "--out", "o.h5"], [name, field, say])
+        os.remove(name)
+    # Datasets that declare far more values than any case holds (chunked and never written, so
+    # the files are small): refused before anything is allocated for them.
+    for field, shape in (("PERF", (1 << 40,)), ("TIMES", (1 << 40,)), ("PERMX", (1 << 30, 1 << 30)),
+                         ("INJ_RATE", (1 << 20, 1 << 20))):
+        name = "huge_%s.h5" % field
+        case_variant(name, huge_dataset(field, shape))
+        refused(P, ["--case", name, "--out", "o.h5"], [name, field], timeout=60)
         os.remove(name)
     case_variant("noperf.h5", lambda f: f["PERF"].__setitem__(slice(None), 0))
     refused(P, ["--case", "noperf.h5", "--out", "o.h5"], ["noperf.h5", "PERF"])
@@ -159,7 +186,7 @@ def predict_cases():
     refused(P, ["--cases", "batch", "--out", "batch"], ["--out", "input file"])
     refused(P, ["--cases", "batch", "--out", "case.h5"], ["case.h5", "--out", "not a directory"])
     refused(P, ["--cases", "empty.h5", "--out", "outdir"], ["--cases"])
-    for f in ("empty.h5", "text.h5", "case.h5", "link.h5", "fifo", "noperf.h5", "nounits.h5",
+    for f in ("empty.h5", "text.h5", "case.h5", "link.h5", "hard.h5", "fifo", "noperf.h5", "nounits.h5",
               "kelvin.h5", "shape.h5"):
         os.remove(f)
     shutil.rmtree("adir")
@@ -194,7 +221,9 @@ def model_cases():
             ("m_big.h5", poison("conv1.fc1.weight", 3e38), "conv1.fc1.weight"),
             ("m_nan.h5", poison("conv1.fc1.weight", np.nan), "conv1.fc1.weight"),
             ("m_fmt.h5", attr("format", b"pytorch"), "format"),
-            ("m_arch.h5", attr("architecture", b"Transformer"), "architecture")):
+            ("m_arch.h5", attr("architecture", b"Transformer"), "architecture"),
+            ("m_int.h5", attr("grid", np.array([1e10, 24, 8])), "grid"),
+            ("m_huge.h5", huge_dataset("conv1.fc1.weight", (1 << 30, 1 << 30)), "conv1.fc1.weight")):
         variant(name, edit)
         refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
@@ -220,8 +249,44 @@ def import_export_cases():
     refused(E, ["missing.h5", "--deck", "d"], ["missing.h5"])
     refused(E, ["case.h5", "--deck", "case.h5", "--no-multx"], ["case.h5", "--deck"])
     refused(E, ["case.h5", "--deck", "d", "--timeout", "0"], ["--timeout"])
+    # A --deck directory of the user's is never replaced, nor one holding the case itself.
+    os.mkdir("mine")
+    open("mine/notes.txt", "w").write("precious\n")
+    refused(E, ["case.h5", "--deck", "mine", "--no-multx"], ["mine", "--deck", "notes.txt"])
+    os.mkdir("mine2")
+    shutil.copy(EXAMPLE, "mine2/case.h5")
+    refused(E, ["mine2/case.h5", "--deck", "mine2", "--no-multx"], ["mine2", "--deck", "case.h5"])
+    refused(E, ["case.h5", "--deck", "d", "--targets", "case.h5"], ["case.h5", "--targets", "input"])
+    refused(E, ["case.h5", "--deck", "d", "--targets", "d/t.h5"], ["d/t.h5", "--targets", "inside"])
+    deck_cases(I)
     for f in ("empty.DATA", "junk.DATA", "loop.DATA", "a.INC", "b.INC", "ring.DATA", "case.h5"):
         os.remove(f)
+    shutil.rmtree("mine")
+    shutil.rmtree("mine2")
+
+
+def deck_cases(I):
+    """Decks made from a shipped example deck with one fault each."""
+    src = os.path.join(os.path.dirname(EXAMPLE), "deck")
+    text = open(os.path.join(src, "CASE.DATA")).read()
+    shutil.copytree(os.path.join(src, "include"), "include")
+
+    def deck(name, old, new):
+        assert old in text, old
+        open(name, "w").write(text.replace(old, new, 1))
+        return name
+    for name, old, new, say in (
+            ("neg_rate.DATA", "'RATE' 67336.838", "'RATE' -67336.838", "INJ_RATE"),
+            ("zero_steps.DATA", "TSTEP\n1 ", "TSTEP\n5*0 /\nTSTEP\n1 ", "TSTEP"),
+            ("huge_dims.DATA", "DIMENS\n 48 1 24 /", "DIMENS\n 100000 1 100000 /", "DIMENS"),
+            ("no_include.DATA", "'include/PERMX.INC'", "'include/NOPE.INC'", "NOPE.INC")):
+        deck(name, old, new)
+        refused(I, [name, "--out", "o.h5"], [name, say], timeout=60)
+        os.remove(name)
+    os.mkdir("deckdir.DATA")
+    refused(I, ["deckdir.DATA", "--out", "o.h5"], ["deckdir.DATA"])
+    os.rmdir("deckdir.DATA")
+    shutil.rmtree("include")
 
 
 def sweep_cases():
@@ -254,7 +319,11 @@ def sweep_cases():
             ("c11.json", lambda c: c.__setitem__("verify", {"scenarios": 1, "flow": 3}), "verify"),
             ("c12.json", lambda c: c.__setitem__("out", "c12.json"), "out"),
             ("c13.json", lambda c: c["parameters"].__setitem__("PERF_TOP", {"values": [0]}),
-             "PERF_TOP")):
+             "PERF_TOP"),
+            ("c14.json", lambda c: c.update(sampling="grid", parameters={
+                k: {"range": r, "steps": 1000} for k, r in (("INJ_RATE", [0.5, 1]), ("TEMP", [40, 80]),
+                                                             ("PRESSURE", [120, 200]), ("SWI", [0.1, 0.2]))}),
+             "parameters")):
         config(name, edit)
         refused(S, ["--config", name], [name, say])
         os.remove(name)
@@ -262,12 +331,118 @@ def sweep_cases():
     os.rmdir("cdir")
 
 
+def start(tool, args):
+    return subprocess.Popen([os.path.join(APPS, tool)] + args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, OMP_NUM_THREADS="1"))
+
+
+def kill_when(proc, ready, sig, timeout=120):
+    """Sends sig to proc once ready() is true; returns False if proc ended first."""
+    t0 = time.time()
+    while not ready():
+        if proc.poll() is not None or time.time() - t0 > timeout:
+            return False
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    return True
+
+
+def complete_outputs(d):
+    """The .h5 outputs in d that are whole ufno_predict outputs, and the other .h5 files."""
+    good, bad = [], []
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".h5"):
+            continue
+        try:
+            with h5py.File(os.path.join(d, f), "r") as h:
+                ok = h.attrs.get("producer") in (b"ufno_predict", "ufno_predict") and \
+                    "TIMES" in h and "SG" in h and "dP" in h
+        except OSError:
+            ok = False
+        (good if ok else bad).append(f)
+    return good, bad
+
+
+def signal_cases():
+    P = "ufno_predict"
+    os.mkdir("cases")
+    n = 24
+    for i in range(n):
+        shutil.copy(EXAMPLE, "cases/c%02d.h5" % i)
+    args = ["--cases", "cases", "--out", "out", "--threads", "1"]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        shutil.rmtree("out", ignore_errors=True)
+        p = start(P, args)
+        killed = kill_when(p, lambda: os.path.isdir("out") and
+                           len(complete_outputs("out")[0]) >= 2, sig)
+        good, bad = complete_outputs("out")
+        check("batch killed by %s mid-run: only whole outputs (%d of %d)" % (sig.name, len(good), n),
+              killed and 0 < len(good) < n and not bad and p.returncode != 0,
+              (killed, good, bad, p.returncode))
+        r = subprocess.run([os.path.join(APPS, P)] + args, capture_output=True, text=True,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"))
+        good2, bad2 = complete_outputs("out")
+        check("the rerun after %s skips the %d finished cases and completes the rest" % (sig.name, len(good)),
+              r.returncode == 0 and len(good2) == n and not bad2 and
+              ", %d skipped" % len(good) in r.stdout, (r.returncode, r.stdout[-400:], len(good2)))
+    # A killed run's temporary: kept while it may belong to a live job (young), removed once stale.
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    tmp = "out/c00.h5.tmp.%d" % dead.pid
+    open(tmp, "w").write("half")
+    os.remove("out/c00.h5")
+    subprocess.run([os.path.join(APPS, P)] + args, capture_output=True)
+    check("a young temporary of a dead run is kept (another node may own it)", os.path.exists(tmp))
+    os.utime(tmp, (time.time() - 3600, time.time() - 3600))
+    os.remove("out/c01.h5")
+    r = subprocess.run([os.path.join(APPS, P)] + args, capture_output=True, text=True)
+    check("a stale temporary of a dead run is removed by the next run",
+          not os.path.exists(tmp) and r.returncode == 0 and len(complete_outputs("out")[0]) == n,
+          (os.listdir("out"), r.stderr[-300:]))
+    # Outputs of other models are not this batch's results: predicted again.
+    with h5py.File("out/c02.h5", "r+") as h:
+        h.attrs["models_fingerprint"] = "0123456789abcdef"
+    r = subprocess.run([os.path.join(APPS, P)] + args, capture_output=True, text=True)
+    check("an output made by other models is predicted again", r.returncode == 0 and
+          ", %d skipped" % (n - 1) in r.stdout, r.stdout[-300:])
+    shutil.rmtree("out")
+    shutil.rmtree("cases")
+
+    # A sweep killed in the middle resumes to the very table an uninterrupted run writes.
+    S = "ufno_sweep"
+    cfg = {"base_cases": [EXAMPLE], "samples": 16, "seed": 5, "out": "sw_ref",
+           "parameters": {"INJ_RATE": {"range": [0.5, 1.5]}, "TEMP": {"range": [40, 90]}}}
+    json.dump(cfg, open("ref.json", "w"))
+    cfg["out"] = "sw_killed"
+    json.dump(cfg, open("killed.json", "w"))
+    r = subprocess.run([os.path.join(APPS, S), "--config", "ref.json"], capture_output=True,
+                       text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    p = start(S, ["--config", "killed.json"])
+    killed = kill_when(p, lambda: os.path.isdir("sw_killed/kpi") and
+                       len(os.listdir("sw_killed/kpi")) >= 2, signal.SIGKILL)
+    r2 = subprocess.run([os.path.join(APPS, S), "--config", "killed.json"], capture_output=True,
+                        text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    same = r.returncode == 0 and r2.returncode == 0 and \
+        open("sw_ref/kpis.csv").read() == open("sw_killed/kpis.csv").read()
+    check("a sweep killed by SIGKILL resumes to the uninterrupted run's KPI table", killed and same,
+          (killed, r.returncode, r2.returncode, r2.stderr[-300:]))
+    cfg["seed"] = 6
+    json.dump(cfg, open("killed.json", "w"))
+    refused(S, ["--config", "killed.json"], ["killed.json", "out", "different sweep"])
+    for d in ("sw_ref", "sw_killed"):
+        shutil.rmtree(d)
+    os.remove("ref.json")
+    os.remove("killed.json")
+
+
 def main():
     work = tempfile.mkdtemp(prefix="ufno_hostile_")
     cwd = os.getcwd()
     os.chdir(work)
     try:
-        for part in (predict_cases, model_cases, import_export_cases, sweep_cases):
+        for part in (predict_cases, model_cases, import_export_cases, sweep_cases, signal_cases):
             try:
                 part()
             except Exception as e:  # noqa: BLE001  (a crash of the suite is a failure)
