@@ -1,5 +1,5 @@
 // Times the whole model on one encoded input, as ufno_predict runs it (DistributedNet3d, also on
-// one rank; --single uses the single-process Net3d instead). benchmarks/run_model_bench.sh runs the
+// one rank). benchmarks/run_model_bench.sh runs the
 // PyTorch reference on the same input and threads and prints the side-by-side table; under
 // mpiexec it compares rank x thread splits. Prints one line (rank 0):
 //   "ufno seconds_per_case=S peak_rss_mb=M threads=N ranks=P grid=PXxPY gflops=G peak_gflops=F"
@@ -20,7 +20,6 @@
 #include "io/ModelFile.hpp"
 #include "io/TensorFile.hpp"
 #include "operators/DistributedNet3d.hpp"
-#include "operators/Net3d.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
 
@@ -39,13 +38,12 @@ int bench(int argc, char** argv, int rank, int size) {
   CLI::App app{"bench_model: time the U-FNO / FNO forward pass"};
   std::string model, tensor, save, grid_spec = "auto";
   int threads = 1, repeat = 1;
-  bool single = false, skip_peak = false, bf16 = false;
+  bool skip_peak = false, bf16 = false;
   app.add_option("--model", model)->required();
   app.add_option("--tensor", tensor)->required();
   app.add_option("--threads", threads);
   app.add_option("--repeat", repeat, "timed runs; with more than one, a warm-up run precedes them");
   app.add_option("--grid", grid_spec, "process grid under mpiexec");
-  app.add_flag("--single", single, "single-process Net3d (one rank only)");
   app.add_flag("--skip-peak", skip_peak, "do not measure the float32 peak (about 0.6 s)");
   app.add_flag("--bf16-convolutions", bf16, "U-Net convolutions in bfloat16");
   app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
@@ -55,29 +53,19 @@ int bench(int argc, char** argv, int rank, int size) {
   ufno::ModelFile mf(model);
   const auto& spec = mf.spec();
   std::function<ufno::Tensor()> run;
-  std::unique_ptr<ufno::Net3d> net;
   std::unique_ptr<ufno::DistributedNet3d> dnet;
   std::unique_ptr<ufno::dist::ProcessGrid> grid;
   ufno::Tensor x;
   std::size_t cases = 0;
-  if (single) {
-    if (size != 1) throw std::invalid_argument("--single runs on one rank");
-    net = std::make_unique<ufno::Net3d>(spec, mf);
-    auto in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels);
-    cases = in.shape[0];
-    x = to_device(in);
-    run = [&] { return net->forward_raw(x); };
-  } else {
-    grid = std::make_unique<ufno::dist::ProcessGrid>(ufno::dist::ProcessGrid::from_string(
-        MPI_COMM_WORLD, grid_spec, {spec.grid[0], spec.grid[1], 1}));
-    dnet = std::make_unique<ufno::DistributedNet3d>(spec, mf, *grid);
-    const auto b = dnet->input_layout().box(rank);
-    auto in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels,
-                                      {b.lo[0], b.lo[1], b.extent(0), b.extent(1)}, MPI_COMM_WORLD);
-    cases = in.shape[0];
-    x = to_device(in);
-    run = [&] { return dnet->forward_raw(x); };
-  }
+  grid = std::make_unique<ufno::dist::ProcessGrid>(ufno::dist::ProcessGrid::from_string(
+      MPI_COMM_WORLD, grid_spec, {spec.grid[0], spec.grid[1], 1}));
+  dnet = std::make_unique<ufno::DistributedNet3d>(spec, mf, *grid);
+  const auto b = dnet->input_layout().box(rank);
+  auto in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels,
+                                    {b.lo[0], b.lo[1], b.extent(0), b.extent(1)}, MPI_COMM_WORLD);
+  cases = in.shape[0];
+  x = to_device(in);
+  run = [&] { return dnet->forward_raw(x); };
   if (rank == 0 && ufno::LayerTimer::instance().enabled())
     std::fprintf(stderr, "bench_model: peak RSS %.0f MB after loading the model and input\n",
                  ufno::LayerTimer::peak_rss_mb());
@@ -114,7 +102,7 @@ int bench(int argc, char** argv, int rank, int size) {
     std::printf(
         "ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s gflops=%.1f "
         "peak_gflops=%.1f\n",
-        sec_max, rss_max, threads, size, grid ? grid->str().c_str() : "single", achieved, peak_all);
+        sec_max, rss_max, threads, size, grid->str().c_str(), achieved, peak_all);
     std::printf(
         "roofline: %.1f GFLOP per case (pointwise %.1f, spectral %.1f, U-Net %.1f) in %.3f s = "
         "%.1f GFLOP/s",

@@ -6,15 +6,13 @@
 # roofline: achieved GFLOP/s against the measured float32 peak of the same threads.
 #
 # Usage: benchmarks/run_model_bench.sh [--threads N] [--repeat R] [--out DIR] [--bin PATH]
-#                                      [--models "ufno fno"] [--single] [--torch-only]
+#                                      [--models "ufno fno"] [--torch-only]
 #   --threads N   threads for both sides (default 2); OMP/OpenBLAS/MKL_NUM_THREADS are set to N
 #   --repeat R    timed forward passes per run (default 1); with R > 1 both sides run one
 #                 untimed warm-up pass first
 #   --out DIR     where the inputs and outputs go (default build/bench; BUILD_DIR/bench if set)
 #   --bin PATH    the C++ benchmark (default ${BUILD_DIR:-build}/benchmarks/bench_model)
 #   --models L    which models, from "ufno fno" (default both)
-#   --single      pass --single to bench_model (the single-process Net3d instead of
-#                 DistributedNet3d on one rank)
 #   --torch-only  skip the C++ side (to check the torch side before the C++ one is built)
 #
 # Every run is a separate process, so peak RSS is per process and per model. Each process prints
@@ -45,9 +43,8 @@ while [ $# -gt 0 ]; do
     --out) need_value "$@"; out=$2; shift 2 ;;
     --bin) need_value "$@"; bin=$2; shift 2 ;;
     --models) need_value "$@"; models=$2; shift 2 ;;
-    --single) cpp_extra+=(--single); shift ;;
     --torch-only) torch_only=1; shift ;;
-    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done

@@ -6,6 +6,10 @@
 
 namespace ufno {
 
+// Weight names are the reference's state_dict keys: its Net3d wraps the network (SimpleBlock3d)
+// as `conv1`, so every key starts with this.
+inline const std::string kWeightPrefix = "conv1.";
+
 struct ModelSpec {
   std::string architecture = "UFNO";  // "UFNO" or "FNO"
   std::string variable = "SG";        // "SG" or "dP"
@@ -23,6 +27,10 @@ struct ModelSpec {
   double bn_eps = 1e-5;
 
   int layers() const { return n_fourier + n_ufourier; }
+  // The state_dict key of a layer: key("fc0") = "conv1.fc0", key("unet", 3) = "conv1.unet3".
+  static std::string key(const std::string& layer, int k = -1) {
+    return kWeightPrefix + layer + (k < 0 ? "" : std::to_string(k));
+  }
   std::array<int, 3> padded_grid() const {
     return {grid[0] + padding[0], grid[1] + padding[1], grid[2] + padding[2]};
   }

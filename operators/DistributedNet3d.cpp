@@ -1,7 +1,7 @@
 #include "operators/DistributedNet3d.hpp"
 
-#include "core/Parallel.hpp"
 #include "operators/FourierLayerUpdate.hpp"
+#include "operators/OutputScaling.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -9,10 +9,6 @@
 #include "core/LayerTimer.hpp"
 
 namespace ufno {
-
-namespace {
-const std::string kPrefix = "conv1.";
-}
 
 DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
                                    const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg)
@@ -22,26 +18,27 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
   const auto np = s.padded_grid();
   padding_.emplace(grid.comm(), s.grid, s.padding, grid.parts(), alg);
   const int c = s.width;
-  fc0_ = Linear::load(w, kPrefix + "fc0", s.in_channels, c);
+  fc0_ = Linear::load(w, ModelSpec::key("fc0"), s.in_channels, c);
   for (int k = 0; k < s.layers(); ++k) {
     const std::string id = std::to_string(k);
-    conv_.push_back(
-        DistributedSpectralConv3d::load(w, kPrefix + "conv" + id, grid, np, c, c, s.modes, alg));
-    w_.push_back(Linear::load(w, kPrefix + "w" + id, c, c, /*conv1d=*/true));
+    conv_.push_back(DistributedSpectralConv3d::load(w, ModelSpec::key("conv", k), grid, np, c, c,
+                                                    s.modes, alg));
+    w_.push_back(Linear::load(w, ModelSpec::key("w", k), c, c, /*conv1d=*/true));
     // w_k's bias rides on the spectral layer's constant mode, so that the Fourier layer's sum
     // relu(conv_k(x) + w_k(x)) is one GEMM with accumulation and ReLU fused.
     conv_.back().add_output_bias(w_.back().release_bias());
     if (!conv_.back().fft().pruned_t())  // the fused layer end needs the pruned T transform
       throw std::logic_error("DistributedNet3d: spectral layer " + id + " is not truncated");
     if (k >= s.n_fourier) {
-      const UNet3d unet = UNet3d::load(w, kPrefix + "unet" + id, c, s.bn_eps, float(s.leaky_slope));
+      const UNet3d unet =
+          UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope));
       unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg);
     } else {
       unet_.emplace_back(std::nullopt);
     }
   }
-  fc1_ = Linear::load(w, kPrefix + "fc1", c, s.hidden);
-  fc2_ = Linear::load(w, kPrefix + "fc2", s.hidden, 1);
+  fc1_ = Linear::load(w, ModelSpec::key("fc1"), c, s.hidden);
+  fc2_ = Linear::load(w, ModelSpec::key("fc2"), s.hidden, 1);
 }
 
 Tensor DistributedNet3d::forward_raw(const Tensor& input) {
@@ -122,11 +119,7 @@ void DistributedNet3d::fourier_layer_in_row_groups(std::size_t k, const Tensor& 
 
 Tensor DistributedNet3d::forward(const Tensor& input) {
   Tensor y = forward_raw(input);
-  const float a = float(spec_.output_scale), b = float(spec_.output_offset);
-  float* p = y.data();
-  ufno::parallel_for(
-      "ufno::descale", Kokkos::RangePolicy<ExecSpace>(0, y.span()),
-      KOKKOS_LAMBDA(const std::size_t i) { p[i] = p[i] * a + b; });
+  descale_output(y, spec_);
   return y;
 }
 

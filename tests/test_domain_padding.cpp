@@ -1,7 +1,7 @@
 // The reference padding (replicate T and Y, then zeros in X, all at the end) and the crop.
 #include <catch2/catch.hpp>
 
-#include "operators/DomainPadding.hpp"
+#include "reference/DomainPadding.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
@@ -10,7 +10,7 @@ TEST_CASE("DomainPadding pads like the reference and crops back", "[padding]") {
   const int B = 2, X = 3, Y = 4, T = 2, C = 5;
   auto v = test::random_vector(std::size_t(B) * X * Y * T * C, 3);
   Tensor in = test::to_device(v, {B, X, Y, T, C});  // channel-last
-  DomainPadding pad{{2, 3, 1}};
+  reference::DomainPadding pad{{2, 3, 1}};
   Tensor p = pad.pad_channel_last(in);
   REQUIRE(shape_of(p) == Shape5{B, C, X + 2, Y + 3, T + 1});
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p);

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/ModelFile.hpp"
-#include "operators/Net3d.hpp"
+#include "operators/DistributedNet3d.hpp"
 #include "support/FileTamper.hpp"
 #include "support/TestUtil.hpp"
 
@@ -16,7 +16,8 @@ void expect_model_error(const std::string& path, const std::string& field,
                         const std::string& what) {
   try {
     ModelFile mf(path);
-    Net3d net(mf.spec(), mf);
+    dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+    DistributedNet3d net(mf.spec(), mf, grid);
     FAIL("no error raised for " << field << " (" << what << ")");
   } catch (const InputError& e) {
     const std::string m = e.what();
@@ -111,7 +112,8 @@ TEST_CASE("model files that contradict themselves are refused", "[model-file][er
     test::truncate_file(p, 100000);
     try {
       ModelFile mf(p);
-      Net3d net(mf.spec(), mf);
+      dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+      DistributedNet3d net(mf.spec(), mf, grid);
       FAIL("no error raised");
     } catch (const InputError& e) {
       INFO(e.what());

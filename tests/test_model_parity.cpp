@@ -1,22 +1,22 @@
 // The whole U-FNO and FNO against PyTorch outputs saved as fixtures (python/make_fixtures.py):
-// relative L2 <= 1e-5 and max abs error <= 1e-5 x max |reference|, in float32.
+// relative L2 <= 1e-5 and max abs error <= 1e-5 x max |reference|, in float32. The model that
+// runs (DistributedNet3d on a 1 x 1 process grid, as ufno_predict on one rank) and the plain
+// test reference (tests/reference/Net3d) both.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
 
 #include "io/ModelFile.hpp"
-#include "operators/Net3d.hpp"
+#include "operators/DistributedNet3d.hpp"
+#include "reference/Net3d.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
 
 namespace {
 
-void check_model(const std::string& model_name, const std::string& io_name,
-                 const std::string& arch) {
-  ModelFile mf(test::data_path(model_name));
-  REQUIRE(mf.spec().architecture == arch);
-  Net3d net(mf.spec(), mf);
+template <class Model>
+void check_model(Model& net, const std::string& model_name, const std::string& io_name) {
   auto io = test::read_all(test::data_path(io_name));
   const HostArray& in = io.arrays.at("input");
   Tensor x = test::to_device(in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]),
@@ -33,12 +33,23 @@ void check_model(const std::string& model_name, const std::string& io_name,
   }
 }
 
+void check_both(const std::string& model_name, const std::string& io_name,
+                const std::string& arch) {
+  ModelFile mf(test::data_path(model_name));
+  REQUIRE(mf.spec().architecture == arch);
+  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+  DistributedNet3d model(mf.spec(), mf, grid);
+  check_model(model, model_name + " (the model, 1 x 1 grid)", io_name);
+  reference::Net3d ref(mf.spec(), mf);
+  check_model(ref, model_name + " (test reference)", io_name);
+}
+
 }  // namespace
 
 TEST_CASE("U-FNO matches the PyTorch reference", "[model][parity]") {
-  check_model("ufno_small.h5", "ufno_small_io.h5", "UFNO");
+  check_both("ufno_small.h5", "ufno_small_io.h5", "UFNO");
 }
 
 TEST_CASE("FNO matches the PyTorch reference", "[model][parity]") {
-  check_model("fno_small.h5", "fno_small_io.h5", "FNO");
+  check_both("fno_small.h5", "fno_small_io.h5", "FNO");
 }

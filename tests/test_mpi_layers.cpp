@@ -9,8 +9,8 @@
 #include "operators/DistributedPadding.hpp"
 #include "operators/DistributedSpectralConv3d.hpp"
 #include "operators/DistributedUNet3d.hpp"
-#include "operators/DomainPadding.hpp"
-#include "operators/SpectralConv3d.hpp"
+#include "reference/DomainPadding.hpp"
+#include "reference/SpectralConv3d.hpp"
 #include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
 
@@ -23,7 +23,7 @@ TEST_CASE("distributed SpectralConv3d equals the single-process layer", "[mpi][s
   std::array<HostArray, 4> corners;
   for (int q = 0; q < 4; ++q)
     corners[q] = test::random_array({std::size_t(ci), std::size_t(co), 3, 4, 3, 2}, 10 + q);
-  SpectralConv3d single(ci, co, m, corners);
+  reference::SpectralConv3d single(ci, co, m, corners);
   Tensor x = test::to_device(test::random_vector(std::size_t(B) * ci * n[0] * n[1] * n[2], 5),
                              {B, ci, n[0], n[1], n[2]});
   Tensor ref = single.forward(x);
@@ -144,7 +144,7 @@ TEST_CASE("distributed padding and crop act on the global domain", "[mpi][paddin
   const int B = 2, C = 3;
   Tensor cl = test::to_device(test::random_vector(std::size_t(B) * n[0] * n[1] * n[2] * C, 4),
                               {B, n[0], n[1], n[2], C});
-  DomainPadding single{pad};
+  reference::DomainPadding single{pad};
   Tensor ref = single.pad_channel_last(cl);
   Tensor ref_crop = single.crop(ref);
   for (auto parts : test::grids_2d(test::mpi_size())) {

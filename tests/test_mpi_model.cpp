@@ -1,11 +1,11 @@
-// The whole U-FNO and FNO on 1, 2 and 4 ranks against the single-process model (relative L2
-// <= 1e-6) on every 2-D process grid; the U-Net's coarsest level (3 x 4 x 2 cells here) leaves
-// some ranks with uneven or empty blocks.
+// The whole U-FNO and FNO on 1, 2, 3 and 4 ranks against the single-process test reference
+// (tests/reference/Net3d; relative L2 <= 1e-6) on every 2-D process grid; the U-Net's coarsest
+// level (3 x 4 x 2 cells here) leaves some ranks with uneven or empty blocks.
 #include <catch2/catch.hpp>
 
 #include "io/ModelFile.hpp"
 #include "operators/DistributedNet3d.hpp"
-#include "operators/Net3d.hpp"
+#include "reference/Net3d.hpp"
 #include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
 
@@ -15,7 +15,7 @@ namespace {
 
 void check_model(const std::string& model_name, const std::string& io_name) {
   ModelFile mf(test::data_path(model_name));
-  Net3d single(mf.spec(), mf);
+  reference::Net3d single(mf.spec(), mf);
   const auto io = test::read_all(test::data_path(io_name));
   const auto& in = io.arrays.at("input");
   Tensor x = test::to_device(in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]),

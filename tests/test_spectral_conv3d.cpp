@@ -2,7 +2,7 @@
 // and against the PyTorch rfftn/irfftn layer saved as a fixture.
 #include <catch2/catch.hpp>
 
-#include "operators/SpectralConv3d.hpp"
+#include "reference/SpectralConv3d.hpp"
 #include "support/Naive.hpp"
 #include "support/TestUtil.hpp"
 
@@ -39,7 +39,7 @@ TEST_CASE("SpectralConv3d matches a direct DFT", "[spectral]") {
   for (const Case& k : {Case{{2, 3, 8, 10, 6}, 4, {3, 4, 2}}, Case{{1, 2, 7, 9, 5}, 3, {2, 3, 3}},
                         Case{{1, 2, 6, 4, 6}, 2, {3, 2, 4}}}) {
     auto corners = random_corners(k.d.c, k.out, k.m, 5);
-    SpectralConv3d layer(k.d.c, k.out, k.m, corners);
+    reference::SpectralConv3d layer(k.d.c, k.out, k.m, corners);
     auto x = test::random_vector(k.d.size(), 42);
     auto ref = test::naive_spectral_conv(x, k.d, k.out, k.m, as_complex(corners));
     Tensor y = layer.forward(test::to_device(x, {k.d.n, k.d.c, k.d.x, k.d.y, k.d.t}));
@@ -59,7 +59,7 @@ TEST_CASE("SpectralConv3d matches the PyTorch layer", "[spectral][parity]") {
   const auto& w1 = f.arrays.at("weights1");
   const int ci = int(w1.shape[0]), co = int(w1.shape[1]);
   const std::array<int, 3> m{int(w1.shape[2]), int(w1.shape[3]), int(w1.shape[4])};
-  SpectralConv3d layer(
+  reference::SpectralConv3d layer(
       ci, co, m, {w1, f.arrays.at("weights2"), f.arrays.at("weights3"), f.arrays.at("weights4")});
   Tensor y =
       layer.forward(test::to_device(in.data, {int(in.shape[0]), int(in.shape[1]), int(in.shape[2]),
@@ -71,7 +71,7 @@ TEST_CASE("SpectralConv3d matches the PyTorch layer", "[spectral][parity]") {
 }
 
 TEST_CASE("SpectralConv3d rejects modes that do not fit the grid", "[spectral]") {
-  SpectralConv3d layer(1, 1, {5, 2, 2}, random_corners(1, 1, {5, 2, 2}, 1));
+  reference::SpectralConv3d layer(1, 1, {5, 2, 2}, random_corners(1, 1, {5, 2, 2}, 1));
   Tensor x("x", 1, 1, 8, 8, 8);  // 2 * 5 > 8
   CHECK_THROWS_WITH(layer.forward(x), Catch::Contains("do not fit"));
 }

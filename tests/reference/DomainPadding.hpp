@@ -8,7 +8,7 @@
 #include "core/Parallel.hpp"
 #include "core/Tensor.hpp"
 
-namespace ufno {
+namespace ufno::reference {
 
 struct DomainPadding {
   std::array<int, 3> pad{8, 8, 8};  // X (zeros), Y (replicate), T (replicate), all at the end
@@ -37,4 +37,4 @@ struct DomainPadding {
   }
 };
 
-}  // namespace ufno
+}  // namespace ufno::reference

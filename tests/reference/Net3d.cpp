@@ -1,31 +1,27 @@
-#include "operators/Net3d.hpp"
-#include "core/Parallel.hpp"
+#include "reference/Net3d.hpp"
+#include "operators/OutputScaling.hpp"
 
 #include <stdexcept>
 
 #include "operators/TensorOps.hpp"
 
-namespace ufno {
-
-namespace {
-const std::string kPrefix = "conv1.";  // Net3d wraps SimpleBlock3d as `conv1`
-}
+namespace ufno::reference {
 
 Net3d::Net3d(const ModelSpec& s, const WeightSource& w) : spec_(s) {
   padding_.pad = s.padding;
   const int c = s.width;
-  fc0_ = Linear::load(w, kPrefix + "fc0", s.in_channels, c);
+  fc0_ = Linear::load(w, ModelSpec::key("fc0"), s.in_channels, c);
   for (int k = 0; k < s.layers(); ++k) {
-    const std::string id = std::to_string(k);
-    conv_.push_back(SpectralConv3d::load(w, kPrefix + "conv" + id, c, c, s.modes));
-    w_.push_back(Linear::load(w, kPrefix + "w" + id, c, c, /*conv1d=*/true));
+    conv_.push_back(SpectralConv3d::load(w, ModelSpec::key("conv", k), c, c, s.modes));
+    w_.push_back(Linear::load(w, ModelSpec::key("w", k), c, c, /*conv1d=*/true));
     if (k >= s.n_fourier)
-      unet_.emplace_back(UNet3d::load(w, kPrefix + "unet" + id, c, s.bn_eps, float(s.leaky_slope)));
+      unet_.emplace_back(
+          UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope)));
     else
       unet_.emplace_back(std::nullopt);
   }
-  fc1_ = Linear::load(w, kPrefix + "fc1", c, s.hidden);
-  fc2_ = Linear::load(w, kPrefix + "fc2", s.hidden, 1);
+  fc1_ = Linear::load(w, ModelSpec::key("fc1"), c, s.hidden);
+  fc2_ = Linear::load(w, ModelSpec::key("fc2"), s.hidden, 1);
 }
 
 Tensor Net3d::forward_raw(const Tensor& input) {
@@ -49,12 +45,8 @@ Tensor Net3d::forward_raw(const Tensor& input) {
 
 Tensor Net3d::forward(const Tensor& input) {
   Tensor y = forward_raw(input);
-  const float a = float(spec_.output_scale), b = float(spec_.output_offset);
-  float* p = y.data();
-  ufno::parallel_for(
-      "ufno::descale", Kokkos::RangePolicy<ExecSpace>(0, y.span()),
-      KOKKOS_LAMBDA(const std::size_t i) { p[i] = p[i] * a + b; });
+  descale_output(y, spec_);
   return y;
 }
 
-}  // namespace ufno
+}  // namespace ufno::reference

@@ -1,11 +1,11 @@
-#include "operators/SpectralConv3d.hpp"
+#include "reference/SpectralConv3d.hpp"
 
 #include <stdexcept>
 
 #include "core/SpectralTruncation.hpp"
 #include "operators/SpectralWeights.hpp"
 
-namespace ufno {
+namespace ufno::reference {
 
 using fft::Batch1d;
 using fft::Transform;
@@ -99,4 +99,4 @@ Tensor SpectralConv3d::forward(const Tensor& x) {
   return inverse_modes(modes, {s[0], out_, s[2], s[3], s[4]});
 }
 
-}  // namespace ufno
+}  // namespace ufno::reference

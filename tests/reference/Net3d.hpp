@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "core/ModelSpec.hpp"
-#include "operators/DomainPadding.hpp"
 #include "operators/Linear.hpp"
-#include "operators/SpectralConv3d.hpp"
 #include "operators/UNet3d.hpp"
+#include "reference/DomainPadding.hpp"
+#include "reference/SpectralConv3d.hpp"
 
-namespace ufno {
+namespace ufno::reference {
 
 class Net3d {
  public:
@@ -39,4 +39,4 @@ class Net3d {
 using UFNO = Net3d;
 using FNO = Net3d;
 
-}  // namespace ufno
+}  // namespace ufno::reference

@@ -15,7 +15,7 @@
 #include "fft/Fft1dPlan.hpp"
 #include "operators/SpectralWeights.hpp"
 
-namespace ufno {
+namespace ufno::reference {
 
 class SpectralConv3d {
  public:
@@ -48,4 +48,4 @@ class SpectralConv3d {
   std::map<std::pair<Shape5, int>, std::shared_ptr<Plans>> plans_;
 };
 
-}  // namespace ufno
+}  // namespace ufno::reference
