@@ -27,12 +27,16 @@ checked against `ufno_predict --tensor` (about 21 MB; not kept in the repository
 """
 
 import argparse
-import math
 import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "python"))
+import ufno_cases  # noqa: E402  (the case-file writer and reader, and the units of each dataset)
+import ufno_encoding  # noqa: E402  (the bit-exact port of io/CaseEncoding.cpp)
 
 NX, NY, NT = 96, 200, 24
 DZ = 200.0 / 96.0                      # m; 2.0833 m layers, 200 m in all
@@ -148,32 +152,8 @@ def _uniform(g):
     return (ranks + 0.5) / g.size
 
 
-UNITS_OF = {"PERMX": "mD", "PERMZ": "mD", "PORO": "1", "DR": "m", "DZ": "m", "PERF": "1",
-            "INJ_RATE": "Mt/yr", "TEMP": "degC", "PRESSURE": "bar", "SWI": "1",
-            "VG_LAMBDA": "1", "TIMES": "day"}
-DESCRIPTIONS = {
-    "PERMX": "horizontal (radial) permeability kr, (layer from top, radial cell from well); "
-             "0 outside the formation",
-    "PERMZ": "vertical permeability kz, (layer, radial cell)",
-    "PORO": "porosity, (layer, radial cell)",
-    "DR": "radial cell widths, from the well outwards",
-    "DZ": "layer thicknesses, from the top",
-    "PERF": "1 in perforated layers (well column), else 0",
-    "INJ_RATE": "CO2 injection rate",
-    "TEMP": "reservoir temperature",
-    "PRESSURE": "initial reservoir pressure",
-    "SWI": "irreducible water saturation",
-    "VG_LAMBDA": "van Genuchten lambda (pore size distribution index)",
-    "TIMES": "report times since the start of injection",
-}
-
-
-def _ascii(s):
-    return np.bytes_(s.encode("ascii"))
-
-
 def write_case(path, case, seed):
-    tmp = path + ".tmp"
+    """Through python/ufno_cases.py's writer, with the file and dataset descriptions."""
     n_active = case["n_active"]
     description = (
         "Example CO2 injection case for ufno_predict --case: a %.0f m thick layered, "
@@ -182,33 +162,17 @@ def write_case(path, case, seed):
         "perforated over layers %d-%d, %.1f Mt/yr, %.0f degC, %.0f bar, Swi %.1f, lambda %.1f."
         % (FORMATION_THICKNESS, n_active, NX, n_active + 1, NX, GEOMEAN_MD, PERF_TOP,
            PERF_BOTTOM, RATE_MT_PER_YEAR, TEMP_C, PRESSURE_BAR, SWI, VG_LAMBDA))
-    try:
-        with h5py.File(tmp, "w", libver="earliest", track_order=False) as f:
-            f.attrs.create("description", _ascii(description))
-            f.attrs.create("generator", _ascii("%s --seed %d" % (GENERATOR, seed)))
-            for name in sorted(UNITS_OF):
-                value = case[name]
-                if np.ndim(value) == 0:
-                    d = f.create_dataset(name, data=np.float64(value), track_times=False)
-                else:
-                    d = f.create_dataset(name, data=value, track_times=False)
-                d.attrs.create("units", _ascii(UNITS_OF[name]))
-                d.attrs.create("description", _ascii(DESCRIPTIONS[name]))
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    ufno_cases.write_case_h5(path, case, generator="%s --seed %d" % (GENERATOR, seed),
+                             description=description, describe_datasets=True)
 
 
 def check_case(path):
     """Re-read the file and apply the rules of io/CaseFile.cpp; returns the arrays read."""
+    c = ufno_cases.read_case_h5(path)
     with h5py.File(path, "r") as f:
-        def units(name):
+        for name, units in ufno_cases.UNITS.items():
             u = f[name].attrs["units"]
-            return u.decode() if isinstance(u, bytes) else str(u)
-        c = {name: f[name][()] for name in f}
-        for name in UNITS_OF:
-            assert units(name) == UNITS_OF[name], name
+            assert (u.decode() if isinstance(u, bytes) else str(u)) == units, name
     kx, kz, phi = c["PERMX"], c["PERMZ"], c["PORO"]
     for name in ("PERMX", "PERMZ", "PORO"):
         assert c[name].shape == (NX, NY) and c[name].dtype == np.float64, name
@@ -234,48 +198,9 @@ def check_case(path):
 
 
 def encode(c):
-    """The 12-channel encoding of io/CaseEncoding.cpp: (1, X, Y, T, 12) float32.
-
-    Uses python/ufno_encoding.py (the project's bit-exact port of the C++ reader and encoder)
-    when it is there; otherwise the fallback below, which follows the C++ code: the (X, Y)
-    arrays, DR and DZ are read as float32 and widened to double (io/Hdf5File read_block), every
-    channel is computed in double and rounded to float32 once, ln k with the C library's log
-    (math.log, as std::log) rather than numpy's vectorised log, whose last bit can differ."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                    "python"))
-    try:
-        import ufno_encoding
-    except ImportError:
-        ufno_encoding = None
-    if ufno_encoding is not None:
-        return ufno_encoding.encode_case(c)[None]
-    print("make_example_case: python/ufno_encoding.py not found; using the built-in encoder")
-
-    def as_read(name):
-        return np.asarray(c[name]).astype(np.float32).astype(np.float64)
-
-    permx, permz, poro, dr = as_read("PERMX"), as_read("PERMZ"), as_read("PORO"), as_read("DR")
-    q_per_mt_year = 1e6 / 365.0 * 1000.0 / 1.862
-    scalars = [(float(c["INJ_RATE"]) * q_per_mt_year - 3e5) / (3e6 - 3e5),
-               (float(c["TEMP"]) - 30.0) / 150.0, (float(c["PRESSURE"]) - 100.0) / 200.0,
-               (float(c["SWI"]) - 0.1) / 0.2, (float(c["VG_LAMBDA"]) - 0.3) / 0.4]
-    act = permx > 0
-    r = np.cumsum(dr)
-    t = np.asarray(c["TIMES"], dtype=np.float64)
-    x = np.zeros((1, NX, NY, NT, 12), dtype=np.float32)
-    for ch, k in ((0, permx), (1, permz)):
-        v = np.zeros((NX, NY), dtype=np.float32)
-        for i, j in zip(*np.nonzero(act)):
-            v[i, j] = math.log(float(k[i, j])) / 15.0
-        x[0, :, :, :, ch] = v[:, :, None]
-    x[0, :, :, :, 2] = np.where(act, poro, 0.0)[:, :, None]
-    x[0, :, 0, :, 3] = (np.asarray(c["PERF"]) != 0)[:, None]
-    for k, a in enumerate(scalars):
-        x[0, :, :, :, 4 + k] = a
-    x[0, :, :, :, 9] = ((r - r[0]) / (r[-1] - r[0]))[None, :, None]
-    x[0, :, :, :, 10] = (np.arange(NX) / (NX - 1.0))[:, None, None]
-    x[0, :, :, :, 11] = (t / t[-1])[None, None, :]
-    return x
+    """The 12-channel encoding of io/CaseEncoding.cpp: (1, X, Y, T, 12) float32, by
+    python/ufno_encoding.py (the project's bit-exact port of the C++ reader and encoder)."""
+    return ufno_encoding.encode_case(c)[None]
 
 
 def summary(c, n_active):
@@ -318,7 +243,7 @@ def main():
         x = encode(c)
         tmp = args.encode + ".tmp"
         with h5py.File(tmp, "w", libver="earliest") as f:
-            f.attrs.create("source", _ascii(os.path.basename(args.out)))
+            f.attrs.create("source", ufno_cases._ascii(os.path.basename(args.out)))
             f.create_dataset("input", data=x, track_times=False)
         os.replace(tmp, args.encode)
         print("make_example_case: wrote %s (/input %s float32)"

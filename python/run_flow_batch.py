@@ -500,7 +500,7 @@ def assemble(a):
             x_dp = f.create_dataset("dP", (n, X, Y, T), dtype=np.float32,
                                     chunks=(1, X, Y, T), **comp)
             for i, d in enumerate(entries):
-                case = ue.read_case_h5(os.path.join(d, "case.h5"))
+                case = uc.read_case_h5(os.path.join(d, "case.h5"))
                 x_in[i] = ue.encode_case(case, T)
                 with h5py.File(os.path.join(d, "target.h5"), "r") as t:
                     x_sg[i] = np.transpose(t["SG"][()], (1, 2, 0))

@@ -142,6 +142,22 @@ SAMPLER_VERSION = 3
 UNITS = {"PERMX": "mD", "PERMZ": "mD", "PORO": "1", "DR": "m", "DZ": "m", "PERF": "1",
          "INJ_RATE": "Mt/yr", "TEMP": "degC", "PRESSURE": "bar", "SWI": "1",
          "VG_LAMBDA": "1", "TIMES": "day"}
+# Dataset descriptions, written with describe_datasets=True (examples/example_case.h5).
+DESCRIPTIONS = {
+    "PERMX": "horizontal (radial) permeability kr, (layer from top, radial cell from well); "
+             "0 outside the formation",
+    "PERMZ": "vertical permeability kz, (layer, radial cell)",
+    "PORO": "porosity, (layer, radial cell)",
+    "DR": "radial cell widths, from the well outwards",
+    "DZ": "layer thicknesses, from the top",
+    "PERF": "1 in perforated layers (well column), else 0",
+    "INJ_RATE": "CO2 injection rate",
+    "TEMP": "reservoir temperature",
+    "PRESSURE": "initial reservoir pressure",
+    "SWI": "irreducible water saturation",
+    "VG_LAMBDA": "van Genuchten lambda (pore size distribution index)",
+    "TIMES": "report times since the start of injection",
+}
 
 
 def radial_widths():
@@ -363,21 +379,31 @@ def _ascii(s):
     return np.bytes_(s.encode("ascii"))
 
 
-def write_case_h5(path, case):
+def write_case_h5(path, case, generator=GENERATOR, description=None, describe_datasets=False):
     """The project's case file, written to a temporary name and renamed (byte-identical for the
-    same case: no time stamps, fixed creation order)."""
-    meta = case["meta"]
+    same arguments: no time stamps, fixed creation order). The one Python writer of case files
+    (examples/make_example_case.py uses it too).
+
+    generator: the file's `generator` attribute. description: an optional file attribute
+    `description` (written before `generator`). A sampled case (one with case["meta"], from
+    sample_case) also gets format_version, sampler_version, case_id and a sample_<name>
+    attribute per sampled parameter. describe_datasets: give each dataset the `description`
+    of DESCRIPTIONS besides its `units`."""
+    meta = case.get("meta")
     tmp = path + ".tmp.%d" % os.getpid()
     try:
         with h5py.File(tmp, "w", libver="earliest", track_order=False) as f:
-            f.attrs.create("generator", _ascii(GENERATOR))
-            f.attrs.create("format_version", np.int64(FORMAT_VERSION))
-            f.attrs.create("sampler_version", np.int64(SAMPLER_VERSION))
-            f.attrs.create("case_id", _ascii(case_id(meta["seed"], meta["index"])))
-            for k in sorted(meta):
-                v = meta[k]
-                f.attrs.create("sample_" + k, _ascii(v) if isinstance(v, str) else
-                               (np.int64(v) if isinstance(v, int) else np.float64(v)))
+            if description is not None:
+                f.attrs.create("description", _ascii(description))
+            f.attrs.create("generator", _ascii(generator))
+            if meta is not None:
+                f.attrs.create("format_version", np.int64(FORMAT_VERSION))
+                f.attrs.create("sampler_version", np.int64(SAMPLER_VERSION))
+                f.attrs.create("case_id", _ascii(case_id(meta["seed"], meta["index"])))
+                for k in sorted(meta):
+                    v = meta[k]
+                    f.attrs.create("sample_" + k, _ascii(v) if isinstance(v, str) else
+                                   (np.int64(v) if isinstance(v, int) else np.float64(v)))
             for name in sorted(UNITS):
                 v = case[name]
                 if np.ndim(v) == 0:
@@ -389,6 +415,8 @@ def write_case_h5(path, case):
                     d = f.create_dataset(name, data=np.asarray(v, dtype=np.float64),
                                          track_times=False)
                 d.attrs.create("units", _ascii(UNITS[name]))
+                if describe_datasets:
+                    d.attrs.create("description", _ascii(DESCRIPTIONS[name]))
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -396,8 +424,11 @@ def write_case_h5(path, case):
 
 
 def read_case_h5(path):
+    """The one Python reader of case files (docs/case-format.md): every dataset as a numpy value,
+    and under "meta" the sample_<name> attributes of a sampled case without their prefix (empty
+    for files of other writers). Groups, if any, are skipped."""
     with h5py.File(path, "r") as f:
-        c = {name: f[name][()] for name in f}
+        c = {name: f[name][()] for name in f if isinstance(f[name], h5py.Dataset)}
         c["meta"] = {k[len("sample_"):]: (v.decode() if isinstance(v, bytes) else v.item())
                      for k, v in f.attrs.items() if k.startswith("sample_")}
     return c

@@ -34,6 +34,10 @@ BATCHNORM_EPS = 1e-5
 PREFIX = "conv1."
 
 # (scale, offset, units): physical value = raw network output * scale + offset.
+# The dP pair is the z-score of the U-FNO paper's published dP model (Wen et al. 2022): its
+# reference code turns the network output into bar as out * 18.772821433027488 +
+# 4.172939172019009 (/work/shared/ufno-reference.md, "Outputs"). This table is the only copy in
+# the Python code (make_fixtures.py and tests read it from here; docs/model-format.md cites it).
 VARIABLES = {
     "dP": (18.772821433027488, 4.172939172019009, "bar"),
     "SG": (1.0, 0.0, "1"),

@@ -139,10 +139,3 @@ def encode_case(case, nt=None, arrays_as_float32=None):
     out[:, :, :, 11] = (times / times[T - 1]).astype(np.float32)[None, None, :]
     return out
 
-
-def read_case_h5(path):
-    """The datasets of a case file (docs: io/CaseFile.cpp) as a dict of numpy values."""
-    import h5py
-    with h5py.File(path, "r") as f:
-        c = {name: f[name][()] for name in f if isinstance(f[name], h5py.Dataset)}
-    return c

@@ -334,7 +334,7 @@ def test_encoding_matches_cpp():
         for mode in (False, True):
             tensors[mode] = os.path.join(d, "tensor%d_%d.h5" % (i, mode))
             with h5py.File(tensors[mode], "w") as f:
-                f.create_dataset("input", data=ue.encode_case(ue.read_case_h5(cp),
+                f.create_dataset("input", data=ue.encode_case(uc.read_case_h5(cp),
                                                               arrays_as_float32=mode)[None])
         for m in models:
             def predict(flag, src, tag):

@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 import train_ufno  # noqa: E402
+import ufno_cases  # noqa: E402
 import ufno_encoding  # noqa: E402
 import ufno_model_file  # noqa: E402
 
@@ -64,7 +65,7 @@ def main():
         check(name + ": writes both SG and dP", sorted(got) == ["SG", "dP"], sorted(got))
         if sorted(got) != ["SG", "dP"]:
             continue
-        x = ufno_encoding.encode_case(ufno_encoding.read_case_h5(case_path))[None]
+        x = ufno_encoding.encode_case(ufno_cases.read_case_h5(case_path))[None]
         active = (x[0, :, :, :, 0] != 0).transpose(2, 0, 1)  # (T, X, Y)
         with h5py.File(os.path.join(os.path.dirname(case_path), "target.h5"), "r") as f:
             true = {v: f[v][()] for v in ("SG", "dP")}  # (T, X, Y)
