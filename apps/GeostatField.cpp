@@ -76,13 +76,7 @@ std::vector<double> gaussian_random_field(int nx, int ny, double lz, double lr,
 }
 
 void validate_geostat_params(const GeostatParams& p) {
-  // The training sampler's ranges (python/ufno_cases.py RANGES), slightly widened.
-  check_range(p.kgeo_md, 2.0, 10000.0, "kgeo_md");
-  check_range(p.sigma_lnk, 0.0, 3.0, "sigma_lnk");
-  check_range(p.corr_r_cells, 0.5, 200.0, "corr_r_cells");
-  check_range(p.corr_z_cells, 0.1, 50.0, "corr_z_cells");
-  check_range(p.anisotropy, 1e-3, 1.0, "anisotropy");
-  check_range(p.poro_mean, 0.05, 0.35, "poro_mean");
+  for (const auto& r : kGeostatRanges) check_range(p.*r.value, r.valid.lo, r.valid.hi, r.name);
   if (p.structure != "gaussian" && p.structure != "layered")
     throw InputError("geostat", "structure", "must be \"gaussian\" or \"layered\"");
 }
@@ -109,11 +103,12 @@ void apply_geostat_field(ReservoirCase& rc, const GeostatParams& p) {
   const double lk0 = std::log(p.kgeo_md);
   for (std::size_t i = 0; i < rc.permx.size(); ++i) {
     if (rc.permx[i] <= 0) continue;  // outside the formation
-    const double kr = std::clamp(std::exp(lk0 + p.sigma_lnk * g[i]), 2.0, 10000.0);
+    const double kr =
+        std::clamp(std::exp(lk0 + p.sigma_lnk * g[i]), kGeostatKrClipMd.lo, kGeostatKrClipMd.hi);
     rc.permx[i] = kr;
     rc.permz[i] = kr * p.anisotropy;
-    rc.poro[i] =
-        std::clamp(p.poro_mean + 0.03 * (std::log(kr) - lk0) + 0.01 * noise[i], 0.05, 0.35);
+    rc.poro[i] = std::clamp(p.poro_mean + 0.03 * (std::log(kr) - lk0) + 0.01 * noise[i],
+                            kGeostatPoroClip.lo, kGeostatPoroClip.hi);
   }
 }
 

@@ -23,6 +23,31 @@ struct GeostatParams {
   unsigned long seed = 1;
 };
 
+// The one table of the generator's numeric limits; validate_geostat_params (sweeps) and
+// parse_case_request (apps/WebCase.cpp, the web front end) check against it, and
+// apply_geostat_field clips with it. docs/sweeps.md quotes it.
+struct GeostatLimits {
+  double lo, hi;
+};
+struct GeostatRange {
+  const char* name;  // the key in a sweep's "field" and a web request's "geostat"
+  double GeostatParams::*value;
+  GeostatLimits valid;
+};
+// Valid parameter ranges: the training sampler's (python/ufno_cases.py RANGES), widened; outside
+// the sampler's ranges the models extrapolate.
+inline constexpr GeostatRange kGeostatRanges[] = {
+    {"kgeo_md", &GeostatParams::kgeo_md, {2.0, 10000.0}},
+    {"sigma_lnk", &GeostatParams::sigma_lnk, {0.0, 3.0}},
+    {"corr_r_cells", &GeostatParams::corr_r_cells, {0.5, 200.0}},
+    {"corr_z_cells", &GeostatParams::corr_z_cells, {0.1, 50.0}},
+    {"anisotropy", &GeostatParams::anisotropy, {1e-3, 1.0}},
+    {"poro_mean", &GeostatParams::poro_mean, {0.05, 0.35}},
+};
+// Generated kr [mD] and porosity are clipped to these.
+inline constexpr GeostatLimits kGeostatKrClipMd{2.0, 10000.0};
+inline constexpr GeostatLimits kGeostatPoroClip{0.05, 0.35};
+
 // A standard normal field (nx, ny) row-major with covariance exp(-(dz/lz)^2 - (dr/lr)^2)
 // (lengths in cells), made by separable convolution of white noise with a normalised Gaussian
 // kernel on a grid padded by the kernel half-width, so the edges are not wrapped.

@@ -68,12 +68,8 @@ CaseRequest parse_case_request(const json& j) {
     const auto& g = j["geostat"];
     if (!g.is_object()) throw RequestError{"geostat", "must be an object"};
     auto& p = r.geostat;
-    number(g, "kgeo_md", 2.0, 10000.0, p.kgeo_md, "geostat.");
-    number(g, "sigma_lnk", 0.0, 3.0, p.sigma_lnk, "geostat.");
-    number(g, "corr_r_cells", 0.5, 200.0, p.corr_r_cells, "geostat.");
-    number(g, "corr_z_cells", 0.1, 50.0, p.corr_z_cells, "geostat.");
-    number(g, "anisotropy", 1e-3, 1.0, p.anisotropy, "geostat.");
-    number(g, "poro_mean", 0.05, 0.35, p.poro_mean, "geostat.");
+    for (const auto& range : kGeostatRanges)  // apps/GeostatField.hpp
+      number(g, range.name, range.valid.lo, range.valid.hi, p.*range.value, "geostat.");
     double seed = double(p.seed);
     number(g, "seed", 0.0, 4294967295.0, seed, "geostat.");
     p.seed = (unsigned long)seed;
