@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # Formatting first: a file that .clang-format would change fails the run.
 if command -v clang-format > /dev/null; then
-  git ls-files '*.cpp' '*.hpp' '*.cu' | xargs clang-format --dry-run --Werror
+  git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' | xargs clang-format --dry-run --Werror
   echo "test.sh: clang-format: every C++ and CUDA source is formatted"
 else
   echo "test.sh: error: clang-format is missing (scripts/setup.sh installs it)" >&2
