@@ -52,14 +52,14 @@ if(NOT CUDNN_LIB OR NOT CUDNN_INCLUDE)
   return()
 endif()
 
+# The Cuda backend of every component (core/Backend.hpp): device services and cuBLAS (core),
+# cuFFT (fft), cuDNN (operators).
 add_library(ufno_cuda STATIC
-  operators/backend/CudaDevice.cu
+  core/CudaDevice.cu
+  core/GemmCublas.cu
   fft/CufftPlan.cu
-  fft/CudaTruncate.cu
-  operators/backend/CublasGemm.cu
   operators/backend/CudnnConv.cu
   operators/backend/CudnnConvPrimitive.cu
-  operators/backend/CudaDispatch.cu
 )
 target_include_directories(ufno_cuda PUBLIC ${PROJECT_SOURCE_DIR})
 target_include_directories(ufno_cuda SYSTEM PUBLIC ${Kokkos_INCLUDE_DIRS} PRIVATE ${CUDNN_INCLUDE})
@@ -75,21 +75,15 @@ list(TRANSFORM CMAKE_CUDA_ARCHITECTURES PREPEND "sm_" OUTPUT_VARIABLE _ufno_sms)
 message(STATUS "CUDA backend: compiled for ${_ufno_sms} (cannot run here without a GPU)")
 unset(_ufno_sms)
 
-# A GPU build: with a Kokkos that has CUDA the tensors live on the GPU, and the layers' factories
-# (make_conv_primitive, make_fft1d_plan, gemm) return the CUDA backends
-# (operators/backend/CudaDispatch.hpp). Debian's Kokkos is Serial only, so here the backend is
-# built and tested for compiling and linking, and the layers keep the host backends.
+# A GPU build: with a Kokkos that has CUDA the tensors live on the GPU and the layers take the
+# Cuda specialisations of the backends (core/Backend.hpp), which ufno_cuda defines. Debian's
+# Kokkos is Serial only: here the layers take the Host ones, and ufno_cuda_link_check proves that
+# every Cuda specialisation the layers would call is defined and links.
 if(Kokkos_ENABLE_CUDA OR "CUDA" IN_LIST Kokkos_DEVICES)
-  target_compile_definitions(ufno PUBLIC UFNO_CUDA_BACKEND)
   target_link_libraries(ufno PUBLIC ufno_cuda)
   message(STATUS "CUDA backend: the layers use it (Kokkos devices: ${Kokkos_DEVICES})")
 else()
   message(STATUS "CUDA backend: not used by the layers (Kokkos devices: ${Kokkos_DEVICES})")
-  # The factories' GPU-build dispatch compiles here too: the three sources once more with
-  # UFNO_CUDA_BACKEND, as objects that are never linked (the dispatch is `if constexpr` on
-  # kHostTensors, checked though not taken).
-  add_library(ufno_cuda_dispatch_check OBJECT fft/FftwBackend.cpp operators/backend/OnednnConv.cpp
-    operators/backend/OnednnGemm.cpp)
-  target_compile_definitions(ufno_cuda_dispatch_check PRIVATE UFNO_CUDA_BACKEND)
-  target_link_libraries(ufno_cuda_dispatch_check PRIVATE ufno)
 endif()
+add_executable(ufno_cuda_link_check cmake/cuda_link_check.cpp)
+target_link_libraries(ufno_cuda_link_check PRIVATE ufno ufno_cuda)

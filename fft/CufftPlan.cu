@@ -16,6 +16,7 @@
 #include <string>
 
 #include "core/CudaCheck.cuh"
+#include "core/CudaDevice.hpp"
 #include "fft/CufftPlan.hpp"
 
 namespace ufno::fft::cuda {
@@ -139,3 +140,31 @@ std::unique_ptr<Fft1dPlan> make_cufft_plan(Transform t, const Batch1d& b) {
 }
 
 }  // namespace ufno::fft::cuda
+
+namespace ufno::fft {
+
+namespace {
+
+// A cuFFT plan that waits for the Kokkos kernels before it and for the device after it.
+class FencedPlan final : public Fft1dPlan {
+ public:
+  explicit FencedPlan(std::unique_ptr<Fft1dPlan> plan) : plan_(std::move(plan)) {}
+  Transform transform() const override { return plan_->transform(); }
+  const Batch1d& batch() const override { return plan_->batch(); }
+  void execute(void* in, void* out) override {
+    Kokkos::fence();
+    plan_->execute(in, out);
+    backend::cuda::synchronize();
+  }
+
+ private:
+  std::unique_ptr<Fft1dPlan> plan_;
+};
+
+}  // namespace
+
+std::unique_ptr<Fft1dPlan> FftPlans<backend::Cuda>::make(Transform t, const Batch1d& b) {
+  return std::make_unique<FencedPlan>(cuda::make_cufft_plan(t, b));
+}
+
+}  // namespace ufno::fft

@@ -1,8 +1,9 @@
 #pragma once
-// cuFFT implementation of Fft1dPlan for a device build. Same semantics as the FFTW backend
-// (unnormalised, batched along the middle axis of (outer, n, inner), C2R destroys its input), but
-// in/out are CUDA device pointers. make_fft1d_plan returns it for device tensors in a CUDA
-// build (operators/backend/CudaDispatch.cu); docs/gpu.md says what has and has not run.
+// cuFFT implementation of Fft1dPlan. Same semantics as the FFTW backend (unnormalised, batched
+// along the middle axis of (outer, n, inner), C2R destroys its input), but in/out are CUDA device
+// pointers. FftPlans<backend::Cuda> (fft/Fft1dPlan.hpp), which make_fft1d_plan uses when the
+// tensors live on the GPU, hands it out behind a fence; this raw plan is for the backend's tests.
+// docs/gpu.md says what has and has not run.
 #include <memory>
 
 #include "fft/Fft1dPlan.hpp"

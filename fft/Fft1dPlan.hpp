@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/Backend.hpp"
 #include "core/Tensor.hpp"
 
 namespace ufno::fft {
@@ -38,8 +39,25 @@ class Fft1dPlan {
   virtual void execute(void* in, void* out) = 0;
 };
 
-// Creates the plan of the backend this build uses for the default memory space.
-std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b);
+// The plans of a backend (core/Backend.hpp), on pointers of its memory space.
+template <class Tag>
+struct FftPlans;
+
+template <>
+struct FftPlans<backend::Host> {  // FFTW (fft/FftwBackend.cpp)
+  static std::unique_ptr<Fft1dPlan> make(Transform t, const Batch1d& b);
+};
+
+template <>
+struct FftPlans<backend::Cuda> {  // cuFFT (fft/CufftPlan.cu, in ufno_cuda)
+  // Each execute first waits for the Kokkos kernels that wrote its input, then for the device.
+  static std::unique_ptr<Fft1dPlan> make(Transform t, const Batch1d& b);
+};
+
+// The layers' plans: the backend of the tensors' memory space.
+inline std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b) {
+  return FftPlans<backend::Default>::make(t, b);
+}
 
 // Threads used by the host FFT backend (process-wide setting, applied to new plans).
 void set_fft_threads(int n);

@@ -11,7 +11,6 @@
 #include <stdexcept>
 
 #include "fft/Fft1dPlan.hpp"
-#include "operators/backend/CudaDispatch.hpp"  // a GPU build uses it (UFNO_CUDA_BACKEND)
 
 namespace ufno::fft {
 
@@ -179,10 +178,7 @@ std::string to_string(Transform t) {
   }
 }
 
-std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b) {
-#if defined(UFNO_CUDA_BACKEND)
-  if constexpr (!kHostTensors) return backend::cuda::make_layer_fft1d_plan(t, b);
-#endif
+std::unique_ptr<Fft1dPlan> FftPlans<backend::Host>::make(Transform t, const Batch1d& b) {
   return std::make_unique<FftwPlan1d>(t, b);
 }
 

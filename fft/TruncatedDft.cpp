@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
-#include "operators/backend/Gemm.hpp"
 
 namespace ufno::fft {
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "operators/backend/Gemm.hpp"
+#include "core/Gemm.hpp"
 
 namespace ufno::fft {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "operators/backend/Gemm.hpp"
+#include "core/Gemm.hpp"
 
 namespace ufno {
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/Activation.hpp"
+#include "core/Backend.hpp"
 #include "core/Tensor.hpp"
 
 namespace ufno::backend {
@@ -59,9 +60,32 @@ inline Shape5 logical_shape(const Tensor& t, Layout layout) {
 
 // weights: (out, in, k, k, k) row-major for both kinds (a transposed convolution's PyTorch
 // (in, out, ...) weights are swapped by the caller); bias: out values or empty.
-std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
-                                                   const std::vector<float>& weights,
-                                                   const std::vector<float>& bias);
+// The convolutions of a backend (core/Backend.hpp).
+template <class Tag>
+struct ConvPrimitives;
+
+template <>
+struct ConvPrimitives<Host> {  // oneDNN (operators/backend/OnednnConv.cpp)
+  static std::unique_ptr<ConvPrimitive> make(const ConvSpec& spec,
+                                             const std::vector<float>& weights,
+                                             const std::vector<float>& bias);
+};
+
+template <>
+struct ConvPrimitives<Cuda> {  // cuDNN (operators/backend/CudnnConvPrimitive.cu, in ufno_cuda)
+  // Checks the extents, waits for the Kokkos kernels that wrote the input and for the
+  // convolution before returning.
+  static std::unique_ptr<ConvPrimitive> make(const ConvSpec& spec,
+                                             const std::vector<float>& weights,
+                                             const std::vector<float>& bias);
+};
+
+// The layers' convolutions: the backend of the tensors' memory space.
+inline std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
+                                                          const std::vector<float>& weights,
+                                                          const std::vector<float>& bias) {
+  return ConvPrimitives<Default>::make(spec, weights, bias);
+}
 
 void set_conv_threads(int n);
 

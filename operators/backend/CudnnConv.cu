@@ -17,7 +17,7 @@
 #include <string>
 
 #include "core/CudaCheck.cuh"
-#include "operators/backend/CudaDevice.hpp"
+#include "core/CudaDevice.hpp"
 #include "operators/backend/CudnnConv.hpp"
 
 namespace ufno::backend::cuda {
@@ -29,7 +29,7 @@ void check_cudnn(cudnnStatus_t s, const char* what) {
     throw std::runtime_error(std::string("cuDNN: ") + what + " failed: " + cudnnGetErrorString(s));
 }
 
-// One handle for the process, made on first use and never destroyed (see CublasGemm.cu).
+// One handle for the process, made on first use and never destroyed (see core/GemmCublas.cu).
 cudnnHandle_t handle() {
   static cudnnHandle_t h = [] {
     cudnnHandle_t made = nullptr;

@@ -3,7 +3,7 @@
 // Conv3d and ConvTranspose3d with the same ConvSpec (padding_x included), weight layout
 // (out, in, k, k, k) and fused bias + activation, on contiguous (B, C, X, Y, T) arrays stored
 // channels first or channels last (NDHWC), given as CUDA device pointers. make_conv_primitive
-// returns it, through make_cudnn_conv_primitive, when the tensors live on the GPU.
+// returns it, through ConvPrimitives<Cuda> (ConvPrimitive.hpp), when the tensors live on the GPU.
 #include <memory>
 #include <vector>
 
@@ -26,12 +26,5 @@ class DeviceConv {
 // the spec and std::runtime_error on CUDA / cuDNN failures.
 std::unique_ptr<DeviceConv> make_cudnn_conv(const ConvSpec& spec, const std::vector<float>& weights,
                                             const std::vector<float>& bias);
-
-// The same behind the ConvPrimitive interface the layers use (Tensors of the default memory
-// space, which must be the GPU's): checks the extents, waits for the Kokkos kernels that wrote
-// the input (Kokkos::fence) and for the convolution before returning.
-std::unique_ptr<ConvPrimitive> make_cudnn_conv_primitive(const ConvSpec& spec,
-                                                         const std::vector<float>& weights,
-                                                         const std::vector<float>& bias);
 
 }  // namespace ufno::backend::cuda

@@ -1,4 +1,4 @@
-// make_cudnn_conv_primitive: the cuDNN convolution (CudnnConv.cu) behind ConvPrimitive, so that
+// ConvPrimitives<Cuda>: the cuDNN convolution (CudnnConv.cu) behind ConvPrimitive, so that
 // Conv3d and ConvTranspose3d run on it unchanged when the tensors live on the GPU.
 //
 // Synchronisation is deliberately blunt: Kokkos may run its kernels on a stream of its own,
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "operators/backend/CudaDevice.hpp"
+#include "core/CudaDevice.hpp"
 #include "operators/backend/CudnnConv.hpp"
 
 namespace ufno::backend::cuda {
@@ -42,10 +42,14 @@ class CudnnConvPrimitive final : public ConvPrimitive {
 
 }  // namespace
 
-std::unique_ptr<ConvPrimitive> make_cudnn_conv_primitive(const ConvSpec& spec,
-                                                         const std::vector<float>& weights,
-                                                         const std::vector<float>& bias) {
-  return std::make_unique<CudnnConvPrimitive>(spec, weights, bias);
+}  // namespace ufno::backend::cuda
+
+namespace ufno::backend {
+
+std::unique_ptr<ConvPrimitive> ConvPrimitives<Cuda>::make(const ConvSpec& spec,
+                                                          const std::vector<float>& weights,
+                                                          const std::vector<float>& bias) {
+  return std::make_unique<cuda::CudnnConvPrimitive>(spec, weights, bias);
 }
 
-}  // namespace ufno::backend::cuda
+}  // namespace ufno::backend

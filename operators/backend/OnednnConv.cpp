@@ -10,7 +10,6 @@
 #include <tuple>
 
 #include "operators/backend/ConvPrimitive.hpp"
-#include "operators/backend/CudnnConv.hpp"  // a GPU build returns it (UFNO_CUDA_BACKEND)
 
 namespace ufno::backend {
 
@@ -148,12 +147,9 @@ class OnednnConv final : public ConvPrimitive {
 
 }  // namespace
 
-std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
-                                                   const std::vector<float>& weights,
-                                                   const std::vector<float>& bias) {
-#if defined(UFNO_CUDA_BACKEND)
-  if constexpr (!kHostTensors) return cuda::make_cudnn_conv_primitive(spec, weights, bias);
-#endif
+std::unique_ptr<ConvPrimitive> ConvPrimitives<Host>::make(const ConvSpec& spec,
+                                                          const std::vector<float>& weights,
+                                                          const std::vector<float>& bias) {
   return std::make_unique<OnednnConv>(spec, weights, bias);
 }
 

@@ -2,14 +2,12 @@
 
 #include "fft/Fft1dPlan.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
-#include "operators/backend/Gemm.hpp"
 
 namespace ufno::backend {
 
 void set_threads(int n) {
   if (n < 1) n = 1;
   fft::set_fft_threads(n);
-  set_gemm_threads(n);
   set_conv_threads(n);
 }
 

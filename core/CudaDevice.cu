@@ -2,7 +2,7 @@
 #include <utility>
 
 #include "core/CudaCheck.cuh"
-#include "operators/backend/CudaDevice.hpp"
+#include "core/CudaDevice.hpp"
 
 namespace ufno::backend::cuda {
 

@@ -1,16 +1,22 @@
-// Row-major GEMM through column-major cuBLAS: a row-major X is the column-major X^T with the same
-// leading dimension, and C^T = B^T A^T, so cuBLAS computes C^T (N x M) from B^T and A^T: the
-// operands are swapped and nothing is transposed or copied.
+// Gemm<Cuda> (core/Gemm.hpp): row-major GEMM through column-major cuBLAS. A row-major X is the
+// column-major X^T with the same leading dimension, and C^T = B^T A^T, so cuBLAS computes C^T
+// (N x M) from B^T and A^T: the operands are swapped and nothing is transposed or copied. Each
+// call first waits for the Kokkos kernels that wrote its operands, then for the device.
 #include <cublas_v2.h>
 
 #include <string>
 
 #include "core/CudaCheck.cuh"
-#include "operators/backend/CublasGemm.hpp"
+#include "core/CudaDevice.hpp"
+#include "core/Gemm.hpp"
 
-namespace ufno::backend::cuda {
+namespace ufno::backend {
 
 namespace {
+
+using cuda::check_launch;
+using cuda::grid_for;
+using cuda::kThreads;
 
 void check_cublas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
@@ -42,10 +48,8 @@ __global__ void activate_block(float* c, long long M, long long N, long long ldc
   if (v < 0.f) v = act == int(Activation::LeakyReLU) ? slope * v : 0.f;
 }
 
-}  // namespace
-
-void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-          float beta, float* C, int ldc, Activation act, float slope) {
+void cublas_gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                 float beta, float* C, int ldc, Activation act, float slope) {
   if (M == 0 || N == 0) return;
   check_cublas(cublasSgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
                            &beta, C, ldc),
@@ -56,9 +60,9 @@ void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float
   check_launch("activate_block");
 }
 
-void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
-                  const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
-                  int ldc) {
+void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
+                         const float* B, long stride_b, int ldb, float beta, float* C,
+                         long stride_c, int ldc) {
   if (batch == 0 || M == 0 || N == 0) return;
   const float one = 1.f;
   // Column-major C_i^T = B_i^T A_i^T; a batch stride of 0 gives every entry the same operand.
@@ -68,4 +72,21 @@ void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a,
       "cublasSgemmStridedBatched");
 }
 
-}  // namespace ufno::backend::cuda
+}  // namespace
+
+void Gemm<Cuda>::run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                     int ldb, float beta, float* C, int ldc, Activation act, float slope) {
+  Kokkos::fence();
+  cublas_gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, act, slope);
+  cuda::synchronize();
+}
+
+void Gemm<Cuda>::batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
+                         const float* B, long stride_b, int ldb, float beta, float* C,
+                         long stride_c, int ldc) {
+  Kokkos::fence();
+  cublas_gemm_batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C, stride_c, ldc);
+  cuda::synchronize();
+}
+
+}  // namespace ufno::backend

@@ -11,9 +11,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "core/Tensor.hpp"
-#include "operators/backend/CudaDispatch.hpp"  // a GPU build uses it (UFNO_CUDA_BACKEND)
-#include "operators/backend/Gemm.hpp"
+#include "core/Gemm.hpp"
 
 namespace ufno::backend {
 
@@ -62,7 +60,7 @@ dnnl::matmul make_matmul(const Product& p) {
   return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, engine()));
 }
 
-void run(const Product& p, const float* A, const float* B, float* C) {
+void execute(const Product& p, const float* A, const float* B, float* C) {
   if (p.batch == 0 || p.M == 0 || p.N == 0) return;
   static std::mutex mutex;
   static std::map<decltype(p.key()), dnnl::matmul> cache;
@@ -84,29 +82,17 @@ void run(const Product& p, const float* A, const float* B, float* C) {
 
 }  // namespace
 
-void gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-          float beta, float* C, int ldc, Activation act, float slope) {
-#if defined(UFNO_CUDA_BACKEND)
-  if constexpr (!kHostTensors)
-    return cuda::layer_gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, act, slope);
-#endif
-  run({1, M, N, K, 0, 0, long(M) * ldc, lda, ldb, ldc, alpha, beta, act, slope}, A, B, C);
+void Gemm<Host>::run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                     int ldb, float beta, float* C, int ldc, Activation act, float slope) {
+  execute({1, M, N, K, 0, 0, long(M) * ldc, lda, ldb, ldc, alpha, beta, act, slope}, A, B, C);
 }
 
-void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
-                  const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
-                  int ldc) {
-#if defined(UFNO_CUDA_BACKEND)
-  if constexpr (!kHostTensors)
-    return cuda::layer_gemm_batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C,
-                                    stride_c, ldc);
-#endif
-  run({batch, M, N, K, stride_a, stride_b, stride_c, lda, ldb, ldc, 1.f, beta, Activation::None,
-       0.f},
-      A, B, C);
+void Gemm<Host>::batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
+                         const float* B, long stride_b, int ldb, float beta, float* C,
+                         long stride_c, int ldc) {
+  execute({batch, M, N, K, stride_a, stride_b, stride_c, lda, ldb, ldc, 1.f, beta, Activation::None,
+           0.f},
+          A, B, C);
 }
-
-// oneDNN runs on the OpenMP pool, whose size set_conv_threads sets; nothing else to do.
-void set_gemm_threads(int) {}
 
 }  // namespace ufno::backend
