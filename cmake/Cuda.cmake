@@ -61,7 +61,9 @@ add_library(ufno_cuda STATIC
   operators/backend/CudnnConv.cu
   operators/backend/CudnnConvPrimitive.cu
 )
-target_include_directories(ufno_cuda PUBLIC ${PROJECT_SOURCE_DIR})
+# The project root privately: linked into ufno_core in a GPU build, it must not widen the layers'
+# include roots.
+target_include_directories(ufno_cuda PRIVATE ${PROJECT_SOURCE_DIR})
 target_include_directories(ufno_cuda SYSTEM PUBLIC ${Kokkos_INCLUDE_DIRS} PRIVATE ${CUDNN_INCLUDE})
 target_link_libraries(ufno_cuda PUBLIC ${UFNO_KOKKOS_LIBS}
   PRIVATE CUDA::cufft CUDA::cublas CUDA::cudart ${CUDNN_LIB})
@@ -80,7 +82,8 @@ unset(_ufno_sms)
 # Kokkos is Serial only: here the layers take the Host ones, and ufno_cuda_link_check proves that
 # every Cuda specialisation the layers would call is defined and links.
 if(Kokkos_ENABLE_CUDA OR "CUDA" IN_LIST Kokkos_DEVICES)
-  target_link_libraries(ufno PUBLIC ufno_cuda)
+  # At the bottom, so that on static link lines it follows every layer that calls it.
+  target_link_libraries(ufno_core PUBLIC ufno_cuda)
   message(STATUS "CUDA backend: the layers use it (Kokkos devices: ${Kokkos_DEVICES})")
 else()
   message(STATUS "CUDA backend: not used by the layers (Kokkos devices: ${Kokkos_DEVICES})")
