@@ -120,7 +120,7 @@ BatchSummary run_batch(const BatchOptions& o) {
   MPI_Comm_rank(comm, &grank);
   const bool leader = grank == 0;
   const bool bar = world == 0 && groups == 1 && isatty(STDERR_FILENO);
-  Predictor predictor(o.models, comm, o.grid, o.exchange);
+  Predictor predictor(o.models, comm, o.grid, o.exchange, o.run);
 
   Counts mine;
   const int n = int(cases.size());

@@ -7,7 +7,9 @@
 #include <mpi.h>
 
 #include <string>
+
 #include <vector>
+#include "core/RunOptions.hpp"
 
 #include "decomposition/Repartition.hpp"
 
@@ -20,6 +22,7 @@ struct BatchOptions {
   int ranks_per_case = 1;
   std::string grid = "auto";
   dist::ExchangeAlgorithm exchange = dist::ExchangeAlgorithm::Alltoallv;
+  RunOptions run;  // the kernel choices for the models
 };
 
 struct BatchSummary {

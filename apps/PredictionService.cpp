@@ -42,7 +42,8 @@ json edges(const std::vector<double>& widths, double start) {
 }  // namespace
 
 PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
-  predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF);
+  predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
+                                           dist::ExchangeAlgorithm::Alltoallv, o.run);
   const auto& g = predictor_->spec().grid;
   for (const auto& s : o.sites) {
     ReservoirCase c = read_case(s, g[0], g[1]);

@@ -18,6 +18,7 @@
 #include "apps/Kpis.hpp"
 #include "apps/Predictor.hpp"
 #include "apps/WebCase.hpp"
+#include "core/RunOptions.hpp"
 
 namespace ufno {
 
@@ -35,6 +36,7 @@ struct ServiceOptions {
   int max_queue = 16;              // more waiting requests get 503 (below --http-threads)
   int keep_results = 200;          // older result files are deleted
   double flow_timeout_s = 300;     // an OPM Flow verification still running then fails
+  RunOptions run;                  // the kernel choices for the models
 };
 
 class PredictionService {

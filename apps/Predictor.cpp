@@ -26,7 +26,8 @@ float physical_value(bool saturation, float raw, const float* channels) {
 }
 
 Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
-                     const std::string& grid_spec, dist::ExchangeAlgorithm alg)
+                     const std::string& grid_spec, dist::ExchangeAlgorithm alg,
+                     const RunOptions& options)
     : comm_(comm), paths_(paths) {
   dist::collectively(comm, [&] {
     if (paths.empty()) throw InputError("--model", "", "no model file given");
@@ -49,7 +50,7 @@ Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
     });
     // Weight shapes are checked as the layers load; every rank reads the same file.
     dist::collectively(comm, [&] {
-      models_.push_back(std::make_unique<DistributedNet3d>(mf->spec(), *mf, *grid_, alg));
+      models_.push_back(std::make_unique<DistributedNet3d>(mf->spec(), *mf, *grid_, alg, options));
     });
   }
   dist::collectively(comm, [&] { fingerprint_ = files_fingerprint(paths); });

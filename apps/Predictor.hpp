@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
 #include "operators/DistributedNet3d.hpp"
@@ -32,7 +33,8 @@ class Predictor {
   // models' grids must agree and their variables differ. Collective; input errors are agreed.
   Predictor(const std::vector<std::string>& model_paths, MPI_Comm comm,
             const std::string& grid_spec = "auto",
-            dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv);
+            dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv,
+            const RunOptions& options = {});
 
   const ModelSpec& spec() const { return models_.front()->spec(); }
   const dist::ProcessGrid& grid() const { return *grid_; }

@@ -510,7 +510,7 @@ int write_verification(const SweepConfig& c, int n) {
 
 }  // namespace
 
-int run_sweep(const SweepConfig& c) {
+int run_sweep(const SweepConfig& c, const RunOptions& run) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const auto t0 = std::chrono::steady_clock::now();
@@ -554,8 +554,13 @@ int run_sweep(const SweepConfig& c) {
   if (rank == 0) any_pending = fs::file_size(out / "pending.txt") > 0;
   MPI_Bcast(&any_pending, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (any_pending) {
-    BatchOptions o{c.models, (out / "pending.txt").string(),    fields.string(), c.ranks_per_case,
-                   "auto",   dist::ExchangeAlgorithm::Alltoallv};
+    BatchOptions o{c.models,
+                   (out / "pending.txt").string(),
+                   fields.string(),
+                   c.ranks_per_case,
+                   "auto",
+                   dist::ExchangeAlgorithm::Alltoallv,
+                   run};
     b = run_batch(o);
   }
   int failed = 0;

@@ -10,6 +10,7 @@
 
 #include "apps/GeostatField.hpp"
 #include "apps/Kpis.hpp"
+#include "core/RunOptions.hpp"
 
 namespace ufno {
 
@@ -62,6 +63,6 @@ std::vector<Scenario> sample_scenarios(const SweepConfig& c);
 std::vector<int> verified_scenarios(int n, int n_verify);
 
 // Runs the sweep on MPI_COMM_WORLD; returns the number of scenarios that failed.
-int run_sweep(const SweepConfig& c);
+int run_sweep(const SweepConfig& c, const RunOptions& run = {});
 
 }  // namespace ufno

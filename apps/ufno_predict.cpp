@@ -15,6 +15,7 @@
 #include "apps/DefaultModels.hpp"
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
+#include "apps/RunOptionsFromEnvironment.hpp"
 #include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/OutputPath.hpp"
@@ -87,19 +88,19 @@ int run(int argc, char** argv, int rank) {
   const std::string threads_from = opt_threads->count() ? "--threads" : auto_threads.source;
   if (!opt_threads->count()) threads = auto_threads.threads;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(threads); });
-  ufno::backend::set_threads(threads);
-  if (bf16) {
-    if (!ufno::backend::conv_bf16_supported()) {
-      if (rank == 0)
-        std::cerr << "ufno_predict: error: --bf16-convolutions: this CPU has neither AVX512_BF16 "
-                     "nor AMX-BF16\n";
-      return 2;
-    }
-    ufno::backend::set_conv_bf16(true);
+  if (bf16 && !ufno::backend::conv_bf16_supported()) {
+    if (rank == 0)
+      std::cerr << "ufno_predict: error: --bf16-convolutions: this CPU has neither AVX512_BF16 "
+                   "nor AMX-BF16\n";
+    return 2;
   }
+  const ufno::RunOptions run = ufno::run_options_from_environment(threads, bf16);
+  ufno::apply_process_options(run);
   if (!cases.empty()) {
-    ufno::BatchOptions o{models,         cases,     out,
-                         ranks_per_case, grid_spec, ufno::dist::parse_exchange_algorithm(exchange)};
+    ufno::BatchOptions o{models,    cases,
+                         out,       ranks_per_case,
+                         grid_spec, ufno::dist::parse_exchange_algorithm(exchange),
+                         run};
     const ufno::BatchSummary s = ufno::run_batch(o);
     if (rank == 0)
       std::printf(
@@ -114,7 +115,7 @@ int run(int argc, char** argv, int rank) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,
-                            ufno::dist::parse_exchange_algorithm(exchange));
+                            ufno::dist::parse_exchange_algorithm(exchange), run);
   const double t_load = seconds_since(t0);
   const auto& spec = predictor.spec();
 

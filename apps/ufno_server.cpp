@@ -24,6 +24,7 @@
 #include "apps/DefaultModels.hpp"
 #include "apps/MpiMain.hpp"
 #include "apps/PredictionService.hpp"
+#include "apps/RunOptionsFromEnvironment.hpp"
 #include "apps/ThreadDefaults.hpp"
 #include "operators/backend/Threads.hpp"
 
@@ -237,7 +238,8 @@ int run(int argc, char** argv) {
   o.results_dir = results;
   if (threads == 0) threads = ufno::default_threads_for_rank(1).threads;
   ufno::check_thread_count(threads);
-  ufno::backend::set_threads(threads);
+  o.run = ufno::run_options_from_environment(threads, false);
+  ufno::apply_process_options(o.run);
   if (!fs::is_directory(web_root))
     throw ufno::InputError(web_root, "--web-root", "is not a directory");
 

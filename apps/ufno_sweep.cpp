@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "apps/MpiMain.hpp"
+#include "apps/RunOptionsFromEnvironment.hpp"
 #include "apps/Sweep.hpp"
 #include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
@@ -31,10 +32,11 @@ int run(int argc, char** argv, int rank, int size) {
   }
   if (!opt_threads->count()) threads = auto_threads.threads;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(threads); });
-  ufno::backend::set_threads(threads);
+  const ufno::RunOptions run = ufno::run_options_from_environment(threads, false);
+  ufno::apply_process_options(run);
   ufno::SweepConfig c;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { c = ufno::read_sweep_config(config); });
-  return ufno::run_sweep(c) ? 3 : 0;
+  return ufno::run_sweep(c, run) ? 3 : 0;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdio>
 
 #include "apps/MpiMain.hpp"
+#include "apps/RunOptionsFromEnvironment.hpp"
 #include "benchmarks/ModelFlops.hpp"
 #include "benchmarks/PeakFlops.hpp"
 #include "core/LayerTimer.hpp"
@@ -48,8 +49,8 @@ int bench(int argc, char** argv, int rank, int size) {
   app.add_flag("--bf16-convolutions", bf16, "U-Net convolutions in bfloat16");
   app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
   CLI11_PARSE(app, argc, argv);
-  ufno::backend::set_threads(threads);
-  ufno::backend::set_conv_bf16(bf16);
+  const ufno::RunOptions opts = ufno::run_options_from_environment(threads, bf16);
+  ufno::apply_process_options(opts);
   ufno::ModelFile mf(model);
   const auto& spec = mf.spec();
   std::function<ufno::Tensor()> run;
@@ -59,7 +60,8 @@ int bench(int argc, char** argv, int rank, int size) {
   std::size_t cases = 0;
   grid = std::make_unique<ufno::dist::ProcessGrid>(ufno::dist::ProcessGrid::from_string(
       MPI_COMM_WORLD, grid_spec, {spec.grid[0], spec.grid[1], 1}));
-  dnet = std::make_unique<ufno::DistributedNet3d>(spec, mf, *grid);
+  dnet = std::make_unique<ufno::DistributedNet3d>(spec, mf, *grid,
+                                                  ufno::dist::ExchangeAlgorithm::Alltoallv, opts);
   const auto b = dnet->input_layout().box(rank);
   auto in = ufno::read_input_tensor(tensor, spec.grid, spec.in_channels,
                                     {b.lo[0], b.lo[1], b.extent(0), b.extent(1)}, MPI_COMM_WORLD);

@@ -22,6 +22,7 @@ class LayerTimer {
     return t;
   }
   bool enabled() const { return enabled_; }
+  void set_enabled(bool on) { enabled_ = on; }  // RunOptions::profile, set by the programs
   void add(const std::string& name, double seconds) {
     auto& e = totals_[name];
     e.seconds += seconds;
@@ -69,10 +70,7 @@ class LayerTimer {
   };
 
  private:
-  LayerTimer() {
-    const char* e = std::getenv("UFNO_PROFILE");
-    enabled_ = e && std::string(e) == "1";
-  }
+  LayerTimer() = default;
   bool enabled_ = false;
   struct Entry {
     double seconds = 0;

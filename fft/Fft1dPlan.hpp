@@ -65,9 +65,8 @@ void set_fft_threads(int n);
 // FFTW wisdom for the host backend (process-wide, applies to new plans). With a file, plans are
 // measured (FFTW_MEASURE, on scratch arrays) instead of estimated; the file's wisdom is loaded
 // now, so plans it already holds cost nothing, and each new plan's wisdom is written back (to a
-// temporary name, then renamed). An empty path returns to estimated plans. Without a call, the
-// environment variable UFNO_FFTW_WISDOM is read at the first plan. Throws std::invalid_argument
-// naming the file when it exists but is not FFTW single-precision wisdom.
+// temporary name, then renamed). An empty path returns to estimated plans, the default. Throws
+// std::invalid_argument naming the file when it exists but is not FFTW single-precision wisdom.
 void set_fft_wisdom_file(const std::string& path);
 
 }  // namespace ufno::fft

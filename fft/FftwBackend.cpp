@@ -24,7 +24,7 @@ std::mutex& planner_mutex() {  // the FFTW planner is not thread safe
 int g_threads = 1;
 
 // The wisdom file: plans are measured and their wisdom kept there. Empty: plans are estimated.
-// Chosen by set_fft_wisdom_file or, before the first plan, by UFNO_FFTW_WISDOM.
+// Chosen by set_fft_wisdom_file (RunOptions::fftw_wisdom); none: estimated plans.
 std::string g_wisdom;
 bool g_wisdom_chosen = false;
 
@@ -108,10 +108,6 @@ class FftwPlan1d final : public Fft1dPlan {
     fftwf_iodim dim{n, int(inner), int(inner)};
     fftwf_iodim many[2] = {{int(b_.outer), int(in_len * inner), int(out_len * inner)},
                            {int(inner), 1, 1}};
-    if (!g_wisdom_chosen) {
-      const char* env = std::getenv("UFNO_FFTW_WISDOM");
-      load_wisdom_locked(env ? env : "");
-    }
     // ESTIMATE never touches the arrays, so it plans on the caller's; MEASURE runs candidate
     // transforms, so it plans on scratch arrays of the same alignment.
     const bool measure = !g_wisdom.empty();

@@ -11,7 +11,8 @@
 namespace ufno {
 
 DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
-                                   const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg)
+                                   const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg,
+                                   const RunOptions& options)
     : spec_(s) {
   if (grid.parts()[2] != 1)
     throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
@@ -30,9 +31,10 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
     if (!conv_.back().fft().pruned_t())  // the fused layer end needs the pruned T transform
       throw std::logic_error("DistributedNet3d: spectral layer " + id + " is not truncated");
     if (k >= s.n_fourier) {
-      const UNet3d unet =
-          UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope));
-      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg);
+      UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope));
+      if (!options.plane_conv) unet.set_plane_conv(false);
+      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg,
+                         options.plane_conv);
     } else {
       unet_.emplace_back(std::nullopt);
     }

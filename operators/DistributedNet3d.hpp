@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/ModelSpec.hpp"
+#include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "operators/DistributedPadding.hpp"
 #include "operators/DistributedSpectralConv3d.hpp"
@@ -18,9 +19,11 @@ namespace ufno {
 
 class DistributedNet3d {
  public:
+  // options: the kernel choices (RunOptions::plane_conv); the rest is process-wide.
   DistributedNet3d(const ModelSpec& spec, const WeightSource& weights,
                    const dist::ProcessGrid& grid,
-                   dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv);
+                   dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv,
+                   const RunOptions& options = {});
 
   // This rank's block of the channel-last input (B, lx, ly, T, C), in input_layout(), ->
   // its block of the raw output (B, 1, lx, ly, T).

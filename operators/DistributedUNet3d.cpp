@@ -10,7 +10,8 @@ namespace ufno {
 using dist::PencilLayout;
 
 DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
-                                     std::array<int, 3> parts, dist::ExchangeAlgorithm alg) {
+                                     std::array<int, 3> parts, dist::ExchangeAlgorithm alg,
+                                     bool plane_conv) {
   for (int a = 0; a < 3; ++a)
     if (n[a] % 8 != 0)
       throw std::invalid_argument("DistributedUNet3d: extents must be divisible by 8");
@@ -36,6 +37,7 @@ DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::arr
   deconv1_.emplace(p.deconv1, comm, l2, l1, alg);
   deconv0_.emplace(p.deconv0, comm, l1, l0, alg);
   output_.emplace(p.output, comm, l0, l0, alg);
+  if (!plane_conv) output_->set_plane_conv(false);
 }
 
 void DistributedUNet3d::forward_streamed(const Tensor& x, const UNet3d::RowSink& sink) const {

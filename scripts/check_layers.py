@@ -2,7 +2,9 @@
 """The layering check: every #include of a project header in core/, fft/, decomposition/,
 operators/ and io/ must point down the layers, core < fft < decomposition < operators and
 core < decomposition < io; operators and io never include each other. apps/, tests/ and
-benchmarks/ may use every layer. Exits 1 listing each include against the layering that is not in
+benchmarks/ may use every layer. Nothing below apps/ reads the environment (getenv): the programs
+build a RunOptions (core/RunOptions.hpp) from it. Exits 1 listing each include against the
+layering that is not in
 KNOWN (the ones left to move, each with its reason); exits 1 too when a KNOWN entry no longer
 occurs, so the list only shrinks.
 
@@ -24,6 +26,7 @@ ALLOWED = {
 KNOWN = {}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"')
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh", ".h")
+GETENV = re.compile(r'\b(std::)?(secure_)?getenv\s*\(')
 
 
 def violations(root):
@@ -41,6 +44,8 @@ def violations(root):
                         m = INCLUDE.match(line)
                         if m and m.group(1) in ALLOWED and m.group(1) not in allowed:
                             found.add((rel, m.group(1) + "/" + m.group(2)))
+                        if GETENV.search(line.split("//")[0]):
+                            found.add((rel, "getenv"))
     return found
 
 
@@ -51,7 +56,10 @@ def main():
     new = sorted(found - set(KNOWN))
     gone = sorted(set(KNOWN) - found)
     for f, inc in new:
-        print("check_layers: %s includes %s, against the layering" % (f, inc))
+        if inc == "getenv":
+            print("check_layers: %s reads the environment, below apps/ (use RunOptions)" % f)
+        else:
+            print("check_layers: %s includes %s, against the layering" % (f, inc))
     for f, inc in gone:
         print("check_layers: %s no longer includes %s: remove it from KNOWN" % (f, inc))
     print("check_layers: %d include(s) against the layering, %d of them known (%s)" % (

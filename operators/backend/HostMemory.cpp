@@ -16,9 +16,8 @@ const char* malloc_conf = "oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms
 
 namespace ufno::backend {
 
-bool reuse_freed_host_memory() {
-  const char* e = std::getenv("UFNO_HEAP_REUSE");
-  if (e && std::strcmp(e, "0") == 0) return false;
+bool reuse_freed_host_memory(bool on) {
+  if (!on) return false;
   // glibc: no mmap-backed blocks, every allocation comes from the heap, a free heap top is
   // kept. (Under jemalloc these settings reach glibc's unused allocator and change nothing.)
   return mallopt(M_MMAP_MAX, 0) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;

@@ -12,10 +12,10 @@
 //   repeated passes. MALLOC_CONF overrides it (for example MALLOC_CONF=dirty_decay_ms:10000).
 // - With glibc's malloc, reuse_freed_host_memory() serves every block from the heap and never
 //   trims it: as fast, but the heap fragments, and peak memory grows by 5-20 % over repeated
-//   passes. UFNO_HEAP_REUSE=0 turns that off.
+//   passes. RunOptions::heap_reuse (UFNO_HEAP_REUSE=0 in the programs) turns that off.
 namespace ufno::backend {
 
 // Call once at start-up, before large allocations. Returns whether the glibc policy was set.
-bool reuse_freed_host_memory();
+bool reuse_freed_host_memory(bool on = true);
 
 }  // namespace ufno::backend

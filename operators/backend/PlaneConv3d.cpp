@@ -84,10 +84,7 @@ bool PlaneConv3d::available() {
 #endif
 }
 
-bool PlaneConv3d::chosen_by_default() {
-  const char* env = std::getenv("UFNO_PLANE_CONV");
-  return available() && kHostTensors && !conv_bf16() && !(env && std::string(env) == "0");
-}
+bool PlaneConv3d::chosen_by_default() { return available() && kHostTensors && !conv_bf16(); }
 
 PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<float>& weights,
                          const std::vector<float>& bias)

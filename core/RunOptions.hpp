@@ -1,0 +1,20 @@
+#pragma once
+// How a run executes (never what it computes, beyond bf16 rounding): built once by each program
+// in apps/ from its flags and the environment (apps/RunOptionsFromEnvironment.hpp), then passed
+// to the model at construction and applied to the process's libraries. Nothing below apps/
+// reads the environment.
+#include <string>
+
+namespace ufno {
+
+struct RunOptions {
+  int threads = 1;                 // per rank: OpenMP (oneDNN, host kernels) and FFTW
+  bool bf16_convolutions = false;  // U-Net convolutions in bfloat16 (AVX512_BF16 or AMX CPUs)
+  bool plane_conv = true;          // the AVX-512 PlaneConv3d for the U-Net output convolution
+                                   // where it applies (else oneDNN; same results)
+  std::string fftw_wisdom;         // measure FFTW plans and keep their wisdom in this file
+  bool profile = false;            // per-layer times and peak RSS on stderr
+  bool heap_reuse = true;          // glibc without jemalloc: keep freed heap pages for reuse
+};
+
+}  // namespace ufno
