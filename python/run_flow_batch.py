@@ -440,7 +440,9 @@ def run_batch(a):
     t0 = time.monotonic()
     work = b.reconvert if a.reconvert else b.process
     with ThreadPoolExecutor(max_workers=1 if a.reconvert else a.jobs) as ex:
-        statuses = list(ex.map(work, range(a.start, a.end)))
+        indices = [i for i in range(a.start, a.end)
+                   if a.split is None or uc.split_of(a.seed, i) == a.split]
+        statuses = list(ex.map(work, indices))
     elapsed = time.monotonic() - t0
     ok = [r for r in b.results if r["status"] == "ok"]
     reconverted = [r for r in b.results if r["status"] == "reconverted"]
@@ -542,6 +544,9 @@ def main(argv=None):
     p.add_argument("--seed", type=int)
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--end", type=int, help="exclusive")
+    p.add_argument("--split", choices=["train", "val", "test"],
+                   help="only the indices of this split (train_ufno.py's hash): a held-out set "
+                        "without running the rest")
     p.add_argument("--data", action="append",
                    help="data directory (default data/opm/seed_NNNN); repeatable for --assemble")
     p.add_argument("--jobs", type=int, default=2, help="flow runs at a time (default 2)")

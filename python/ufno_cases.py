@@ -88,6 +88,7 @@ between the first two cells, MULTX ~ 1.09, and 0-1 % low elsewhere); --no-multx 
 import argparse
 import math
 import os
+import zlib
 import shutil
 import subprocess
 import sys
@@ -158,6 +159,13 @@ DESCRIPTIONS = {
     "VG_LAMBDA": "van Genuchten lambda (pore size distribution index)",
     "TIMES": "report times since the start of injection",
 }
+
+
+def split_of(seed, index):
+    """The data split of case (seed, index): test when crc32("seed:index") % 10 == 0, validation
+    when 1, else training. Deterministic, so adding cases never moves an old one."""
+    h = zlib.crc32(("%d:%d" % (seed, index)).encode()) % 10
+    return "test" if h == 0 else ("val" if h == 1 else "train")
 
 
 def radial_widths():
