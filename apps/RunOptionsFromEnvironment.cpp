@@ -30,7 +30,6 @@ RunOptions run_options_from_environment(int threads, bool bf16_convolutions) {
 
 void apply_process_options(const RunOptions& o) {
   backend::set_threads(o.threads);
-  backend::set_conv_bf16(o.bf16_convolutions);
   if (!o.fftw_wisdom.empty()) fft::set_fft_wisdom_file(o.fftw_wisdom);
   LayerTimer::instance().set_enabled(o.profile);
 }

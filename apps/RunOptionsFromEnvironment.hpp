@@ -10,8 +10,8 @@ namespace ufno {
 RunOptions run_options_from_environment(int threads, bool bf16_convolutions);
 
 // Applies what is process-wide by the libraries' nature: the OpenMP and FFTW thread counts, the
-// convolution precision of oneDNN primitives made from now on, the FFTW wisdom file and the
-// profiler. (The kernel choice travels with the model: DistributedNet3d's constructor.)
+// FFTW wisdom file and the profiler. (The kernel choice and the convolutions' precision travel
+// with the model: DistributedNet3d's constructor.)
 void apply_process_options(const RunOptions& o);
 
 }  // namespace ufno

@@ -28,8 +28,9 @@ Conv3d Conv3d::with_padding_x(int padding_x) const {
 }
 
 Conv3d Conv3d::load_block(const WeightSource& w, const std::string& prefix, int in, int out,
-                          int stride, double eps, float slope) {
+                          int stride, double eps, float slope, bool bf16) {
   backend::ConvSpec s;
+  s.bf16 = bf16;
   s.in_channels = in;
   s.out_channels = out;
   s.kernel = 3;
@@ -44,8 +45,9 @@ Conv3d Conv3d::load_block(const WeightSource& w, const std::string& prefix, int 
 }
 
 Conv3d Conv3d::load_plain(const WeightSource& w, const std::string& prefix, int in, int out,
-                          int kernel) {
+                          int kernel, bool bf16) {
   backend::ConvSpec s;
+  s.bf16 = bf16;
   s.in_channels = in;
   s.out_channels = out;
   s.kernel = kernel;

@@ -18,10 +18,10 @@ class Conv3d {
 
   // A conv block `prefix.0` (Conv3d, no bias) + `prefix.1` (BatchNorm3d) + LeakyReLU(slope).
   static Conv3d load_block(const WeightSource& w, const std::string& prefix, int in, int out,
-                           int stride, double eps, float slope);
+                           int stride, double eps, float slope, bool bf16 = false);
   // A plain Conv3d `prefix` with bias, padding 1, no activation.
   static Conv3d load_plain(const WeightSource& w, const std::string& prefix, int in, int out,
-                           int kernel);
+                           int kernel, bool bf16 = false);
 
   // x in layout `in` -> the output in layout `out` (see backend::Layout).
   Tensor forward(const Tensor& x, backend::Layout in = backend::Layout::ChannelsFirst,

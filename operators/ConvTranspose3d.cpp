@@ -57,8 +57,9 @@ ConvTranspose3d ConvTranspose3d::with_padding(int padding) const {
 }
 
 ConvTranspose3d ConvTranspose3d::load_block(const WeightSource& w, const std::string& prefix,
-                                            int in, int out, float slope) {
+                                            int in, int out, float slope, bool bf16) {
   backend::ConvSpec s;
+  s.bf16 = bf16;
   s.transposed = true;
   s.in_channels = in;
   s.out_channels = out;

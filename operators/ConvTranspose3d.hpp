@@ -23,7 +23,7 @@ class ConvTranspose3d {
                   std::vector<float> bias);
   // `prefix.0` (ConvTranspose3d k4 s2 p1 with bias) + LeakyReLU(slope).
   static ConvTranspose3d load_block(const WeightSource& w, const std::string& prefix, int in,
-                                    int out, float slope);
+                                    int out, float slope, bool bf16 = false);
 
   Tensor forward(const Tensor& x) const;
   // The sub-pixel form's eight parity outputs before interleaving, channels last:

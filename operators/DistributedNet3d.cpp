@@ -14,6 +14,9 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
                                    const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg,
                                    const RunOptions& options)
     : spec_(s) {
+  if (options.bf16_convolutions && !backend::conv_bf16_supported())
+    throw std::invalid_argument(
+        "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
   if (grid.parts()[2] != 1)
     throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
   const auto np = s.padded_grid();
@@ -31,7 +34,8 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
     if (!conv_.back().fft().pruned_t())  // the fused layer end needs the pruned T transform
       throw std::logic_error("DistributedNet3d: spectral layer " + id + " is not truncated");
     if (k >= s.n_fourier) {
-      UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope));
+      UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope),
+                                 options.bf16_convolutions);
       if (!options.plane_conv) unet.set_plane_conv(false);
       unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg,
                          options.plane_conv);

@@ -9,23 +9,24 @@
 
 namespace ufno {
 
-UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double eps, float slope) {
+UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double eps, float slope,
+                    bool bf16) {
   UNet3d u;
-  u.p_.conv1 = Conv3d::load_block(w, p + ".conv1", c, c, 2, eps, slope);
-  u.p_.conv2 = Conv3d::load_block(w, p + ".conv2", c, c, 2, eps, slope);
-  u.p_.conv2_1 = Conv3d::load_block(w, p + ".conv2_1", c, c, 1, eps, slope);
-  u.p_.conv3 = Conv3d::load_block(w, p + ".conv3", c, c, 2, eps, slope);
-  u.p_.conv3_1 = Conv3d::load_block(w, p + ".conv3_1", c, c, 1, eps, slope);
-  u.p_.deconv2 = ConvTranspose3d::load_block(w, p + ".deconv2", c, c, slope);
-  u.p_.deconv1 = ConvTranspose3d::load_block(w, p + ".deconv1", 2 * c, c, slope);
-  u.p_.deconv0 = ConvTranspose3d::load_block(w, p + ".deconv0", 2 * c, c, slope);
-  u.p_.output = Conv3d::load_plain(w, p + ".output_layer", 2 * c, c, 3);
+  u.p_.conv1 = Conv3d::load_block(w, p + ".conv1", c, c, 2, eps, slope, bf16);
+  u.p_.conv2 = Conv3d::load_block(w, p + ".conv2", c, c, 2, eps, slope, bf16);
+  u.p_.conv2_1 = Conv3d::load_block(w, p + ".conv2_1", c, c, 1, eps, slope, bf16);
+  u.p_.conv3 = Conv3d::load_block(w, p + ".conv3", c, c, 2, eps, slope, bf16);
+  u.p_.conv3_1 = Conv3d::load_block(w, p + ".conv3_1", c, c, 1, eps, slope, bf16);
+  u.p_.deconv2 = ConvTranspose3d::load_block(w, p + ".deconv2", c, c, slope, bf16);
+  u.p_.deconv1 = ConvTranspose3d::load_block(w, p + ".deconv1", 2 * c, c, slope, bf16);
+  u.p_.deconv0 = ConvTranspose3d::load_block(w, p + ".deconv0", 2 * c, c, slope, bf16);
+  u.p_.output = Conv3d::load_plain(w, p + ".output_layer", 2 * c, c, 3, bf16);
   u.conv1_rows_ = u.p_.conv1.with_padding_x(0);
   u.output_rows_ = u.p_.output.with_padding_x(0);
   const auto& os = u.p_.output.spec();
   if (os.kernel == 3 && os.stride == 1 && os.padding == 1 && os.activation == Activation::None) {
     u.plane_output_ = backend::PlaneConv3d(2 * c, c, u.p_.output.weights(), u.p_.output.bias());
-    u.set_plane_conv(backend::PlaneConv3d::chosen_by_default());
+    u.set_plane_conv(backend::PlaneConv3d::chosen_by_default() && !bf16);
   }
   for (const ConvTranspose3d* d : {&u.p_.deconv2, &u.p_.deconv1, &u.p_.deconv0})
     if (!d->has_parity_form())

@@ -19,8 +19,10 @@ namespace ufno {
 class UNet3d {
  public:
   UNet3d() = default;
+  // bf16: the convolutions in bfloat16 (RunOptions::bf16_convolutions; then the output
+  // convolution stays with oneDNN, whose bf16 kernel is faster than PlaneConv3d in float32).
   static UNet3d load(const WeightSource& w, const std::string& prefix, int channels, double eps,
-                     float slope);
+                     float slope, bool bf16 = false);
   Tensor forward(const Tensor& x) const;
   // Receives the output rows [r0, r0 + R) of case b channels first, (1, C, R, Y, T).
   using RowSink = std::function<void(int b, int r0, const Tensor& rows)>;
@@ -37,8 +39,8 @@ class UNet3d {
   // Output rows (along X) per slab of the top level; any positive number gives the same result.
   void set_rows_per_slab(int rows) { rows_per_slab_ = rows > 0 ? rows : 1; }
   // Whether the output convolution runs as backend::PlaneConv3d (on by default where the tensors
-  // live in host memory, the CPU has AVX-512, bf16 convolutions are off and UFNO_PLANE_CONV is
-  // not 0) or through the convolution backend; both give the same result in float32.
+  // live in host memory, the CPU has AVX-512 and the convolutions are float32; RunOptions::
+  // plane_conv turns it off) or through the convolution backend; both give the same result.
   bool plane_conv() const { return use_plane_conv_; }
   void set_plane_conv(bool on) {
     use_plane_conv_ = on && kHostTensors && backend::PlaneConv3d::available();

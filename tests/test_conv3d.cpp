@@ -163,7 +163,10 @@ TEST_CASE("Conv3d reads and writes channels-last tensors", "[conv]") {
 TEST_CASE("bf16 convolutions stay within bf16 rounding of float32", "[conv][bf16]") {
   if (!backend::conv_bf16_supported()) {
     WARN("this CPU has no AVX512_BF16 / AMX-BF16: the bf16 path is not tested here");
-    CHECK_THROWS_AS(backend::set_conv_bf16(true), std::invalid_argument);
+    backend::ConvSpec s;
+    s.in_channels = s.out_channels = 1;
+    s.bf16 = true;
+    CHECK_THROWS_AS(Conv3d(s, std::vector<float>(27, 1.f), {}), std::invalid_argument);
     return;
   }
   const test::Dims5 d{1, 8, 8, 8, 8};
@@ -177,9 +180,8 @@ TEST_CASE("bf16 convolutions stay within bf16 rounding of float32", "[conv][bf16
   s.in_channels = d.c;
   s.out_channels = out;
   s.has_bias = true;
-  backend::set_conv_bf16(true);
-  Conv3d conv(s, w, b);  // primitives made now use bf16
-  backend::set_conv_bf16(false);
+  s.bf16 = true;
+  Conv3d conv(s, w, b);
   const double err =
       test::rel_l2(test::to_host(conv.forward(test::to_device(x, {d.n, d.c, d.x, d.y, d.t}))), ref);
   // bf16 keeps 8 mantissa bits (relative rounding 2^-9 per input); sums of 216 products

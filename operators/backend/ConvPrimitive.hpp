@@ -21,6 +21,9 @@ struct ConvSpec {
   // Padding of the X axis alone when >= 0: 0 for slabs of X rows that bring their own halo rows
   // (UNet3d's top level), while Y and T keep `padding`.
   int padding_x = -1;
+  // Inputs and weights rounded to bfloat16 (8-bit mantissa), float32 accumulation and output:
+  // about 1.2-1.3x faster on CPUs with AVX512_BF16 or AMX (RunOptions::bf16_convolutions).
+  bool bf16 = false;
 };
 
 // Zero padding of spatial axis `axis` (0 = X, 1 = Y, 2 = T).
@@ -89,12 +92,7 @@ inline std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
 
 void set_conv_threads(int n);
 
-// Optional bfloat16 convolutions (off by default): inputs and weights rounded to bf16 (8-bit
-// mantissa), products accumulated and written in float32. About twice the float32 speed on CPUs
-// with AVX512_BF16 or AMX, at a cost in accuracy that benchmarks/README.md states. Applies to
-// primitives made after the call. Throws std::invalid_argument on a CPU without bf16 support.
-void set_conv_bf16(bool on);
-bool conv_bf16();  // the current setting
+// Whether this CPU runs bf16 convolutions (ConvSpec::bf16): AVX512_BF16 or AMX-BF16.
 bool conv_bf16_supported();
 
 }  // namespace ufno::backend

@@ -19,8 +19,6 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-bool g_bf16 = false;
-
 dnnl::engine& cpu_engine() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
   return e;
@@ -35,6 +33,9 @@ class OnednnConv final : public ConvPrimitive {
       throw std::invalid_argument("conv: weight size does not match the spec");
     if (s.has_bias && b_.size() != std::size_t(s.out_channels))
       throw std::invalid_argument("conv: bias size does not match the spec");
+    if (s.bf16 && !conv_bf16_supported())
+      throw std::invalid_argument(
+          "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
   }
 
   void forward(const Tensor& src, const Tensor& dst, Layout src_layout,
@@ -140,7 +141,7 @@ class OnednnConv final : public ConvPrimitive {
   }
 
   ConvSpec s_;
-  bool bf16_ = g_bf16;  // fixed when the primitive is made
+  bool bf16_ = s_.bf16;
   std::vector<float> w_, b_;
   std::map<std::tuple<Shape5, Layout, Layout>, Plan> plans_;
 };
@@ -157,15 +158,6 @@ void set_conv_threads(int n) { omp_set_num_threads(n < 1 ? 1 : n); }
 
 bool conv_bf16_supported() {
   return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
-}
-
-bool conv_bf16() { return g_bf16; }
-
-void set_conv_bf16(bool on) {
-  if (on && !conv_bf16_supported())
-    throw std::invalid_argument(
-        "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
-  g_bf16 = on;
 }
 
 }  // namespace ufno::backend

@@ -84,7 +84,7 @@ bool PlaneConv3d::available() {
 #endif
 }
 
-bool PlaneConv3d::chosen_by_default() { return available() && kHostTensors && !conv_bf16(); }
+bool PlaneConv3d::chosen_by_default() { return available() && kHostTensors; }
 
 PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<float>& weights,
                          const std::vector<float>& bias)
