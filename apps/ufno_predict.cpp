@@ -16,6 +16,7 @@
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
 #include "apps/RunOptionsFromEnvironment.hpp"
+#include "decomposition/Repartition.hpp"
 #include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/OutputPath.hpp"
@@ -96,6 +97,11 @@ int run(int argc, char** argv, int rank) {
   }
   const ufno::RunOptions run = ufno::run_options_from_environment(threads, bf16);
   ufno::apply_process_options(run);
+  // On GPUs, say how the ranks exchange: in GPU memory, or staged through the host when the MPI
+  // is not CUDA-aware (host tensors always exchange in host memory).
+  if (!ufno::kHostTensors && size > 1 && rank == 0)
+    std::fprintf(stderr, "ufno_predict: exchanges between ranks go through %s\n",
+                 ufno::dist::describe(ufno::dist::exchange_memory()).c_str());
   if (!cases.empty()) {
     ufno::BatchOptions o{models,    cases,
                          out,       ranks_per_case,

@@ -11,19 +11,31 @@ namespace ufno::dist {
 
 namespace {
 
-// With the tensors on a GPU the exchange hands device pointers to MPI, which only a CUDA-aware
-// MPI accepts; anything else would crash inside MPI or send garbage, so refuse up front.
-void require_mpi_for_tensor_memory() {
-  if constexpr (kHostTensors) return;
+bool mpi_is_cuda_aware() {
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  if (MPIX_Query_cuda_support() == 1) return;
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
 #endif
-  throw std::runtime_error(
-      "Repartition: the tensors live on the GPU but this MPI is not CUDA-aware (Open MPI: "
-      "ompi_info --parsable --all | grep mpi_built_with_cuda_support); see docs/gpu.md");
 }
 
 }  // namespace
+
+ExchangeMemory exchange_memory() {
+  if constexpr (kHostTensors) return ExchangeMemory::Host;
+  return mpi_is_cuda_aware() ? ExchangeMemory::Device : ExchangeMemory::HostStaged;
+}
+
+std::string describe(ExchangeMemory m) {
+  switch (m) {
+    case ExchangeMemory::Host:
+      return "host memory";
+    case ExchangeMemory::Device:
+      return "GPU memory (CUDA-aware MPI)";
+    default:
+      return "host-staged (MPI not CUDA-aware)";
+  }
+}
 
 ExchangeAlgorithm parse_exchange_algorithm(const std::string& s) {
   if (s == "alltoallv") return ExchangeAlgorithm::Alltoallv;
@@ -33,8 +45,11 @@ ExchangeAlgorithm parse_exchange_algorithm(const std::string& s) {
 
 template <class T>
 Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, ExchangeAlgorithm alg)
-    : comm_(comm), in_(std::move(in)), out_(std::move(out)), alg_(alg) {
-  require_mpi_for_tensor_memory();
+    : comm_(comm),
+      in_(std::move(in)),
+      out_(std::move(out)),
+      alg_(alg),
+      host_staged_(exchange_memory() == ExchangeMemory::HostStaged) {
   int size = 1;
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size);
@@ -164,13 +179,28 @@ void Repartition<T>::apply(const View& in, const View& out) const {
 template <class T>
 void Repartition<T>::exchange(const View& in, const View& out, long nl) const {
   const Box3 &bi = in_.box(rank_), &bo = out_.box(rank_);
-  constexpr int words = sizeof(T) / sizeof(float);  // exchanged as MPI_FLOAT
   Kokkos::View<T*, DeviceSpace> sbuf("repartition.send", nl * send_cells_);
   Kokkos::View<T*, DeviceSpace> rbuf("repartition.recv", nl * recv_cells_);
   for (const Peer& p : sends_) pack(in, bi, p.overlap, sbuf, nl * p.offset);
   Kokkos::fence();
+  if (host_staged_) {
+    // GPU tensors, an MPI that cannot read GPU memory: through host copies of the buffers.
+    auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sbuf);
+    auto hr = Kokkos::create_mirror_view(Kokkos::HostSpace(), rbuf);
+    transfer(hs.data(), hr.data(), nl);
+    Kokkos::deep_copy(rbuf, hr);
+  } else {
+    transfer(sbuf.data(), rbuf.data(), nl);
+  }
+  for (const Peer& p : recvs_) unpack(rbuf, nl * p.offset, p.overlap, out, bo);
+}
 
+template <class T>
+void Repartition<T>::transfer(const T* send, T* recv, long nl) const {
+  constexpr int words = sizeof(T) / sizeof(float);  // exchanged as MPI_FLOAT
   const int size = in_.ranks();
+  float* sf = const_cast<float*>(reinterpret_cast<const float*>(send));
+  float* rf = reinterpret_cast<float*>(recv);
   if (alg_ == ExchangeAlgorithm::Alltoallv) {
     std::vector<int> sc(size, 0), sd(size, 0), rc(size, 0), rd(size, 0);
     for (const Peer& p : sends_) {
@@ -181,23 +211,21 @@ void Repartition<T>::exchange(const View& in, const View& out, long nl) const {
       rc[p.rank] = int(nl * p.overlap.count() * words);
       rd[p.rank] = int(nl * p.offset * words);
     }
-    MPI_Alltoallv(reinterpret_cast<float*>(sbuf.data()), sc.data(), sd.data(), MPI_FLOAT,
-                  reinterpret_cast<float*>(rbuf.data()), rc.data(), rd.data(), MPI_FLOAT, comm_);
-  } else {
-    std::vector<MPI_Request> req;
-    for (const Peer& p : recvs_) {
-      req.emplace_back();
-      MPI_Irecv(reinterpret_cast<float*>(rbuf.data() + nl * p.offset),
-                int(nl * p.overlap.count() * words), MPI_FLOAT, p.rank, kTag, comm_, &req.back());
-    }
-    for (const Peer& p : sends_) {
-      req.emplace_back();
-      MPI_Isend(reinterpret_cast<float*>(sbuf.data() + nl * p.offset),
-                int(nl * p.overlap.count() * words), MPI_FLOAT, p.rank, kTag, comm_, &req.back());
-    }
-    MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE);
+    MPI_Alltoallv(sf, sc.data(), sd.data(), MPI_FLOAT, rf, rc.data(), rd.data(), MPI_FLOAT, comm_);
+    return;
   }
-  for (const Peer& p : recvs_) unpack(rbuf, nl * p.offset, p.overlap, out, bo);
+  std::vector<MPI_Request> req;
+  for (const Peer& p : recvs_) {
+    req.emplace_back();
+    MPI_Irecv(rf + nl * p.offset * words, int(nl * p.overlap.count() * words), MPI_FLOAT, p.rank,
+              kTag, comm_, &req.back());
+  }
+  for (const Peer& p : sends_) {
+    req.emplace_back();
+    MPI_Isend(sf + nl * p.offset * words, int(nl * p.overlap.count() * words), MPI_FLOAT, p.rank,
+              kTag, comm_, &req.back());
+  }
+  MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE);
 }
 
 template class Repartition<float>;

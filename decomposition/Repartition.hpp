@@ -20,6 +20,13 @@ enum class ExchangeAlgorithm { Alltoallv, PointToPoint };
 
 ExchangeAlgorithm parse_exchange_algorithm(const std::string& s);  // "alltoallv" | "p2p"
 
+// Where exchanged data lives when it goes through MPI: the tensors' own memory (host tensors, or
+// GPU tensors with a CUDA-aware MPI), or host buffers staged from and to the GPU when the MPI is
+// not CUDA-aware. One rank exchanges nothing either way.
+enum class ExchangeMemory { Host, Device, HostStaged };
+ExchangeMemory exchange_memory();
+std::string describe(ExchangeMemory m);  // for run summaries
+
 template <class T>
 class Repartition {
  public:
@@ -40,6 +47,9 @@ class Repartition {
 
  private:
   void exchange(const View& in, const View& out, long nl) const;
+  // The MPI part of exchange(), on send and receive buffers of nl * send_cells_ and
+  // nl * recv_cells_ elements in memory MPI may read.
+  void transfer(const T* send, T* recv, long nl) const;
 
   struct Peer {
     int rank;
@@ -56,6 +66,7 @@ class Repartition {
   bool identity_ = false;            // nothing moves and this rank's box is unchanged
   long send_cells_ = 0, recv_cells_ = 0, cells_sent_ = 0;
   bool needs_zero_fill_ = false;
+  bool host_staged_ = false;  // exchange_memory() == HostStaged
 };
 
 }  // namespace ufno::dist
