@@ -16,9 +16,9 @@
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
 #include "apps/RunOptionsFromEnvironment.hpp"
-#include "decomposition/Repartition.hpp"
 #include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
+#include "decomposition/Repartition.hpp"
 #include "io/OutputPath.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
@@ -29,7 +29,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run(int argc, char** argv, int rank) {
+int run(int argc, char** argv, int rank, int size) {
   CLI::App app{"ufno_predict: U-FNO / FNO prediction of CO2 gas saturation and pressure buildup"};
   std::vector<std::string> models;
   std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv";
@@ -150,6 +150,7 @@ int run(int argc, char** argv, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return ufno::mpi_main(argc, argv, "ufno_predict",
-                        [](int ac, char** av, int rank, int) { return run(ac, av, rank); });
+  return ufno::mpi_main(argc, argv, "ufno_predict", [](int ac, char** av, int rank, int size) {
+    return run(ac, av, rank, size);
+  });
 }
