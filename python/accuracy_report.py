@@ -8,8 +8,17 @@ that time), next to trivial baselines (no gas; the true field's own mean at ever
 report time. Optionally the time per case of `ufno_predict` (a batch over the test cases, models
 loaded once) against OPM Flow's wall time from the data set's runs.csv.
 
+Model files (a shipped model, `--model models/dp_ufno.h5`) are scored the same way, on the same
+test split, so that today's models and new ones stand side by side; each entry also gives the
+distribution over cases (median, p90, worst) and the error at the last report time.
+
+Instead of a data set's test split, `--pairs DIR` scores on every DIR/*/case.h5 with its OPM Flow
+result DIR/*/target.h5 (the layout of examples/opm/, and of a held-out set made by another
+generator: sweep scenarios exported with `ufno_export --targets`).
+
 Usage:
-  /usr/bin/python3 python/accuracy_report.py --data DATA.h5 --run RUN_DIR [--run ...]
+  /usr/bin/python3 python/accuracy_report.py (--data DATA.h5 | --pairs DIR) [--run RUN_DIR ...]
+      [--model M.h5 ...]
       [--flow-runs DATA_DIR/runs.csv --case-root DATA_DIR --ufno-predict build/apps/ufno_predict]
       --out report.json
 """
@@ -30,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import train_ufno  # noqa: E402
 import ufno_encoding as ue  # noqa: E402
+import ufno_model_file  # noqa: E402
 import ufno_torch  # noqa: E402
 
 
@@ -58,40 +68,84 @@ def metric(variable, pred, true, mask):
         train_ufno.pressure_error(pred * mask, true * mask, mask)
 
 
-def evaluate(run_dir, data):
-    model, ck, a, best_epoch = load_run(run_dir)
-    v = a["variable"]
+def load_pairs(root, variable):
+    """Encoded inputs, targets (N, X, Y, T) and times of every root/*/case.h5 + target.h5."""
+    import glob
+    import ufno_cases
+    xs, ys, times = [], [], None
+    for case in sorted(glob.glob(os.path.join(root, "*", "case.h5"))):
+        target = os.path.join(os.path.dirname(case), "target.h5")
+        if not os.path.exists(target):
+            continue
+        c = ufno_cases.read_case_h5(case)
+        xs.append(ue.encode_case(c))
+        with h5py.File(target, "r") as f:
+            t = f[variable][()]
+            times = f["TIMES"][()] if "TIMES" in f else ue.paper_times_days(t.shape[-3])
+        ys.append((t[0] if t.ndim == 4 else t).transpose(1, 2, 0))  # (T, X, Y) -> (X, Y, T)
+    return list(range(len(xs))), np.stack(xs), np.stack(ys), np.asarray(times)
+
+
+def test_split(data, variable):
+    if data.startswith("pairs:"):
+        return load_pairs(data[len("pairs:"):], variable)
     with h5py.File(data, "r") as f:
         seeds, idxs = f["seed"][()], f["index"][()]
         test = [i for i, (s, k) in enumerate(zip(seeds, idxs))
                 if train_ufno.split_of(int(s), int(k)) == "test"]
-        x = f["input"][test]
-        true = f[v][test]
-        times = f["TIMES"][()]
+        return test, f["input"][test], f[variable][test], f["TIMES"][()]
+
+
+def scores(v, pred, true, x, times, train_mean):
+    """The metric, its distribution over cases and report times, and the baselines."""
     mask = (x[..., 0] != 0).astype(np.float64)
-    pred = ue.physical_output(v, predict(model, x, ck["mean"], ck["std"]), x)
     if v == "SG":
         baselines = {"no gas (SG = 0)": np.zeros_like(true)}
     else:
         m = (true * mask).sum(axis=(1, 2), keepdims=True) / mask.sum(axis=(1, 2), keepdims=True)
-        baselines = {"training-set mean dP everywhere": np.full_like(true, ck["mean"]),
+        baselines = {"training-set mean dP everywhere": np.full_like(true, train_mean),
                      "true mean over reservoir cells at each time (oracle constant)":
                          np.broadcast_to(m, true.shape)}
+    per_case = [metric(v, pred[i:i + 1], true[i:i + 1], mask[i:i + 1]) for i in range(len(x))]
     per_time = [metric(v, pred[..., t:t + 1], true[..., t:t + 1], mask[..., t:t + 1])
                 for t in range(true.shape[-1])]
-    log = list(csv.DictReader(open(os.path.join(run_dir, "log.csv"))))
-    return {"run": os.path.basename(os.path.normpath(run_dir)), "variable": v,
-            "architecture": "FNO" if a["fno"] else "UFNO", "width": a["width"],
-            "modes": a["modes"], "epochs": ck["epoch"],
-            "train_seconds": sum(float(r["seconds"]) for r in log),
-            "parameters": sum(p.numel() * (2 if p.is_complex() else 1) for p in model.parameters()),
-            "test_cases": len(test), "metric": metric(v, pred, true, mask),
+    return {"variable": v, "test_cases": len(x), "metric": metric(v, pred, true, mask),
+            "metric_median": float(np.median(per_case)),
+            "metric_p90": float(np.percentile(per_case, 90)), "metric_worst": float(max(per_case)),
+            "metric_last_time": per_time[-1],
             "baselines": {k: metric(v, b, true, mask) for k, b in baselines.items()},
-            "best_epoch": best_epoch,
-            "metric_per_case": [metric(v, pred[i:i + 1], true[i:i + 1], mask[i:i + 1])
-                                for i in range(len(test))],
-            "metric_per_time": per_time, "times_days": [float(t) for t in times],
-            "last_val_metric": float(log[-1]["val_metric"]) if log else None}
+            "metric_per_case": per_case, "metric_per_time": per_time,
+            "times_days": [float(t) for t in times]}
+
+
+def evaluate(run_dir, data):
+    model, ck, a, best_epoch = load_run(run_dir)
+    v = a["variable"]
+    test, x, true, times = test_split(data, v)
+    pred = ue.physical_output(v, predict(model, x, ck["mean"], ck["std"]), x)
+    log = list(csv.DictReader(open(os.path.join(run_dir, "log.csv"))))
+    r = {"run": os.path.basename(os.path.normpath(run_dir)),
+         "architecture": "FNO" if a["fno"] else "UFNO", "width": a["width"],
+         "modes": a["modes"], "epochs": ck["epoch"],
+         "train_seconds": sum(float(r["seconds"]) for r in log),
+         "parameters": sum(p.numel() * (2 if p.is_complex() else 1) for p in model.parameters()),
+         "best_epoch": best_epoch,
+         "last_val_metric": float(log[-1]["val_metric"]) if log else None}
+    r.update(scores(v, pred, true, x, times, ck["mean"]))
+    return r
+
+
+def evaluate_model_file(path, data):
+    """A model file (shipped or exported) on the data's test split, as ufno_predict runs it."""
+    model, attrs = ufno_model_file.read_model_file(path, dtype=torch.float32)
+    v = attrs["variable"]
+    test, x, true, times = test_split(data, v)
+    scale, offset = float(attrs["output_scale"]), float(attrs["output_offset"])
+    pred = ue.physical_output(v, predict(model, x, offset, scale), x)
+    r = {"run": os.path.basename(path), "architecture": attrs["architecture"],
+         "width": int(attrs["width"]), "modes": [int(m) for m in attrs["modes"]]}
+    r.update(scores(v, pred, true, x, times, offset))
+    return r
 
 
 def timing(runs_csv, case_root, exe, test_ids, threads):
@@ -122,20 +176,30 @@ def timing(runs_csv, case_root, exe, test_ids, threads):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data", required=True)
-    p.add_argument("--run", action="append", required=True)
+    p.add_argument("--data")
+    p.add_argument("--pairs", help="score on DIR/*/case.h5 + target.h5 instead of a test split")
+    p.add_argument("--run", action="append", default=[])
+    p.add_argument("--model", action="append", default=[], help="a model file to score as well")
     p.add_argument("--flow-runs")
     p.add_argument("--case-root")
     p.add_argument("--ufno-predict")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
     a = p.parse_args(argv)
+    if bool(a.data) == bool(a.pairs):
+        p.error("give --data or --pairs")
+    if a.pairs:
+        a.data = "pairs:" + a.pairs
     torch.set_num_threads(a.threads)
-    report = {"data": os.path.basename(a.data), "runs": [evaluate(r, a.data) for r in a.run]}
+    report = {"data": os.path.basename(a.data),
+              "runs": [evaluate(r, a.data) for r in a.run] +
+                      [evaluate_model_file(m, a.data) for m in a.model]}
     for r in report["runs"]:
-        print("%-10s %s %-4s test %d cases: %.4f (baselines %s)" % (
-            r["run"], r["variable"], r["architecture"], r["test_cases"], r["metric"],
-            ", ".join("%.4f" % b for b in r["baselines"].values())), file=sys.stderr)
+        print("%-14s %s %-4s test %d cases: %.4f (median %.4f, p90 %.4f, worst %.4f, last time "
+              "%.4f; baselines %s)" % (
+                  r["run"], r["variable"], r["architecture"], r["test_cases"], r["metric"],
+                  r["metric_median"], r["metric_p90"], r["metric_worst"], r["metric_last_time"],
+                  ", ".join("%.4f" % b for b in r["baselines"].values())), file=sys.stderr)
     if a.ufno_predict:
         with h5py.File(a.data, "r") as f:
             ids = {"s%d_i%06d" % (s, k) for s, k in zip(f["seed"][()], f["index"][()])

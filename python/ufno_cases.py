@@ -44,12 +44,14 @@ Sampled parameters (U = uniform, LU = log-uniform, all independent unless said):
   | van Genuchten VG_LAMBDA      | U 0.3..0.7                                                    |
   | injectivity screen           | geology redrawn while PRESSURE + dP estimate > 500 bar (below)|
 
-Sampler version 3 (data seeds >= 2) widened version 2's geology (kgeo 10..1000 mD, sigma
-0.3..1.5, corr_r 4..24 and corr_z 0.5..3 uniform, kz/kr 0.01..1 per case, porosity mean
+Sampler version 3 (this code, for every seed) widened version 2's geology (kgeo 10..1000 mD,
+sigma 0.3..1.5, corr_r 4..24 and corr_z 0.5..3 uniform, kz/kr 0.01..1 per case, porosity mean
 0.12..0.25 with slope 0.03 and noise 0.01 clipped to [0.05, 0.35], one perforation interval,
 three structures) so that hand-written decks (homogeneous, layer-cake), other samplers and the
-sweeps' generated fields (apps/GeostatField.cpp) fall inside the training distribution. The
-shipped examples and the version-2 data set (seed 1) were drawn with version 2.
+sweeps' generated fields (apps/GeostatField.cpp) fall inside the training distribution.
+Version 2 is gone from the code: the shipped examples (examples/opm/s1_*) and the data set of
+the first shipped models (seed 1) were drawn with it, and case i of seed 1 drawn today is a
+version-3 case, not theirs.
 
 Injectivity screen: the operating and fluid parameters (rate, TEMP, PRESSURE, SWI, VG_LAMBDA)
 are drawn once and keep the distributions above; the geology and completion (thickness,
