@@ -8,6 +8,12 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   fno_small.h5,  fno_small_io.h5    FNO (6 layers),     width 8, modes (4,5,3), variable SG
   spectral_small.h5                 one SpectralConv3d(3 -> 4, modes (3,4,2))
   unet_small.h5                     one U_net(4, 4) with random BatchNorm statistics
+  fno4d_small.h5, fno4d_small_io.h5             FNO4d (nested FNO), grid (5,6,7,4), width 6,
+                                                modes (2,3,2,3), padding (8,16,16,8), 3 input
+                                                channels, variable SG, no normalisers
+  fno4d_norm_small.h5, fno4d_norm_small_io.h5   the same sizes, variable dP, with input and
+                                                output normalisers
+  spectral4d_small.h5               one SpectralConv4d(2 -> 3, modes (2,2,2,4)) on a (6,5,4,6) grid
 The model files go through ufno_convert.convert(), the converter's own code path.
 
 Golden outputs are computed in float64 from the float32 weights and inputs (so they are the exact
@@ -32,6 +38,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import fno4d_torch  # noqa: E402
 import ufno_convert  # noqa: E402
 from ufno_torch import (Net3d, SpectralConv3d, U_net, init_random_weights,  # noqa: E402
                         save_as_published_pickle, to_float64)
@@ -136,6 +143,74 @@ def make_unet_fixture(out_dir, seed):
         "batchnorm_eps": np.float64(1e-5), "batchnorm_mode": "eval", "seed": np.int64(seed)})
 
 
+# The 4-D FNO (fno4d_torch.FNO4d): a small grid under the reference padding, with modes and
+# extents that differ per axis (to catch axis mix-ups) and odd and even padded extents.
+GRID4 = (5, 6, 7, 4)   # A1, A2, A3, T; padded by (8, 16, 16, 8) on both sides: 21 x 38 x 39 x 20
+PADDING4 = fno4d_torch.PADDING
+WIDTH4 = 6
+MODES4 = (2, 3, 2, 3)
+IN_CHANNELS4 = 3
+
+
+def make_fno4d_fixture(out_dir, stem, variable, seed, normalizers):
+    """An FNO4d model file (via the converter) and its golden input/output. With `normalizers`,
+    the file has both normalisers: /input is then the raw input (its last channel is encoded by
+    the input normaliser) and /output the decoded prediction; /output_raw is the network's own
+    output in both cases."""
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = fno4d_torch.FNO4d(width=WIDTH4, modes=MODES4, in_channels=IN_CHANNELS4,
+                              padding=PADDING4)
+    fno4d_torch.init_random_weights(model, gen)
+    model.eval()
+    norm_in = norm_out = None
+    if normalizers:
+        norm_in = fno4d_torch.random_normalizer(GRID4, gen, mean_scale=0.5)
+        norm_out = fno4d_torch.random_normalizer(GRID4, gen, mean_scale=3.0)
+    model_path = os.path.join(out_dir, stem + ".h5")
+    ufno_convert.convert(None, model_path, variable, GRID4, PADDING4,
+                         state_dict=model.state_dict(), source=stem + ".pt",
+                         input_normalizer=norm_in, output_normalizer=norm_out)
+
+    x = torch.rand((BATCH,) + GRID4 + (IN_CHANNELS4,), generator=gen)
+    m64 = fno4d_torch.to_float64(copy.deepcopy(model)).eval()
+    with torch.no_grad():
+        x64 = x.double()
+        if norm_in is not None:
+            x64[..., -1] = norm_in.encode(x64[..., -1])
+        raw = m64(x64)
+        out = raw if norm_out is None else norm_out.decode(raw)
+        out32 = fno4d_torch.predict(model, x, norm_in, norm_out)
+    raw, out = raw.numpy(), out.numpy()
+    err = np.abs(out32.numpy() - out).max() / max(np.abs(out).max(), 1e-30)
+    if err > 1e-4:
+        sys.exit("make_fixtures: %s: float32 and float64 outputs differ by %.2e" % (stem, err))
+    write_datasets(os.path.join(out_dir, stem + "_io.h5"), {
+        "input": x.numpy(),
+        "output_raw": raw.astype(np.float32),
+        "output": out.astype(np.float32),
+    }, {"model": stem + ".h5", "seed": np.int64(seed), "reference_precision": "float64"})
+    print("  %s: raw output mean %.3f std %.3f; float32 torch rel. error %.1e"
+          % (stem, raw.mean(), raw.std(), err))
+
+
+def make_spectral4d_fixture(out_dir, seed):
+    gen = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    modes = (2, 2, 2, 4)  # m4 = 6/2 + 1: the Nyquist bin of T is kept
+    layer = fno4d_torch.SpectralConv4d(2, 3, modes)
+    fno4d_torch.init_random_weights(layer, gen, spectral_gains=(1.5,))
+    x = torch.randn((2, 2, 6, 5, 4, 6), generator=gen)
+    out = float64_forward(layer, x)
+    check_close("spectral4d_small", out, layer, x)
+    data = {"input": x.numpy(), "output": out.astype(np.float32)}
+    for k in range(1, 9):
+        data["weights%d" % k] = complex_as_real(getattr(layer, "weights%d" % k))
+    write_datasets(os.path.join(out_dir, "spectral4d_small.h5"), data, {
+        "in_channels": np.int32(2), "out_channels": np.int32(3),
+        "modes": np.array(modes, dtype=np.int32), "seed": np.int64(seed)})
+
+
 def make_checkpoints(ckpt_dir, seed):
     """A tiny U-FNO as state_dict and as a published-style pickle; both must convert alike."""
     gen = torch.Generator().manual_seed(seed)
@@ -176,8 +251,12 @@ def main():
     make_network_fixture(args.out, "fno_small", "SG", 6, 0, SEED + 1)
     make_spectral_fixture(args.out, SEED + 2)
     make_unet_fixture(args.out, SEED + 3)
+    make_fno4d_fixture(args.out, "fno4d_small", "SG", SEED + 5, normalizers=False)
+    make_fno4d_fixture(args.out, "fno4d_norm_small", "dP", SEED + 6, normalizers=True)
+    make_spectral4d_fixture(args.out, SEED + 7)
     names = ["ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
-             "spectral_small.h5", "unet_small.h5"]
+             "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
+             "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
     total = 0
     for n in names:
         size = os.path.getsize(os.path.join(args.out, n))

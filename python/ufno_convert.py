@@ -1,27 +1,36 @@
 #!/usr/bin/python3
-"""Convert a PyTorch U-FNO / FNO checkpoint into the ufno HDF5 model file read by the C++ code.
+"""Convert a PyTorch U-FNO / FNO / FNO4d checkpoint into the ufno HDF5 model file read by C++.
 
 Usage:
     ufno_convert.py CHECKPOINT OUT.h5 --variable SG|dP [--fno] [--grid X Y T] [--padding P]
+    ufno_convert.py CHECKPOINT OUT.h5 --variable SG|dP --grid A1 A2 A3 T [--padding P1 P2 P3 P4]
+                    [--input-normalizer N.pickle] [--output-normalizer N.pickle]     (FNO4d)
 
-CHECKPOINT is either a state_dict (keys `conv1.*`, optionally under a `module.` prefix) or a whole
-pickled Net3d as published (torch.save(model)). Pickled models refer to classes of a module `ufno`
-(or `__main__`); those are replaced by empty nn.Module stand-ins while unpickling, so neither the
-reference code nor python/ufno_torch.py needs to be importable. The pickle is otherwise trusted
-exactly as torch.load trusts it: convert only checkpoints you would also torch.load.
+CHECKPOINT is either a state_dict (keys `conv1.*` for the U-FNO/FNO, `fc0.*` and `conv.*` for the
+4-D FNO of nested FNO; optionally under a `module.` prefix) or a whole pickled Net3d / FNO4d as
+published (torch.save(model)). The architecture is recognised from the keys. Pickled models refer
+to classes of a module `ufno`, `FNO4D` (or `__main__`); those are replaced by empty nn.Module
+stand-ins while unpickling, so neither the reference code nor python/ufno_torch.py /
+python/fno4d_torch.py needs to be importable. The same holds for the FNO4d's normaliser pickles
+(class UnitGaussianNormalizer.UnitGaussianNormalizer, replaced by a plain-object stand-in). The
+pickles are otherwise trusted exactly as torch.load trusts them: convert only checkpoints you
+would also torch.load.
 
 On any error: one line `ufno_convert: <file>: <what> (<key>)` on stderr, exit status 1, and no
 output file (the file is written to OUT.h5.tmp and renamed only when complete).
-The file format is described in python/README.md and in write_model_file() below.
+The file format is described in docs/model-format.md (write_model_file() and
+write_fno4d_model_file() below write it).
 """
 
 import argparse
+import math
 import os
 import pickle
 import re
 import sys
 import types
 import warnings
+import zipfile
 
 import h5py
 import numpy as np
@@ -64,24 +73,35 @@ class ConvertError(Exception):
 # ---------------------------------------------------------------------------------------------
 # Loading
 
-_STANDIN_MODULES = ("ufno", "__main__")
+# Modules whose classes are replaced by stand-ins: the U-FNO's (`ufno`), the nested-FNO 4-D
+# FNO's (`FNO4D`: FNO4d, Block4d, SpectralConv4d) and its normaliser's.
+_STANDIN_MODULES = ("ufno", "__main__", "FNO4D", "UnitGaussianNormalizer")
 _standin_classes = {}
 
 
+def _is_normalizer_class(name):
+    # Normalisers are plain objects (mean, std, eps), not nn.Modules.
+    return name.endswith("Normalizer")
+
+
 def _standin_class(name):
-    """An empty nn.Module subclass named like the pickled class; the pickled __dict__ (the
-    submodules, parameters and buffers) is restored into it by nn.Module.__setstate__."""
+    """An empty class named like the pickled one: an nn.Module subclass, whose pickled __dict__
+    (the submodules, parameters and buffers) nn.Module.__setstate__ restores, or for a
+    `...Normalizer` a plain object, whose __dict__ (mean, std, eps) pickle restores."""
     cls = _standin_classes.get(name)
     if cls is None:
-        def forward(self, *args):
-            raise RuntimeError("stand-in module %s cannot be run" % name)
-        cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": __name__})
+        if _is_normalizer_class(name):
+            cls = type(name, (object,), {"__module__": __name__})
+        else:
+            def forward(self, *args):
+                raise RuntimeError("stand-in module %s cannot be run" % name)
+            cls = type(name, (torch.nn.Module,), {"forward": forward, "__module__": __name__})
         _standin_classes[name] = cls
     return cls
 
 
 def _module_getattr(name):
-    # Module-level __getattr__ for the stand-in `ufno` and for `__main__`: class names only, so
+    # Module-level __getattr__ for the stand-in modules and for `__main__`: class names only, so
     # probes such as __path__ or __file__ still fail normally.
     if name.startswith("_"):
         raise AttributeError(name)
@@ -110,8 +130,9 @@ _PICKLE_MODULE = _make_pickle_module()
 
 
 class _StandinsInstalled:
-    """While active, `import ufno` gives a module whose every attribute is a stand-in class, and
-    names missing from `__main__` resolve to stand-ins too (PEP 562 module __getattr__).
+    """While active, `import ufno` (and `import FNO4D`, `import UnitGaussianNormalizer`) gives a
+    module whose every attribute is a stand-in class, and names missing from `__main__` resolve
+    to stand-ins too (PEP 562 module __getattr__).
 
     Needed because torch 1.13.0 (Debian 12's python3-torch) ignores torch.load's pickle_module
     argument unless weights_only=True (`else: pickle_module = pickle` in torch.load; fixed in
@@ -121,10 +142,14 @@ class _StandinsInstalled:
     _MISSING = object()
 
     def __enter__(self):
-        fake = types.ModuleType("ufno")
-        fake.__getattr__ = _module_getattr
-        self.previous_ufno = sys.modules.get("ufno", self._MISSING)
-        sys.modules["ufno"] = fake
+        self.previous = {}
+        for mod in _STANDIN_MODULES:
+            if mod == "__main__":
+                continue
+            fake = types.ModuleType(mod)
+            fake.__getattr__ = _module_getattr
+            self.previous[mod] = sys.modules.get(mod, self._MISSING)
+            sys.modules[mod] = fake
         self.main = sys.modules.get("__main__")
         if self.main is not None:
             self.previous_getattr = self.main.__dict__.get("__getattr__", self._MISSING)
@@ -132,10 +157,11 @@ class _StandinsInstalled:
         return self
 
     def __exit__(self, *exc):
-        if self.previous_ufno is self._MISSING:
-            sys.modules.pop("ufno", None)
-        else:
-            sys.modules["ufno"] = self.previous_ufno
+        for mod, previous in self.previous.items():
+            if previous is self._MISSING:
+                sys.modules.pop(mod, None)
+            else:
+                sys.modules[mod] = previous
         if self.main is not None:
             if self.previous_getattr is self._MISSING:
                 del self.main.__getattr__
@@ -406,18 +432,314 @@ def write_model_file(out_path, sd, arch, variable, grid, padding, source, scalin
         raise
 
 
-def convert(checkpoint, out_path, variable, grid=(96, 200, 24), padding=8, fno=False,
-            state_dict=None, source=None, log=sys.stderr, scaling=None):
+# ---------------------------------------------------------------------------------------------
+# The 4-D FNO of nested FNO (FNO4d; docs/model-format.md, section "FNO4D")
+
+FNO4D = "FNO4D"
+FNO4D_PADDING = (8, 16, 16, 8)  # both sides of (A1, A2, A3, T), as the reference pads
+FNO4D_LAYERS = 4
+FNO4D_SPECTRAL = re.compile(r"^conv\.conv\d+\.weights\d+$")
+NORMALIZER_EPS = 1e-5
+NORMALIZERS = ("input_normalizer", "output_normalizer")
+
+
+def is_fno4d(sd):
+    """True for an FNO4d state_dict: its block is the submodule `conv` (keys `conv.*`), where
+    the U-FNO's is `conv1`."""
+    keys = list(sd)
+    if keys and all(k.startswith("module.") for k in keys):
+        keys = [k[len("module."):] for k in keys]
+    return any(k.startswith("conv.") for k in keys)
+
+
+def canonical_fno4d_keys(sd):
+    """Strip a `module.` prefix; read real (..., 2) spectral weights as complex."""
+    if sd and all(k.startswith("module.") for k in sd):
+        sd = {k[len("module."):]: v for k, v in sd.items()}
+    out = {}
+    for k, v in sd.items():
+        if (FNO4D_SPECTRAL.match(k) and v.is_floating_point() and v.dim() == 7
+                and v.shape[-1] == 2):
+            v = torch.view_as_complex(v.to(torch.float32).contiguous())
+        out[k] = v
+    return out
+
+
+class Fno4dArchitecture:
+    """Hyperparameters of an FNO4d, inferred from its state_dict."""
+
+    name = FNO4D
+    n_layers = FNO4D_LAYERS
+
+    def __init__(self, width, modes, in_channels, hidden):
+        self.width, self.modes = width, tuple(modes)
+        self.in_channels, self.hidden = in_channels, hidden
+
+    def expected_shapes(self):
+        """{key: shape}; spectral weights are complex (shape without the (re, im) axis)."""
+        w, h = self.width, self.hidden
+        s = {"fc0.weight": (w, self.in_channels), "fc0.bias": (w,),
+             "conv.fc1.weight": (h, w), "conv.fc1.bias": (h,),
+             "conv.fc2.weight": (1, h), "conv.fc2.bias": (1,)}
+        for k in range(self.n_layers):
+            for j in range(1, 9):
+                s["conv.conv%d.weights%d" % (k, j)] = (w, w) + self.modes
+            s["conv.w%d.weight" % k] = (w, w, 1)
+            s["conv.w%d.bias" % k] = (w,)
+        return s
+
+
+def infer_fno4d_architecture(sd, name):
+    """Width, modes, channels and hidden size from the shapes; then every key, shape and dtype
+    is checked against them."""
+    width, in_channels = _shape_of(sd, "fc0.weight", name, 2)
+    hidden, _ = _shape_of(sd, "conv.fc1.weight", name, 2)
+    modes = _shape_of(sd, "conv.conv0.weights1", name, 6)[2:]
+    arch = Fno4dArchitecture(width, modes, in_channels, hidden)
+    expected = arch.expected_shapes()
+    for key in sorted(expected):
+        if key not in sd:
+            raise ConvertError(name, "missing tensor", key)
+    for key in sorted(sd):
+        if key not in expected:
+            raise ConvertError(name, "unexpected tensor for an FNO4D of %d Fourier layers"
+                               % arch.n_layers, key)
+        t = sd[key]
+        if tuple(t.shape) != expected[key]:
+            raise ConvertError(name, "tensor has shape %s, expected %s"
+                               % (tuple(t.shape), expected[key]), key)
+        ok = t.is_complex() if FNO4D_SPECTRAL.match(key) else t.is_floating_point()
+        if not ok:
+            raise ConvertError(name, "tensor has unexpected dtype %s" % t.dtype, key)
+        if not bool(torch.isfinite(t).all()):
+            raise ConvertError(name, "tensor has non-finite values", key)
+    return arch
+
+
+def check_fno4d_grid(arch, grid, padding, name):
+    """Modes must be positive and fit the padded grid: m1..m3 <= P/2, m4 <= P4/2 + 1."""
+    if grid is None or len(grid) != 4:
+        raise ConvertError(name, "an FNO4D needs --grid A1 A2 A3 T (4 values), got %s"
+                           % ("none" if grid is None else " ".join(map(str, grid))))
+    if len(padding) != 4:
+        raise ConvertError(name, "an FNO4D needs --padding P1 P2 P3 P4 (4 values), got %s"
+                           % " ".join(map(str, padding)))
+    if any(g <= 0 for g in grid):
+        raise ConvertError(name, "grid %s must be positive" % (tuple(grid),))
+    if any(p < 0 for p in padding):
+        raise ConvertError(name, "padding %s is negative" % (tuple(padding),))
+    padded = tuple(g + 2 * p for g, p in zip(grid, padding))
+    limits = (padded[0] // 2, padded[1] // 2, padded[2] // 2, padded[3] // 2 + 1)
+    key = "conv.conv0.weights1"
+    for axis, m, lim in zip(("A1", "A2", "A3", "T"), arch.modes, limits):
+        if m < 1:
+            raise ConvertError(name, "%s modes %d must be at least 1" % (axis, m), key)
+        if m > lim:
+            raise ConvertError(name, "%s modes %d exceed %d allowed by the padded grid %s"
+                               % (axis, m, lim, padded), key)
+
+
+def _load_pickle(path, what):
+    """A torch.save file (zip or legacy) or a plain pickle, with the stand-in classes."""
+    name = os.path.basename(path)
+    if not os.path.isfile(path):
+        raise ConvertError(name, "no such %s file" % what)
+    try:
+        return _torch_load(path)
+    except Exception as e:
+        if zipfile.is_zipfile(path):
+            raise ConvertError(name, "cannot load %s (corrupted or truncated?): %s: %s"
+                               % (what, type(e).__name__, e))
+    try:
+        with open(path, "rb") as f, warnings.catch_warnings(), _StandinsInstalled():
+            warnings.simplefilter("ignore")
+            return _StandinUnpickler(f).load()
+    except Exception as e:
+        raise ConvertError(name, "cannot load %s (corrupted or truncated?): %s: %s"
+                           % (what, type(e).__name__, e))
+
+
+def _squeezed(shape):
+    return tuple(n for n in shape if n != 1)
+
+
+def load_normalizer(path, label, grid):
+    """Read a UnitGaussianNormalizer pickle and check it (check_normalizer)."""
+    return check_normalizer(_load_pickle(path, "%s pickle" % label), os.path.basename(path),
+                            label, grid)
+
+
+def check_normalizer(obj, name, label, grid):
+    """mean, std and eps of a UnitGaussianNormalizer (its attributes, or a dict of them).
+
+    mean and std (torch tensors or numpy arrays) must have the grid's shape (A1, A2, A3, T), up to
+    axes of size 1 (one sample of the last input channel, or of the output); they are returned
+    reshaped to the grid, as float32. Returns (mean, std, eps)."""
+    def field(attr):
+        if isinstance(obj, dict):
+            if attr in obj:
+                return obj[attr]
+        elif attr in getattr(obj, "__dict__", {}):
+            return obj.__dict__[attr]
+        raise ConvertError(name, "not a UnitGaussianNormalizer (a %s without `%s`)"
+                           % (type(obj).__name__, attr))
+
+    arrays = {}
+    grid = tuple(int(g) for g in grid)
+    for attr in ("mean", "std"):
+        v = field(attr)
+        if torch.is_tensor(v):
+            if not (v.is_floating_point() and not v.is_complex()):
+                raise ConvertError(name, "%s %s has dtype %s, not a real float"
+                                   % (label, attr, v.dtype))
+            a = v.detach().cpu().to(torch.float64).numpy()
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            a = v.astype(np.float64)
+        else:
+            raise ConvertError(name, "%s %s is a %s, not a float tensor"
+                               % (label, attr, type(v).__name__))
+        if a.size != math.prod(grid) or _squeezed(a.shape) != _squeezed(grid):
+            raise ConvertError(name, "%s %s has shape %s, expected the grid (A1, A2, A3, T) = %s"
+                               % (label, attr, tuple(a.shape), grid))
+        if not np.isfinite(a).all():
+            raise ConvertError(name, "%s %s has non-finite values" % (label, attr))
+        arrays[attr] = np.ascontiguousarray(a.reshape(grid).astype(np.float32))
+    eps = field("eps")
+    if torch.is_tensor(eps) and eps.numel() == 1:
+        eps = eps.item()
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)):
+        raise ConvertError(name, "%s eps is a %s, not a number" % (label, type(eps).__name__))
+    eps = float(eps)
+    if not math.isfinite(eps) or eps < 0:
+        raise ConvertError(name, "%s eps %r is not a finite non-negative number" % (label, eps))
+    if (arrays["std"] < 0).any():
+        raise ConvertError(name, "%s std has negative values" % label)
+    if ((arrays["std"].astype(np.float64) + eps) == 0).any():
+        raise ConvertError(name, "%s std + eps is zero somewhere" % label)
+    return arrays["mean"], arrays["std"], eps
+
+
+def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
+                           normalizers=None, normalizer_eps=NORMALIZER_EPS):
+    """Write an FNO4D model file atomically and deterministically (sorted datasets, no
+    timestamps). `normalizers` maps "input_normalizer"/"output_normalizer" to (mean, std)
+    float32 arrays of the grid's shape."""
+    units = VARIABLES[variable][2]
+    tmp = out_path + ".tmp"
+    datasets = {k: (_as_array(k, v), "1") for k, v in sd.items()}
+    for label, (mean, std) in sorted((normalizers or {}).items()):
+        # The output normaliser's mean and std are in the output's units; the converter does not
+        # know the units of the input's last channel.
+        u = units if label == "output_normalizer" else "1"
+        datasets[label + ".mean"] = (np.ascontiguousarray(mean, dtype=np.float32), u)
+        datasets[label + ".std"] = (np.ascontiguousarray(std, dtype=np.float32), u)
+    try:
+        with h5py.File(tmp, "w", libver="earliest", track_order=False) as f:
+            a = f.attrs
+            a.create("format", _str_attr(FORMAT))
+            a.create("format_version", np.int32(FORMAT_VERSION))
+            a.create("architecture", _str_attr(FNO4D))
+            a.create("variable", _str_attr(variable))
+            a.create("width", np.int32(arch.width))
+            a.create("modes", np.array(arch.modes, dtype=np.int32))
+            a.create("padding", np.array(padding, dtype=np.int32))
+            a.create("grid", np.array(grid, dtype=np.int32))
+            a.create("in_channels", np.int32(arch.in_channels))
+            a.create("hidden", np.int32(arch.hidden))
+            a.create("n_layers", np.int32(arch.n_layers))
+            a.create("output_units", _str_attr(units))
+            a.create("normalizer_eps", np.float64(normalizer_eps))
+            a.create("source", _str_attr(source))
+            for key in sorted(datasets):
+                data, u = datasets[key]
+                d = f.create_dataset(key, data=data, track_times=False)
+                d.attrs.create("units", _str_attr(u))
+        os.replace(tmp, out_path)
+    except BaseException as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        if isinstance(e, (OSError, ValueError, TypeError, UnicodeError)):
+            raise ConvertError(os.path.basename(out_path), "cannot write model file: %s" % e)
+        raise
+
+
+def convert_fno4d(sd, out_path, variable, grid, padding, name, source,
+                  input_normalizer=None, output_normalizer=None):
+    """Check and write an FNO4d (sd: as loaded). The normalisers are pickle paths or objects
+    with mean, std and eps. Returns the Fno4dArchitecture."""
+    sd = canonical_fno4d_keys(sd)
+    arch = infer_fno4d_architecture(sd, name)
+    if padding is None:
+        padding = FNO4D_PADDING
+    elif isinstance(padding, (int, np.integer)):
+        padding = (int(padding),)  # refused below: an FNO4D pads each axis by its own amount
+    else:
+        padding = tuple(int(p) for p in padding)
+    grid = None if grid is None else tuple(int(g) for g in grid)
+    check_fno4d_grid(arch, grid, padding, name)
+    normalizers, eps_of = {}, {}
+    for label, src in zip(NORMALIZERS, (input_normalizer, output_normalizer)):
+        if src is None:
+            continue
+        what = label.replace("_normalizer", " normaliser")
+        if isinstance(src, (str, os.PathLike)):
+            mean, std, eps = load_normalizer(os.fspath(src), what, grid)
+            src_name = os.path.basename(os.fspath(src))
+        else:
+            src_name = "<%s>" % label
+            mean, std, eps = check_normalizer(src, src_name, what, grid)
+        normalizers[label] = (mean, std)
+        eps_of[label] = (eps, src_name)
+    eps_values = sorted({e for e, _ in eps_of.values()})
+    if len(eps_values) > 1:
+        raise ConvertError(eps_of["output_normalizer"][1],
+                           "output normaliser eps %r differs from the input normaliser's %r"
+                           " (a model file holds one normalizer_eps)"
+                           % (eps_of["output_normalizer"][0], eps_of["input_normalizer"][0]))
+    eps = eps_values[0] if eps_values else NORMALIZER_EPS
+    write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source or name,
+                           normalizers, eps)
+    return arch
+
+
+def convert(checkpoint, out_path, variable, grid=None, padding=None, fno=False,
+            state_dict=None, source=None, log=sys.stderr, scaling=None,
+            input_normalizer=None, output_normalizer=None):
     """Convert `checkpoint` (or an in-memory `state_dict`) and write `out_path`.
 
-    Returns the Architecture. Raises ConvertError. `source` defaults to the checkpoint's
-    basename.
+    The architecture comes from the keys: an FNO4d (`conv.*`) or a U-FNO/FNO (`conv1.*`).
+    U-FNO/FNO: grid (X, Y, T), default (96, 200, 24); padding an int, default 8.
+    FNO4d: grid (A1, A2, A3, T), required; padding 4 ints, default (8, 16, 16, 8); optional
+    normalisers (pickle paths, or objects with mean, std and eps).
+    Returns the Architecture / Fno4dArchitecture. Raises ConvertError. `source` defaults to the
+    checkpoint's basename.
     """
     name = os.path.basename(checkpoint) if checkpoint else (source or "<state_dict>")
     if variable not in VARIABLES:
         raise ConvertError(name, "unknown variable %r (SG or dP)" % variable)
     if state_dict is None:
         state_dict = load_state_dict(checkpoint)
+    if is_fno4d(state_dict):
+        if fno:
+            raise ConvertError(name, "--fno applies to a U-FNO; this is an FNO4D checkpoint")
+        if scaling is not None:
+            raise ConvertError(name, "--output-scaling applies to a U-FNO/FNO; an FNO4D"
+                               " de-scales with --output-normalizer")
+        return convert_fno4d(state_dict, out_path, variable, grid, padding, name, source,
+                             input_normalizer, output_normalizer)
+    if input_normalizer is not None or output_normalizer is not None:
+        raise ConvertError(name, "normalisers apply to an FNO4D checkpoint, not a U-FNO/FNO")
+    grid = (96, 200, 24) if grid is None else grid
+    if len(grid) != 3:
+        raise ConvertError(name, "a U-FNO/FNO needs --grid X Y T (3 values), got %s"
+                           % " ".join(map(str, grid)))
+    if padding is None:
+        padding = 8
+    elif not isinstance(padding, int):
+        if len(padding) != 1:
+            raise ConvertError(name, "a U-FNO/FNO takes one --padding value, got %s"
+                               % " ".join(map(str, padding)))
+        padding = int(padding[0])
     sd = canonical_keys(state_dict, name)
     if fno:
         dropped = sorted(k for k in sd if re.match(r"^conv1\.unet\d+\.", k))
@@ -435,27 +757,46 @@ def convert(checkpoint, out_path, variable, grid=(96, 200, 24), padding=8, fno=F
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="ufno_convert",
-                                description="Convert a U-FNO/FNO PyTorch checkpoint to HDF5.")
+                                description="Convert a U-FNO/FNO or FNO4d PyTorch checkpoint to"
+                                            " HDF5.")
     p.add_argument("checkpoint")
     p.add_argument("output")
     p.add_argument("--variable", required=True, choices=sorted(VARIABLES))
     p.add_argument("--fno", action="store_true",
                    help="drop the U-Nets and write a plain FNO")
-    p.add_argument("--grid", nargs=3, type=int, default=[96, 200, 24], metavar=("X", "Y", "T"),
-                   help="unpadded grid (default 96 200 24)")
-    p.add_argument("--padding", type=int, default=8, help="padding per axis (default 8)")
+    p.add_argument("--grid", nargs="+", type=int, default=None, metavar="N",
+                   help="unpadded grid: X Y T (U-FNO/FNO; default 96 200 24) or A1 A2 A3 T"
+                        " (FNO4d; required)")
+    p.add_argument("--padding", nargs="+", type=int, default=None, metavar="P",
+                   help="U-FNO/FNO: padding at the end of each axis (default 8); FNO4d: P1 P2 P3"
+                        " P4 on both sides of each axis (default 8 16 16 8)")
     p.add_argument("--output-scaling", nargs=2, type=float, metavar=("SCALE", "OFFSET"),
                    help="physical = raw * SCALE + OFFSET (default: the paper's for the variable)")
+    p.add_argument("--input-normalizer", metavar="PICKLE",
+                   help="FNO4d: UnitGaussianNormalizer of the last input channel")
+    p.add_argument("--output-normalizer", metavar="PICKLE",
+                   help="FNO4d: UnitGaussianNormalizer of the output")
     args = p.parse_args(argv)
     try:
         arch = convert(args.checkpoint, args.output, args.variable, args.grid, args.padding,
-                       args.fno, scaling=args.output_scaling)
+                       args.fno, scaling=args.output_scaling,
+                       input_normalizer=args.input_normalizer,
+                       output_normalizer=args.output_normalizer)
     except ConvertError as e:
         print(e.line(), file=sys.stderr)
         return 1
-    print("ufno_convert: wrote %s: %s width %d modes %s layers %d+%d hidden %d variable %s"
-          % (args.output, arch.name, arch.width, "x".join(map(str, arch.modes)),
-             arch.n_fourier, arch.n_ufourier, arch.hidden, args.variable))
+    if arch.name == FNO4D:
+        print("ufno_convert: wrote %s: %s width %d modes %s in_channels %d hidden %d variable %s"
+              " normalisers %s" % (args.output, arch.name, arch.width,
+                                    "x".join(map(str, arch.modes)), arch.in_channels,
+                                    arch.hidden, args.variable,
+                                    "+".join(n for n, v in (("input", args.input_normalizer),
+                                                            ("output", args.output_normalizer))
+                                             if v) or "none"))
+    else:
+        print("ufno_convert: wrote %s: %s width %d modes %s layers %d+%d hidden %d variable %s"
+              % (args.output, arch.name, arch.width, "x".join(map(str, arch.modes)),
+                 arch.n_fourier, arch.n_ufourier, arch.hidden, args.variable))
     return 0
 
 

@@ -4,12 +4,15 @@
 The inverse of ufno_convert.write_model_file: the datasets are the state_dict entries under their
 own names (complex spectral weights as a trailing (re, im) axis), the attributes give the
 architecture and the de-scaling physical = raw * output_scale + output_offset. Used to check the
-C++ prediction of a shipped model against PyTorch on the same weights.
+C++ prediction of a shipped model against PyTorch on the same weights. A file of architecture FNO4D
+(the 4-D FNO of nested FNO) reads into fno4d_torch.NormalizedFNO4d: the FNO4d with its optional
+input and output normalisers.
 """
 import h5py
 import numpy as np
 import torch
 
+import fno4d_torch
 import ufno_torch
 
 
@@ -25,12 +28,19 @@ def read_model_file(path, dtype=torch.float64):
         arrays = {}
         f.visititems(lambda name, obj: arrays.__setitem__(name.replace("/", "."), obj[()])
                      if isinstance(obj, h5py.Dataset) else None)
+    if attrs.get("architecture") == "FNO4D":
+        return _read_fno4d(attrs, arrays, dtype), attrs
     model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
                              n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
                              padding=int(np.asarray(attrs["padding"]).flat[0]),
                              in_channels=int(attrs["in_channels"]), hidden=int(attrs["hidden"]))
     if dtype == torch.float64:
         model = ufno_torch.to_float64(model)
+    _load_arrays(model, arrays)
+    return model, attrs
+
+
+def _load_arrays(model, arrays):
     sd = model.state_dict()
     for key, ref in sd.items():
         a = arrays[key]
@@ -41,12 +51,35 @@ def read_model_file(path, dtype=torch.float64):
         sd[key] = t.to(ref.dtype).reshape(ref.shape)
     model.load_state_dict(sd)
     model.eval()
-    return model, attrs
+
+
+def _read_fno4d(attrs, arrays, dtype):
+    net = fno4d_torch.FNO4d(width=int(attrs["width"]),
+                            modes=tuple(int(m) for m in attrs["modes"]),
+                            in_channels=int(attrs["in_channels"]),
+                            padding=tuple(int(p) for p in attrs["padding"]),
+                            hidden=int(attrs["hidden"]))
+    if dtype == torch.float64:
+        net = fno4d_torch.to_float64(net)
+    _load_arrays(net, arrays)
+    norms = []
+    for label in ("input_normalizer", "output_normalizer"):
+        if label + ".mean" in arrays:
+            norms.append(fno4d_torch.UnitGaussianNormalizer(
+                torch.from_numpy(arrays[label + ".mean"]), torch.from_numpy(arrays[label + ".std"]),
+                float(attrs["normalizer_eps"])))
+        else:
+            norms.append(None)
+    return fno4d_torch.NormalizedFNO4d(net, *norms).eval()
 
 
 def predict(model, attrs, x):
-    """Physical prediction (B, X, Y, T) of the encoded input x (B, X, Y, T, C), as numpy."""
+    """Physical prediction (B, X, Y, T) of the encoded input x (B, X, Y, T, C), as numpy. For an
+    FNO4D, x is (B, A1, A2, A3, T, C) before normalisation and the result (B, A1, A2, A3, T) is
+    decoded by the output normaliser (if the file has one)."""
     with torch.no_grad():
         p = next(model.parameters())
         raw = model(torch.from_numpy(np.asarray(x)).to(p.dtype)).numpy()
+    if attrs.get("architecture") == "FNO4D":
+        return raw
     return raw * float(attrs["output_scale"]) + float(attrs["output_offset"])
