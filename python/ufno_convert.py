@@ -23,6 +23,7 @@ write_fno4d_model_file() below write it).
 """
 
 import argparse
+import contextlib
 import math
 import os
 import pickle
@@ -385,6 +386,24 @@ def _as_array(key, t):
     return np.ascontiguousarray(t.to(torch.float32).numpy())
 
 
+@contextlib.contextmanager
+def _atomic_model_file(out_path):
+    """An HDF5 file written under OUT.tmp and renamed to OUT only when the block completes, with
+    the deterministic settings every model file uses; a failure leaves no file and reports write
+    errors as one ConvertError line."""
+    tmp = out_path + ".tmp"
+    try:
+        with h5py.File(tmp, "w", libver="earliest", track_order=False) as f:
+            yield f
+        os.replace(tmp, out_path)
+    except BaseException as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        if isinstance(e, (OSError, ValueError, TypeError, UnicodeError)):
+            raise ConvertError(os.path.basename(out_path), "cannot write model file: %s" % e)
+        raise
+
+
 def write_model_file(out_path, sd, arch, variable, grid, padding, source, scaling=None):
     """Write the model file atomically (OUT.tmp, then rename). Deterministic: sorted keys, no
     timestamps, fixed attribute order, so equal weights give byte-identical files. `scaling`
@@ -393,43 +412,34 @@ def write_model_file(out_path, sd, arch, variable, grid, padding, source, scalin
     scale, offset, units = VARIABLES[variable]
     if scaling is not None:
         scale, offset = float(scaling[0]), float(scaling[1])
-    tmp = out_path + ".tmp"
     sd = dict(sd)
     for key in arch.expected_shapes():
         if key.endswith(".num_batches_tracked") and key not in sd:
             sd[key] = torch.tensor(0, dtype=torch.int64)
-    try:
-        with h5py.File(tmp, "w", libver="earliest", track_order=False) as f:
-            a = f.attrs
-            a.create("format", _str_attr(FORMAT))
-            a.create("format_version", np.int32(FORMAT_VERSION))
-            a.create("architecture", _str_attr(arch.name))
-            a.create("variable", _str_attr(variable))
-            a.create("width", np.int32(arch.width))
-            a.create("modes", np.array(arch.modes, dtype=np.int32))
-            a.create("n_fourier", np.int32(arch.n_fourier))
-            a.create("n_ufourier", np.int32(arch.n_ufourier))
-            a.create("in_channels", np.int32(arch.in_channels))
-            a.create("hidden", np.int32(arch.hidden))
-            a.create("padding", np.array([padding] * 3, dtype=np.int32))
-            a.create("grid", np.array(grid, dtype=np.int32))
-            a.create("output_scale", np.float64(scale))
-            a.create("output_offset", np.float64(offset))
-            a.create("output_units", _str_attr(units))
-            a.create("leaky_relu_slope", np.float64(LEAKY_RELU_SLOPE))
-            a.create("batchnorm_eps", np.float64(BATCHNORM_EPS))
-            a.create("batchnorm_mode", _str_attr("eval"))
-            a.create("source", _str_attr(source))
-            for key in sorted(sd):
-                d = f.create_dataset(key, data=_as_array(key, sd[key]), track_times=False)
-                d.attrs.create("units", _str_attr("1"))
-        os.replace(tmp, out_path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        if isinstance(e, (OSError, ValueError, TypeError, UnicodeError)):
-            raise ConvertError(os.path.basename(out_path), "cannot write model file: %s" % e)
-        raise
+    with _atomic_model_file(out_path) as f:
+        a = f.attrs
+        a.create("format", _str_attr(FORMAT))
+        a.create("format_version", np.int32(FORMAT_VERSION))
+        a.create("architecture", _str_attr(arch.name))
+        a.create("variable", _str_attr(variable))
+        a.create("width", np.int32(arch.width))
+        a.create("modes", np.array(arch.modes, dtype=np.int32))
+        a.create("n_fourier", np.int32(arch.n_fourier))
+        a.create("n_ufourier", np.int32(arch.n_ufourier))
+        a.create("in_channels", np.int32(arch.in_channels))
+        a.create("hidden", np.int32(arch.hidden))
+        a.create("padding", np.array([padding] * 3, dtype=np.int32))
+        a.create("grid", np.array(grid, dtype=np.int32))
+        a.create("output_scale", np.float64(scale))
+        a.create("output_offset", np.float64(offset))
+        a.create("output_units", _str_attr(units))
+        a.create("leaky_relu_slope", np.float64(LEAKY_RELU_SLOPE))
+        a.create("batchnorm_eps", np.float64(BATCHNORM_EPS))
+        a.create("batchnorm_mode", _str_attr("eval"))
+        a.create("source", _str_attr(source))
+        for key in sorted(sd):
+            d = f.create_dataset(key, data=_as_array(key, sd[key]), track_times=False)
+            d.attrs.create("units", _str_attr("1"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -625,7 +635,6 @@ def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
     timestamps). `normalizers` maps "input_normalizer"/"output_normalizer" to (mean, std)
     float32 arrays of the grid's shape."""
     units = VARIABLES[variable][2]
-    tmp = out_path + ".tmp"
     datasets = {k: (_as_array(k, v), "1") for k, v in sd.items()}
     for label, (mean, std) in sorted((normalizers or {}).items()):
         # The output normaliser's mean and std are in the output's units; the converter does not
@@ -633,34 +642,26 @@ def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
         u = units if label == "output_normalizer" else "1"
         datasets[label + ".mean"] = (np.ascontiguousarray(mean, dtype=np.float32), u)
         datasets[label + ".std"] = (np.ascontiguousarray(std, dtype=np.float32), u)
-    try:
-        with h5py.File(tmp, "w", libver="earliest", track_order=False) as f:
-            a = f.attrs
-            a.create("format", _str_attr(FORMAT))
-            a.create("format_version", np.int32(FORMAT_VERSION))
-            a.create("architecture", _str_attr(FNO4D))
-            a.create("variable", _str_attr(variable))
-            a.create("width", np.int32(arch.width))
-            a.create("modes", np.array(arch.modes, dtype=np.int32))
-            a.create("padding", np.array(padding, dtype=np.int32))
-            a.create("grid", np.array(grid, dtype=np.int32))
-            a.create("in_channels", np.int32(arch.in_channels))
-            a.create("hidden", np.int32(arch.hidden))
-            a.create("n_layers", np.int32(arch.n_layers))
-            a.create("output_units", _str_attr(units))
-            a.create("normalizer_eps", np.float64(normalizer_eps))
-            a.create("source", _str_attr(source))
-            for key in sorted(datasets):
-                data, u = datasets[key]
-                d = f.create_dataset(key, data=data, track_times=False)
-                d.attrs.create("units", _str_attr(u))
-        os.replace(tmp, out_path)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        if isinstance(e, (OSError, ValueError, TypeError, UnicodeError)):
-            raise ConvertError(os.path.basename(out_path), "cannot write model file: %s" % e)
-        raise
+    with _atomic_model_file(out_path) as f:
+        a = f.attrs
+        a.create("format", _str_attr(FORMAT))
+        a.create("format_version", np.int32(FORMAT_VERSION))
+        a.create("architecture", _str_attr(FNO4D))
+        a.create("variable", _str_attr(variable))
+        a.create("width", np.int32(arch.width))
+        a.create("modes", np.array(arch.modes, dtype=np.int32))
+        a.create("padding", np.array(padding, dtype=np.int32))
+        a.create("grid", np.array(grid, dtype=np.int32))
+        a.create("in_channels", np.int32(arch.in_channels))
+        a.create("hidden", np.int32(arch.hidden))
+        a.create("n_layers", np.int32(arch.n_layers))
+        a.create("output_units", _str_attr(units))
+        a.create("normalizer_eps", np.float64(normalizer_eps))
+        a.create("source", _str_attr(source))
+        for key in sorted(datasets):
+            data, u = datasets[key]
+            d = f.create_dataset(key, data=data, track_times=False)
+            d.attrs.create("units", _str_attr(u))
 
 
 def convert_fno4d(sd, out_path, variable, grid, padding, name, source,

@@ -17,16 +17,16 @@ import math
 import os
 import pickle
 import pickletools
-import shutil
 import subprocess
 import sys
-import tempfile
-import traceback
 import zipfile
 
 import h5py
 import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runner  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.dirname(HERE)
@@ -601,26 +601,7 @@ TESTS = [test_spectral_conv_vs_naive_dft, test_spectral4d_fixture,
 
 
 def main():
-    global TMP
-    torch.set_num_threads(1)
-    TMP = tempfile.mkdtemp(prefix="ufno_test_fno4d_")
-    passed = failed = 0
-    try:
-        for t in TESTS:
-            try:
-                t()
-            except Exception:
-                failed += 1
-                print("FAIL %s" % t.__name__)
-                traceback.print_exc(limit=3)
-            else:
-                passed += 1
-                print("ok   %s" % t.__name__)
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
+    return runner.run_all(TESTS, "ufno_test_fno4d_", globals())
 
 if __name__ == "__main__":
     sys.exit(main())
