@@ -174,6 +174,26 @@ def timing(runs_csv, case_root, exe, test_ids, threads):
             "ufno_batch_s_per_case": batch / len(cases), "ufno_single_case_s": single}
 
 
+def markdown(report):
+    """The summary table (metric, median, p90, worst, last time, baselines, in %) and the per-time
+    table of a report, as docs/accuracy.md shows them."""
+    runs = report["runs"]
+    pct = lambda v: "%.1f" % (100 * v)  # noqa: E731
+    out = ["| model | variable | cases | error | median | p90 | worst | at 30 yr | baselines |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        out.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            r["run"], r["variable"], r["test_cases"], pct(r["metric"]), pct(r["metric_median"]),
+            pct(r["metric_p90"]), pct(r["metric_worst"]), pct(r["metric_last_time"]),
+            ", ".join(pct(b) for b in r["baselines"].values())))
+    out += ["", "| time (days) | " + " | ".join("%s %s" % (r["run"], r["variable"]) for r in runs)
+            + " |", "|---|" + "---|" * len(runs)]
+    for t, day in enumerate(runs[0]["times_days"]):
+        out.append("| %.0f | " % day + " | ".join(pct(r["metric_per_time"][t]) for r in runs)
+                   + " |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data")
@@ -185,6 +205,7 @@ def main(argv=None):
     p.add_argument("--ufno-predict")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
+    p.add_argument("--markdown", help="also write the summary and per-time tables here")
     a = p.parse_args(argv)
     if bool(a.data) == bool(a.pairs):
         p.error("give --data or --pairs")
@@ -210,6 +231,9 @@ def main(argv=None):
     with open(tmp, "w") as f:
         json.dump(report, f, indent=1)
     os.replace(tmp, a.out)
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write(markdown(report))
     return 0
 
 
