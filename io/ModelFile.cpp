@@ -59,6 +59,10 @@ void ModelFile::read_spec() {
     throw InputError(f.path(), "format_version", "unsupported version (this build reads 1)");
   ModelSpec& s = spec_;
   s.architecture = f.string_attribute_required("architecture");
+  if (s.architecture == "FNO4D")
+    throw InputError(f.path(), "architecture",
+                     "a 4-D FNO (FNO4D): its file format and converter exist, but this version "
+                     "of ufno cannot run it yet");
   if (s.architecture != "UFNO" && s.architecture != "FNO")
     throw InputError(f.path(), "architecture",
                      "must be \"UFNO\" or \"FNO\", not \"" + s.architecture + "\"");

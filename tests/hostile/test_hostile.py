@@ -212,6 +212,10 @@ def model_cases():
 
     def attr(key, value):
         return lambda f: f.attrs.__setitem__(key, value)
+    # A 4-D FNO file (converted, not yet runnable) is refused, not misread as a U-FNO.
+    fno4d = os.path.join(ROOT, "tests", "data", "fno4d_small.h5")
+    refused(P, ["--model", fno4d, "--tensor", fno4d.replace("small", "small_io"), "--out", "o.h5"],
+            ["fno4d_small.h5", "architecture", "FNO4D"])
     for name, edit, say in (
             ("m_grid.h5", attr("grid", np.array([1 << 30, 24, 8], np.int32)), "grid"),
             ("m_pad.h5", attr("padding", np.array([100000, 8, 8], np.int32)), "padding"),
