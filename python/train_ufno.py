@@ -202,9 +202,18 @@ def main(argv=None):
         return loss / max(nb, 1), metric
 
     log_path = os.path.join(a.run, "log.csv")
+    if best["model"] is not None and best.get("val_cases") != len(groups["val"]):
+        # The data set grew since the best epoch was scored: score it again on today's
+        # validation cases, or a score on fewer (maybe easier) cases would keep winning.
+        current = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        model.load_state_dict(best["model"])
+        best["metric"], best["val_cases"] = evaluate(groups["val"])[1], len(groups["val"])
+        model.load_state_dict(current)
+        print("train_ufno: best epoch %d scores %.4f on the %d validation cases of today's data"
+              % (best["epoch"], best["metric"], best["val_cases"]), file=sys.stderr)
     if a.init and epoch0 == 0 and best["model"] is None:
         # A warm start exports nothing worse on validation than the model it started from.
-        best = {"metric": evaluate(groups["val"])[1], "epoch": 0,
+        best = {"metric": evaluate(groups["val"])[1], "epoch": 0, "val_cases": len(groups["val"]),
                 "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
         print("train_ufno: %s scores %.4f on validation" % (a.init, best["metric"]), file=sys.stderr)
     for epoch in range(epoch0, a.epochs):
@@ -224,7 +233,7 @@ def main(argv=None):
         sched.step()
         val_loss, val_metric = evaluate(groups["val"])
         if val_metric < best["metric"]:
-            best = {"metric": val_metric, "epoch": epoch + 1,
+            best = {"metric": val_metric, "epoch": epoch + 1, "val_cases": len(groups["val"]),
                     "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
         atomic_save({"best": best, "model": {k: v.cpu() for k, v in model.state_dict().items()},
                      "optimizer": opt.state_dict(),

@@ -104,6 +104,19 @@ def main():
               m.attrs["output_scale"] > 1 and 3 < m.attrs["output_offset"] < 13
               and list(m.attrs["grid"]) == [X, Y, T], dict(m.attrs))
         check("metrics written", "test_pressure_error" in json.load(open(os.path.join(run, "metrics.json"))))
+        # More data later: the best epoch is scored again on the grown validation set.
+        grown = os.path.join(work, "grown.h5")
+        with h5py.File(data, "r") as f, h5py.File(grown, "w") as g:
+            more = 40
+            g["input"] = np.concatenate([f["input"][()]] * (more // n + 1))[:more]
+            g["SG"] = np.concatenate([f["SG"][()]] * (more // n + 1))[:more]
+            g["dP"] = np.concatenate([f["dP"][()]] * (more // n + 1))[:more]
+            g["seed"] = np.ones(more, dtype=np.int64)
+            g["index"] = np.arange(more, dtype=np.int64)
+        p = subprocess.run([c if c != data else grown for c in cmd] + ["--epochs", "4"],
+                           capture_output=True, text=True)
+        check("a resumed run on grown data scores its best epoch on today's validation cases",
+              p.returncode == 0 and "validation cases of today's data" in p.stderr, p.stderr[-500:])
         warm = os.path.join(work, "warm")
         p = subprocess.run(cmd[:cmd.index("--run")] + ["--run", warm, "--threads", "1", "--epochs", "1",
                                                        "--init", os.path.join(work, "dp.h5"),
