@@ -86,13 +86,16 @@ def load_pairs(root, variable):
     return list(range(len(xs))), np.stack(xs), np.stack(ys), np.asarray(times)
 
 
+SPLIT = "test"  # --split: "val" to choose between models without looking at the test cases
+
+
 def test_split(data, variable):
     if data.startswith("pairs:"):
         return load_pairs(data[len("pairs:"):], variable)
     with h5py.File(data, "r") as f:
         seeds, idxs = f["seed"][()], f["index"][()]
         test = [i for i, (s, k) in enumerate(zip(seeds, idxs))
-                if train_ufno.split_of(int(s), int(k)) == "test"]
+                if train_ufno.split_of(int(s), int(k)) == SPLIT]
         return test, f["input"][test], f[variable][test], f["TIMES"][()]
 
 
@@ -206,11 +209,15 @@ def main(argv=None):
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--out", required=True)
     p.add_argument("--markdown", help="also write the summary and per-time tables here")
+    p.add_argument("--split", choices=["test", "val"], default="test",
+                   help="the data set's split to score (val: for choosing between models)")
     a = p.parse_args(argv)
     if bool(a.data) == bool(a.pairs):
         p.error("give --data or --pairs")
     if a.pairs:
         a.data = "pairs:" + a.pairs
+    global SPLIT
+    SPLIT = a.split
     torch.set_num_threads(a.threads)
     report = {"data": os.path.basename(a.data),
               "runs": [evaluate(r, a.data) for r in a.run] +
