@@ -223,9 +223,9 @@ def main(argv=None):
               "runs": [evaluate(r, a.data) for r in a.run] +
                       [evaluate_model_file(m, a.data) for m in a.model]}
     for r in report["runs"]:
-        print("%-14s %s %-4s test %d cases: %.4f (median %.4f, p90 %.4f, worst %.4f, last time "
+        print("%-14s %s %-4s %s %d cases: %.4f (median %.4f, p90 %.4f, worst %.4f, last time "
               "%.4f; baselines %s)" % (
-                  r["run"], r["variable"], r["architecture"], r["test_cases"], r["metric"],
+                  r["run"], r["variable"], r["architecture"], SPLIT, r["test_cases"], r["metric"],
                   r["metric_median"], r["metric_p90"], r["metric_worst"], r["metric_last_time"],
                   ", ".join("%.4f" % b for b in r["baselines"].values())), file=sys.stderr)
     if a.ufno_predict:
