@@ -110,16 +110,7 @@ def pickle_globals(checkpoint):
     return names
 
 
-def assert_failure(r, name, out, key=None):
-    assert r.returncode == 1, "exit status %d, expected 1 (%s)" % (r.returncode, r.stderr)
-    lines = r.stderr.strip("\n").split("\n")
-    assert len(lines) == 1, "expected a one-line message, got %r" % r.stderr
-    assert lines[0].startswith("ufno_convert: %s: " % name), lines[0]
-    if key:
-        assert lines[0].endswith("(%s)" % key), lines[0]
-    assert not os.path.exists(out), "output file left behind"
-    assert not os.path.exists(out + ".tmp"), "temporary file left behind"
-    return lines[0]
+assert_failure = runner.assert_failure
 
 
 # ---------------------------------------------------------------------------------------------

@@ -66,18 +66,7 @@ def convert_ok(checkpoint, out, *extra, **kw):
     return r
 
 
-def assert_failure(r, name, out, key=None, contains=None):
-    assert r.returncode == 1, "exit status %d, expected 1 (%s)" % (r.returncode, r.stderr)
-    lines = r.stderr.strip("\n").split("\n")
-    assert len(lines) == 1, "expected a one-line message, got %r" % r.stderr
-    assert lines[0].startswith("ufno_convert: %s: " % name), lines[0]
-    if key:
-        assert lines[0].endswith("(%s)" % key), lines[0]
-    if contains:
-        assert contains in lines[0], lines[0]
-    assert not os.path.exists(out), "output file left behind"
-    assert not os.path.exists(out + ".tmp"), "temporary file left behind"
-    return lines[0]
+assert_failure = runner.assert_failure
 
 
 def path(*parts):
