@@ -145,7 +145,10 @@ def main(argv=None):
     if ck is not None:  # the architecture a run started with, whatever the flags say now
         a.width, a.modes, a.fno = ck["args"]["width"], ck["args"]["modes"], ck["args"]["fno"]
     if a.init and ck is None:
-        model, attrs = ufno_model_file.read_model_file(a.init, dtype=torch.float32)
+        try:
+            model, attrs = ufno_model_file.read_model_file(a.init, dtype=torch.float32)
+        except (OSError, KeyError, ValueError) as e:
+            p.error("--init %s: not a readable model file (%s)" % (a.init, str(e).split("\n")[0]))
         if attrs["variable"] != a.variable:
             p.error("--init %s predicts %s, not %s" % (a.init, attrs["variable"], a.variable))
         a.width, a.modes = int(attrs["width"]), [int(m) for m in attrs["modes"]]

@@ -131,6 +131,12 @@ def main():
         p = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w2"),
                                                        "--variable", "SG", "--init", os.path.join(work, "dp.h5")],
                            capture_output=True, text=True)
+        p2 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w3"),
+                                                        "--init", data],
+                            capture_output=True, text=True)
+        check("a warm start from a file that is no model file is one error line, exit 2",
+              p2.returncode == 2 and "not a readable model file" in p2.stderr
+              and "Traceback" not in p2.stderr, p2.stderr[-300:])
         check("a warm start from a model of the other variable is refused",
               p.returncode == 2 and "predicts dP" in p.stderr, p.stderr[-300:])
     finally:
