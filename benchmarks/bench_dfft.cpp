@@ -1,5 +1,5 @@
 // Distributed FFT benchmark, run under mpiexec with any rank count:
-//  (a) the full distributed 3-D r2c of DistributedFft3d against FFTW-MPI's r2c on the same ranks,
+//  (a) the full distributed 3-D r2c of DistributedFft<3> against FFTW-MPI's r2c on the same ranks,
 //      size and batch, in GFlop/s with the 5 N log2 N convention (N = X*Y*T points per transform);
 //  (b) the truncated FNO spectral transform (kept modes only) against the full transform of the
 //      same tensor, forward + backward, and the cells each repartition sends per rank.
@@ -11,7 +11,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "decomposition/DistributedFft3d.hpp"
+#include "decomposition/DistributedFft.hpp"
 #include "operators/backend/Threads.hpp"
 
 using namespace ufno;
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
       const double flops = 5.0 * points * std::log2(points) * batch;
 
       // (a) ours, full transform
-      dist::DistributedFft3d full(grid, N);
+      dist::DistributedFft<3> full(grid, N);
       const auto b0 = full.real_layout().box(rank);
       Tensor x("x", 1, batch, b0.extent(0), b0.extent(1), b0.extent(2));
       Kokkos::deep_copy(x, 1.f);
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       fftwf_free(out);
 
       // (b) truncated vs full, forward + backward
-      dist::DistributedFft3d trunc(grid, N, std::array<int, 3>{modes[0], modes[1], modes[2]});
+      dist::DistributedFft<3> trunc(grid, N, std::array<int, 3>{modes[0], modes[1], modes[2]});
       const double t_full_fb = best_time(repeat, [&] { full.backward(full.forward(x)); });
       const double t_trunc_fb = best_time(repeat, [&] { trunc.backward(trunc.forward(x)); });
       long cells[8], cmax[8];

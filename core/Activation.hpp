@@ -6,11 +6,22 @@
 
 namespace ufno {
 
-enum class Activation { None, ReLU, LeakyReLU };
+// GELU is the exact one, x * 0.5 * (1 + erf(x / sqrt 2)), as the 4-D FNO uses (not the tanh form).
+enum class Activation { None, ReLU, LeakyReLU, GELU };
+
+// erf moved out of Kokkos::Experimental in Kokkos 4.
+KOKKOS_INLINE_FUNCTION float erf_of(float v) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::erf(v);
+#else
+  return Kokkos::Experimental::erf(v);
+#endif
+}
 
 KOKKOS_INLINE_FUNCTION float activate(Activation a, float slope, float v) {
   if (a == Activation::ReLU) return v > 0.f ? v : 0.f;
   if (a == Activation::LeakyReLU) return v > 0.f ? v : slope * v;
+  if (a == Activation::GELU) return 0.5f * v * (1.f + erf_of(v * 0.70710678118654752f));
   return v;
 }
 

@@ -45,7 +45,10 @@ __global__ void activate_block(float* c, long long M, long long N, long long ldc
   const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (i >= M * N) return;
   float& v = c[(i / N) * ldc + i % N];
-  if (v < 0.f) v = act == int(Activation::LeakyReLU) ? slope * v : 0.f;
+  if (act == int(Activation::GELU))
+    v = 0.5f * v * (1.f + erff(v * 0.70710678118654752f));
+  else if (v < 0.f)
+    v = act == int(Activation::LeakyReLU) ? slope * v : 0.f;
 }
 
 void cublas_gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,

@@ -50,7 +50,9 @@ dnnl::matmul make_matmul(const Product& p) {
   if (p.alpha != 1.f) attr.set_output_scales(0, {p.alpha});
   dnnl::post_ops ops;
   if (p.beta != 0.f) ops.append_sum(p.beta);
-  if (p.act != Activation::None)
+  if (p.act == Activation::GELU)
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+  else if (p.act != Activation::None)
     ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu,
                        p.act == Activation::LeakyReLU ? p.slope : 0.f, 0.f);
   attr.set_post_ops(ops);

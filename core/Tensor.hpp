@@ -9,6 +9,7 @@
 #include <array>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 namespace ufno {
 
@@ -26,6 +27,55 @@ template <class Space = DeviceSpace>
 using CTensorT = Kokkos::View<complexf*****, Kokkos::LayoutRight, Space>;
 
 using Tensor = TensorT<>;
+
+// The grid-generic engine's tensors: (B, C) then D grid axes, row-major, for D = 3 (the U-FNO's
+// X, Y, T; the same type as Tensor) and D = 4 (the 4-D FNO's A1, A2, A3, T).
+template <class T, std::size_t Rank>
+struct ViewData {
+  using type = typename ViewData<T, Rank - 1>::type*;
+};
+template <class T>
+struct ViewData<T, 0> {
+  using type = T;
+};
+template <std::size_t D, class T = float, class Space = DeviceSpace>
+using GridView = Kokkos::View<typename ViewData<T, D + 2>::type, Kokkos::LayoutRight, Space>;
+
+namespace detail {
+template <class V, class E, std::size_t... I>
+V allocate_grid_view(const std::string& label, bool zero, std::size_t b, std::size_t c,
+                     const E& e, std::index_sequence<I...>) {
+  if (zero) return V(label, b, c, std::size_t(e[I])...);
+  return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), b, c, std::size_t(e[I])...);
+}
+}  // namespace detail
+
+// A (b, c, e...) grid view, zero-filled or not (for outputs the caller writes in full).
+template <std::size_t D, class T = float>
+GridView<D, T> make_grid_view(const std::string& label, std::size_t b, std::size_t c,
+                              const std::array<int, D>& e, bool zero = true) {
+  return detail::allocate_grid_view<GridView<D, T>>(label, zero, b, c, e,
+                                                    std::make_index_sequence<D>());
+}
+
+// The grid extents of a (B, C, grid...) view.
+template <std::size_t D, class View>
+std::array<int, D> grid_extents(const View& v) {
+  static_assert(View::rank == D + 2, "grid_extents: the view is not (B, C) plus D grid axes");
+  std::array<int, D> e{};
+  for (std::size_t a = 0; a < D; ++a) e[a] = int(v.extent(a + 2));
+  return e;
+}
+
+// "(2,3,4,5,6)" for a view of any rank.
+template <class View>
+std::string shape_string(const View& v) {
+  std::string r = "(";
+  for (std::size_t i = 0; i < View::rank; ++i)
+    r += std::to_string(v.extent(i)) + (i + 1 < View::rank ? "," : ")");
+  return r;
+}
+
 using CTensor = CTensorT<>;
 
 using Shape5 = std::array<int, 5>;

@@ -16,22 +16,26 @@ std::array<int, 2> conv_input_range(const ConvGeometry& g, int o_lo, int o_hi) {
   return {ceil_div(o_lo + p - k + 1, s), floor_div(o_hi - 1 + p, s) + 1};
 }
 
-HaloExchange::HaloExchange(MPI_Comm comm, const PencilLayout& in, const PencilLayout& out,
-                           ConvGeometry g, ExchangeAlgorithm alg) {
+template <std::size_t D>
+HaloExchange<D>::HaloExchange(MPI_Comm comm, const Layout& in, const Layout& out, ConvGeometry g,
+                              ExchangeAlgorithm alg) {
   MPI_Comm_rank(comm, &rank_);
-  std::vector<Box3> boxes;
-  for (const Box3& o : out.boxes()) {
-    Box3 b;
+  std::vector<Box<D>> boxes;
+  for (const Box<D>& o : out.boxes()) {
+    Box<D> b;
     if (!o.empty())
-      for (int a = 0; a < 3; ++a) {
+      for (std::size_t a = 0; a < D; ++a) {
         const auto r = conv_input_range(g, o.lo[a], o.hi[a]);
         b.lo[a] = r[0];
         b.hi[a] = r[1];
       }
     boxes.push_back(b);
   }
-  gather_ = PencilLayout(in.global(), boxes);
-  r_ = std::make_unique<Repartition<float>>(comm, in, gather_, alg);
+  gather_ = Layout(in.global(), boxes);
+  r_ = std::make_unique<Repartition<float, D>>(comm, in, gather_, alg);
 }
+
+template class HaloExchange<3>;
+template class HaloExchange<4>;
 
 }  // namespace ufno::dist

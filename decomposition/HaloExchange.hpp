@@ -20,21 +20,24 @@ struct ConvGeometry {
 // outside [0, n)). Empty output -> empty range.
 std::array<int, 2> conv_input_range(const ConvGeometry& g, int o_lo, int o_hi);
 
+// The same geometry on every axis of a grid of D axes.
+template <std::size_t D = 3>
 class HaloExchange {
  public:
-  HaloExchange(MPI_Comm comm, const PencilLayout& in, const PencilLayout& out, ConvGeometry g,
+  using Layout = PencilLayout<D>;
+  HaloExchange(MPI_Comm comm, const Layout& in, const Layout& out, ConvGeometry g,
                ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv);
 
   // The gathered input block of this rank: (B, C, gather box extents).
-  Tensor gather(const Tensor& in) const { return r_->apply(in); }
-  const Box3& gather_box() const { return gather_.box(rank_); }
-  const PencilLayout& gather_layout() const { return gather_; }
+  GridView<D> gather(const GridView<D>& in) const { return r_->apply(in); }
+  const Box<D>& gather_box() const { return gather_.box(rank_); }
+  const Layout& gather_layout() const { return gather_; }
   long cells_sent() const { return r_->cells_sent(); }
 
  private:
   int rank_ = 0;
-  PencilLayout gather_;
-  std::unique_ptr<Repartition<float>> r_;
+  Layout gather_;
+  std::unique_ptr<Repartition<float, D>> r_;
 };
 
 }  // namespace ufno::dist

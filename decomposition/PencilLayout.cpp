@@ -4,24 +4,30 @@
 
 namespace ufno::dist {
 
-PencilLayout PencilLayout::block(std::array<int, 3> global, std::array<int, 3> parts) {
-  std::vector<Box3> boxes;
-  for (int a = 0; a < 3; ++a)
+template <std::size_t D>
+PencilLayout<D> PencilLayout<D>::block(Extents global, Extents parts) {
+  long ranks = 1;
+  for (std::size_t a = 0; a < D; ++a) {
     if (parts[a] < 1) throw std::invalid_argument("PencilLayout: parts must be >= 1");
-  for (int i = 0; i < parts[0]; ++i)
-    for (int j = 0; j < parts[1]; ++j)
-      for (int k = 0; k < parts[2]; ++k) {
-        const auto rx = block_range(global[0], parts[0], i);
-        const auto ry = block_range(global[1], parts[1], j);
-        const auto rt = block_range(global[2], parts[2], k);
-        boxes.push_back(Box3{{rx[0], ry[0], rt[0]}, {rx[1], ry[1], rt[1]}});
-      }
+    ranks *= parts[a];
+  }
+  std::vector<Box<D>> boxes(ranks);
+  for (long r = 0; r < ranks; ++r) {
+    long rest = r;
+    for (std::size_t a = D; a-- > 0;) {  // row-major: the last axis varies fastest
+      const auto range = block_range(global[a], parts[a], int(rest % parts[a]));
+      rest /= parts[a];
+      boxes[r].lo[a] = range[0];
+      boxes[r].hi[a] = range[1];
+    }
+  }
   return PencilLayout(global, std::move(boxes));
 }
 
-bool PencilLayout::is_partition() const {
+template <std::size_t D>
+bool PencilLayout<D>::is_partition() const {
   long total = 0;
-  const Box3 dom = domain_box(global_);
+  const Box<D> dom = domain_box(global_);
   for (std::size_t i = 0; i < boxes_.size(); ++i) {
     if (!dom.contains(boxes_[i])) return false;
     total += boxes_[i].count();
@@ -31,11 +37,15 @@ bool PencilLayout::is_partition() const {
   return total == dom.count();
 }
 
-std::string PencilLayout::str() const {
+template <std::size_t D>
+std::string PencilLayout<D>::str() const {
   std::string s;
   for (std::size_t r = 0; r < boxes_.size(); ++r)
     s += (r ? " " : "") + std::to_string(r) + ":" + boxes_[r].str();
   return s;
 }
+
+template class PencilLayout<3>;
+template class PencilLayout<4>;
 
 }  // namespace ufno::dist

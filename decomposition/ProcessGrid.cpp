@@ -1,80 +1,119 @@
 #include "decomposition/ProcessGrid.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
-#include <vector>
 
 #include "core/InputError.hpp"
 
 namespace ufno::dist {
 
-ProcessGrid::ProcessGrid(MPI_Comm comm, std::array<int, 3> parts) : comm_(comm), parts_(parts) {
+ProcessGrid::ProcessGrid(MPI_Comm comm, std::vector<int> parts)
+    : comm_(comm), parts_(std::move(parts)) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
-  if (parts[0] * parts[1] * parts[2] != size_)
+  long product = 1;
+  for (int p : parts_) product *= p;
+  if (parts_.size() < 2 || *std::min_element(parts_.begin(), parts_.end()) < 1 ||
+      product != size_)
     throw std::invalid_argument("ProcessGrid: " + str() + " does not match " +
                                 std::to_string(size_) + " ranks");
 }
 
-std::string ProcessGrid::str() const {
-  return std::to_string(parts_[0]) + "x" + std::to_string(parts_[1]) +
-         (parts_[2] != 1 ? "x" + std::to_string(parts_[2]) : "");
+void ProcessGrid::check_axes(std::size_t d) const {
+  if (parts_.size() != d)
+    throw std::invalid_argument("ProcessGrid: a grid over " + std::to_string(parts_.size()) +
+                                " axes used for " + std::to_string(d));
 }
 
-std::array<int, 3> ProcessGrid::automatic(int ranks, const std::array<int, 3>& n) {
-  // Among px * py = ranks with px <= X and py <= Y, pick the one whose busiest rank exchanges
-  // the fewest halo cells per layer of T (an interior block has two cuts per split axis),
-  // preferring fewer X blocks on ties.
-  std::array<int, 3> best{ranks, 1, 1};
+std::string ProcessGrid::str() const {
+  // The space axes; the time axis only if it were split.
+  std::string s;
+  const std::size_t shown = parts_.size() - (parts_.empty() || parts_.back() == 1 ? 1 : 0);
+  for (std::size_t a = 0; a < shown; ++a) s += (a ? "x" : "") + std::to_string(parts_[a]);
+  return s;
+}
+
+std::vector<int> ProcessGrid::automatic(int ranks, const std::vector<int>& n) {
+  // Among the factorisations of `ranks` over the space axes (time stays whole) with no axis split
+  // into more blocks than cells, pick the one whose busiest rank has the smallest block surface
+  // (halo cells; an interior block has two cuts per split axis), preferring fewer blocks along
+  // the earlier axes on ties.
+  const std::size_t space = n.size() - 1;
+  std::vector<int> best, cur(n.size(), 1);
   double best_cost = -1;
-  for (int px = 1; px <= ranks; ++px) {
-    if (ranks % px) continue;
-    const int py = ranks / px;
-    if (px > n[0] || py > n[1]) continue;
-    const double bx = double(n[0]) / px, by = double(n[1]) / py;
-    const double cost = std::min(2, px - 1) * by + std::min(2, py - 1) * bx;
-    if (best_cost < 0 || cost < best_cost - 1e-9) {
-      best_cost = cost;
-      best = {px, py, 1};
+  std::function<void(std::size_t, int)> visit = [&](std::size_t a, int left) {
+    if (a == space) {
+      if (left != 1) return;
+      double cost = 0;
+      for (std::size_t s = 0; s < space; ++s) {
+        double face = double(n.back());
+        for (std::size_t o = 0; o < space; ++o)
+          if (o != s) face *= double(n[o]) / cur[o];
+        cost += std::min(2, cur[s] - 1) * face;
+      }
+      if (best_cost < 0 || cost < best_cost - 1e-9) best_cost = cost, best = cur;
+      return;
     }
+    for (int p = 1; p <= left; ++p)
+      if (left % p == 0 && p <= n[a]) {
+        cur[a] = p;
+        visit(a + 1, left / p);
+      }
+    cur[a] = 1;
+  };
+  visit(0, ranks);
+  if (best.empty()) {  // more ranks than cells: the first axis takes them all (refused later)
+    best.assign(n.size(), 1);
+    best[0] = ranks;
   }
   return best;
 }
 
 ProcessGrid ProcessGrid::from_string(MPI_Comm comm, const std::string& spec,
-                                     const std::array<int, 3>& n) {
+                                     const std::vector<int>& n) {
   int size = 1;
   MPI_Comm_size(comm, &size);
-  std::array<int, 3> parts{1, 1, 1};
+  const std::size_t axes = n.size();
+  std::vector<int> parts;
+  const std::string example = axes == 4 ? "2x2x1 or 4x1x1" : "2x2 or 4x1";
   if (spec.empty() || spec == "auto") {
     parts = automatic(size, n);
   } else {
-    std::vector<int> v;
     std::stringstream ss(spec);
     std::string item;
     while (std::getline(ss, item, 'x')) {
       // Digits only, and few enough to be a rank count (std::stoi would throw on overflow).
       if (item.empty() || item.size() > 7 ||
           item.find_first_not_of("0123456789") != std::string::npos)
-        throw InputError("--grid", "", "\"" + spec + "\" is not a grid such as 2x2 or 4x1");
-      v.push_back(std::stoi(item));
+        throw InputError("--grid", "", "\"" + spec + "\" is not a grid such as " + example);
+      parts.push_back(std::stoi(item));
     }
-    if (v.size() < 2 || v.size() > 3 || v[0] < 1 || v[1] < 1 || (v.size() == 3 && v[2] < 1))
-      throw InputError("--grid", "", "\"" + spec + "\" is not a grid such as 2x2 or 4x1");
-    parts = {v[0], v[1], v.size() == 3 ? v[2] : 1};
+    if (!spec.empty() && spec.back() == 'x')
+      throw InputError("--grid", "", "\"" + spec + "\" is not a grid such as " + example);
+    if (parts.size() == axes - 1) parts.push_back(1);
+    if (parts.size() != axes || *std::min_element(parts.begin(), parts.end()) < 1)
+      throw InputError("--grid", "",
+                       "\"" + spec + "\" is not a grid such as " + example + " (one part per " +
+                           (axes == 4 ? "space axis A1, A2, A3" : "space axis X, Y") + ")");
+    if (parts.back() != 1)
+      throw InputError("--grid", "", "\"" + spec + "\" splits time, which is never split");
   }
-  const long product = long(parts[0]) * parts[1] * parts[2];
+  long product = 1;
+  for (int p : parts) product *= p;
   if (product != size)
     throw InputError("--grid", "",
                      spec + " has " + std::to_string(product) + " ranks but the job has " +
                          std::to_string(size));
-  const char* axis[3] = {"X", "Y", "T"};
-  for (int a = 0; a < 3; ++a)
+  const char* names3[3] = {"X", "Y", "T"};
+  const char* names4[4] = {"A1", "A2", "A3", "T"};
+  for (std::size_t a = 0; a < axes; ++a)
     if (parts[a] > n[a])
       throw InputError("--grid", "",
-                       std::string(axis[a]) + " is split into " + std::to_string(parts[a]) +
-                           " blocks but has only " + std::to_string(n[a]) + " cells");
+                       std::string(axes == 4 ? names4[a] : names3[a]) + " is split into " +
+                           std::to_string(parts[a]) + " blocks but has only " +
+                           std::to_string(n[a]) + " cells");
   return ProcessGrid(comm, parts);
 }
 

@@ -43,8 +43,8 @@ ExchangeAlgorithm parse_exchange_algorithm(const std::string& s) {
   throw std::invalid_argument("unknown exchange algorithm \"" + s + "\" (alltoallv or p2p)");
 }
 
-template <class T>
-Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, ExchangeAlgorithm alg)
+template <class T, std::size_t D>
+Repartition<T, D>::Repartition(MPI_Comm comm, Layout in, Layout out, ExchangeAlgorithm alg)
     : comm_(comm),
       in_(std::move(in)),
       out_(std::move(out)),
@@ -59,7 +59,7 @@ Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, Ex
                                 " ranks, the communicator has " + std::to_string(size));
   if (in_.global() != out_.global())
     throw std::invalid_argument("Repartition: layouts of different global grids");
-  const Box3 mine_in = in_.box(rank_), mine_out = out_.box(rank_);
+  const Box<D> mine_in = in_.box(rank_), mine_out = out_.box(rank_);
   // Source boxes must partition the domain so every cell has exactly one sender.
   if (!in_.is_partition())
     throw std::invalid_argument("Repartition: source layout is not a partition");
@@ -68,13 +68,13 @@ Repartition<T>::Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out, Ex
   long covered = self_.count();
   for (int r = 0; r < size; ++r) {
     if (r == rank_) continue;
-    const Box3 s = mine_in.intersect(out_.box(r));
+    const Box<D> s = mine_in.intersect(out_.box(r));
     if (!s.empty()) {
       sends_.push_back({r, s, send_cells_});
       send_cells_ += s.count();
       cells_sent_ += s.count();
     }
-    const Box3 q = in_.box(r).intersect(mine_out);
+    const Box<D> q = in_.box(r).intersect(mine_out);
     if (!q.empty()) {
       recvs_.push_back({r, q, recv_cells_});
       recv_cells_ += q.count();
@@ -92,96 +92,97 @@ namespace {
 
 constexpr int kTag = 7301;
 
-// Copies the part `part` (global indices) of the local block `src` (whose box is `src_box`) into
-// buf[base ...] laid out as (B*C, part extents).
-template <class View, class Buf>
-void pack(const View& src, const Box3& src_box, const Box3& part, const Buf& buf, long base) {
-  const int nc = src.extent(1), nl = src.extent(0) * src.extent(1);
-  const int ex = part.extent(0), ey = part.extent(1), et = part.extent(2);
-  const int ox = part.lo[0] - src_box.lo[0], oy = part.lo[1] - src_box.lo[1],
-            ot = part.lo[2] - src_box.lo[2];
-  ufno::parallel_for(
-      "ufno::repartition_pack",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
-      KOKKOS_LAMBDA(int l, int i, int j, int k) {
-        buf(base + ((long(l) * ex + i) * ey + j) * et + k) =
-            src(l / nc, l % nc, ox + i, oy + j, ot + k);
-      });
+// Where the cells of a part (a box of global indices) lie in a flat buffer of nl (B, C) slices:
+// cell (l, i_0 .. i_{D-1}) of the part is at base + l * lead + sum_a i_a * stride[a], and the
+// last axis is contiguous (stride 1) in blocks and in packed buffers alike.
+template <std::size_t D>
+struct Walk {
+  long base = 0, lead = 0;
+  std::array<long, D> stride{};
+};
+
+// The part inside a local block whose box is `block`.
+template <std::size_t D>
+Walk<D> block_walk(const Box<D>& block, const Box<D>& part) {
+  Walk<D> w;
+  long s = 1;
+  for (std::size_t a = D; a-- > 0;) {
+    w.stride[a] = s;
+    w.base += long(part.lo[a] - block.lo[a]) * s;
+    s *= block.extent(a);
+  }
+  w.lead = s;
+  return w;
 }
 
-template <class View, class Buf>
-void unpack(const Buf& buf, long base, const Box3& part, const View& dst, const Box3& dst_box) {
-  const int nc = dst.extent(1), nl = dst.extent(0) * dst.extent(1);
-  const int ex = part.extent(0), ey = part.extent(1), et = part.extent(2);
-  const int ox = part.lo[0] - dst_box.lo[0], oy = part.lo[1] - dst_box.lo[1],
-            ot = part.lo[2] - dst_box.lo[2];
-  ufno::parallel_for(
-      "ufno::repartition_unpack",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
-      KOKKOS_LAMBDA(int l, int i, int j, int k) {
-        dst(l / nc, l % nc, ox + i, oy + j, ot + k) =
-            buf(base + ((long(l) * ex + i) * ey + j) * et + k);
-      });
+// The part packed alone, (nl, part extents), from offset `base`.
+template <std::size_t D>
+Walk<D> packed_walk(long base, const Box<D>& part) {
+  Walk<D> w = block_walk(part, part);
+  w.base = base;
+  return w;
 }
 
-// dst (box dst_box) takes the cells `part` of src (box src_box).
-template <class View>
-void copy_part(const View& src, const Box3& src_box, const Box3& part, const View& dst,
-               const Box3& dst_box) {
-  const int nc = src.extent(1), nl = src.extent(0) * src.extent(1);
-  const int ex = part.extent(0), ey = part.extent(1), et = part.extent(2);
-  const int sx = part.lo[0] - src_box.lo[0], sy = part.lo[1] - src_box.lo[1],
-            st = part.lo[2] - src_box.lo[2];
-  const int dx = part.lo[0] - dst_box.lo[0], dy = part.lo[1] - dst_box.lo[1],
-            dt = part.lo[2] - dst_box.lo[2];
+// dst[dw] = src[sw] over the nl x part cells: one kernel index per row of the last axis.
+template <class T, std::size_t D>
+void copy_cells(const T* src, const Walk<D>& sw, T* dst, const Walk<D>& dw, long nl,
+                const Box<D>& part, const char* label) {
+  const auto e = part.extents();
+  long rows = nl;
+  for (std::size_t a = 0; a + 1 < D; ++a) rows *= e[a];
+  const int last = e[D - 1];
   ufno::parallel_for(
-      "ufno::repartition_copy",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {nl, ex, ey, et}),
-      KOKKOS_LAMBDA(int l, int i, int j, int k) {
-        dst(l / nc, l % nc, dx + i, dy + j, dt + k) = src(l / nc, l % nc, sx + i, sy + j, st + k);
+      label, Kokkos::RangePolicy<ExecSpace>(0, rows), KOKKOS_LAMBDA(const int64_t r) {
+        long rest = r, s = sw.base, d = dw.base;
+        for (std::size_t a = D - 1; a-- > 0;) {
+          const long i = rest % e[a];
+          rest /= e[a];
+          s += i * sw.stride[a];
+          d += i * dw.stride[a];
+        }
+        s += rest * sw.lead;
+        d += rest * dw.lead;
+        for (int k = 0; k < last; ++k) dst[d + k] = src[s + k];
       });
 }
 
 }  // namespace
 
-template <class T>
-typename Repartition<T>::View Repartition<T>::apply(const View& in) const {
+template <class T, std::size_t D>
+typename Repartition<T, D>::View Repartition<T, D>::apply(const View& in) const {
   // Nothing moves anywhere and this rank's box is unchanged: the tensor is its own result.
-  if (identity_ && in.extent(2) == std::size_t(in_.box(rank_).extent(0)) &&
-      in.extent(3) == std::size_t(in_.box(rank_).extent(1)) &&
-      in.extent(4) == std::size_t(in_.box(rank_).extent(2)))
-    return in;
-  const Box3& b = out_.box(rank_);
+  if (identity_ && grid_extents<D>(in) == in_.box(rank_).extents()) return in;
   // apply() zero-fills what no source covers; everything else it writes.
-  View out(Kokkos::view_alloc(Kokkos::WithoutInitializing, "repartition.out"), in.extent(0),
-           in.extent(1), b.extent(0), b.extent(1), b.extent(2));
+  View out = make_grid_view<D, T>("repartition.out", in.extent(0), in.extent(1),
+                                  out_.box(rank_).extents(), /*zero=*/false);
   apply(in, out);
   return out;
 }
 
-template <class T>
-void Repartition<T>::apply(const View& in, const View& out) const {
-  const Box3 &bi = in_.box(rank_), &bo = out_.box(rank_);
-  const auto ei = bi.extents(), eo = bo.extents();
-  if (in.extent(2) != std::size_t(ei[0]) || in.extent(3) != std::size_t(ei[1]) ||
-      in.extent(4) != std::size_t(ei[2]) || out.extent(2) != std::size_t(eo[0]) ||
-      out.extent(3) != std::size_t(eo[1]) || out.extent(4) != std::size_t(eo[2]) ||
+template <class T, std::size_t D>
+void Repartition<T, D>::apply(const View& in, const View& out) const {
+  const Box<D> &bi = in_.box(rank_), &bo = out_.box(rank_);
+  if (grid_extents<D>(in) != bi.extents() || grid_extents<D>(out) != bo.extents() ||
       in.extent(0) != out.extent(0) || in.extent(1) != out.extent(1))
     throw std::invalid_argument("Repartition: local tensors do not match the boxes " + bi.str() +
                                 " -> " + bo.str());
   const long nl = long(in.extent(0)) * in.extent(1);
   if (needs_zero_fill_) Kokkos::deep_copy(out, T());
-  if (!self_.empty()) copy_part(in, bi, self_, out, bo);
+  if (!self_.empty())
+    copy_cells(in.data(), block_walk(bi, self_), out.data(), block_walk(bo, self_), nl, self_,
+               "ufno::repartition_copy");
   if (exchange_) exchange(in, out, nl);
   Kokkos::fence();
 }
 
-template <class T>
-void Repartition<T>::exchange(const View& in, const View& out, long nl) const {
-  const Box3 &bi = in_.box(rank_), &bo = out_.box(rank_);
+template <class T, std::size_t D>
+void Repartition<T, D>::exchange(const View& in, const View& out, long nl) const {
+  const Box<D> &bi = in_.box(rank_), &bo = out_.box(rank_);
   Kokkos::View<T*, DeviceSpace> sbuf("repartition.send", nl * send_cells_);
   Kokkos::View<T*, DeviceSpace> rbuf("repartition.recv", nl * recv_cells_);
-  for (const Peer& p : sends_) pack(in, bi, p.overlap, sbuf, nl * p.offset);
+  for (const Peer& p : sends_)
+    copy_cells(in.data(), block_walk(bi, p.overlap), sbuf.data(),
+               packed_walk(nl * p.offset, p.overlap), nl, p.overlap, "ufno::repartition_pack");
   Kokkos::fence();
   if (host_staged_) {
     // GPU tensors, an MPI that cannot read GPU memory: through host copies of the buffers.
@@ -192,11 +193,13 @@ void Repartition<T>::exchange(const View& in, const View& out, long nl) const {
   } else {
     transfer(sbuf.data(), rbuf.data(), nl);
   }
-  for (const Peer& p : recvs_) unpack(rbuf, nl * p.offset, p.overlap, out, bo);
+  for (const Peer& p : recvs_)
+    copy_cells(static_cast<const T*>(rbuf.data()), packed_walk(nl * p.offset, p.overlap),
+               out.data(), block_walk(bo, p.overlap), nl, p.overlap, "ufno::repartition_unpack");
 }
 
-template <class T>
-void Repartition<T>::transfer(const T* send, T* recv, long nl) const {
+template <class T, std::size_t D>
+void Repartition<T, D>::transfer(const T* send, T* recv, long nl) const {
   constexpr int words = sizeof(T) / sizeof(float);  // exchanged as MPI_FLOAT
   const int size = in_.ranks();
   float* sf = const_cast<float*>(reinterpret_cast<const float*>(send));
@@ -228,7 +231,9 @@ void Repartition<T>::transfer(const T* send, T* recv, long nl) const {
   MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE);
 }
 
-template class Repartition<float>;
-template class Repartition<complexf>;
+template class Repartition<float, 3>;
+template class Repartition<complexf, 3>;
+template class Repartition<float, 4>;
+template class Repartition<complexf, 4>;
 
 }  // namespace ufno::dist

@@ -1,7 +1,7 @@
 #pragma once
-// Repartition: moves a distributed (B, C, x, y, t) tensor from one layout to another with a single
-// exchange. Leading dimensions (B, C) are always local; each rank holds the box its layout gives
-// it. Planned once from the two layouts (which overlaps go to which rank, buffer offsets), executed
+// Repartition: moves a distributed (B, C, grid...) tensor of D grid axes from one layout to another
+// with a single exchange. Leading dimensions (B, C) are always local; each rank holds the box its
+// layout gives it. Planned once from the two layouts (which overlaps go to which rank, buffer offsets), executed
 // many times. The destination boxes need not tile the domain: they may overlap (halos) or reach
 // outside it, and every destination cell no source box covers is set to zero (zero padding).
 // The exchange algorithm is a runtime choice: one MPI_Alltoallv, or point-to-point messages to
@@ -27,12 +27,13 @@ enum class ExchangeMemory { Host, Device, HostStaged };
 ExchangeMemory exchange_memory();
 std::string describe(ExchangeMemory m);  // for run summaries
 
-template <class T>
+template <class T, std::size_t D = 3>
 class Repartition {
  public:
-  using View = Kokkos::View<T*****, Kokkos::LayoutRight, DeviceSpace>;
+  using View = GridView<D, T>;
+  using Layout = PencilLayout<D>;
 
-  Repartition(MPI_Comm comm, PencilLayout in, PencilLayout out,
+  Repartition(MPI_Comm comm, Layout in, Layout out,
               ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv);
 
   // in: (B, C, in box extents) of this rank; returns (B, C, out box extents). When no rank
@@ -40,8 +41,8 @@ class Repartition {
   View apply(const View& in) const;
   void apply(const View& in, const View& out) const;
 
-  const PencilLayout& in_layout() const { return in_; }
-  const PencilLayout& out_layout() const { return out_; }
+  const Layout& in_layout() const { return in_; }
+  const Layout& out_layout() const { return out_; }
   // Cells of one (B, C) slice this rank sends to other ranks (what it keeps excluded).
   long cells_sent() const { return cells_sent_; }
 
@@ -53,15 +54,15 @@ class Repartition {
 
   struct Peer {
     int rank;
-    Box3 overlap;  // global indices
+    Box<D> overlap;  // global indices
     long offset;   // in cells of one (B, C) slice, within the send or receive buffer
   };
   MPI_Comm comm_;
   int rank_ = 0;
-  PencilLayout in_, out_;
+  Layout in_, out_;
   ExchangeAlgorithm alg_;
   std::vector<Peer> sends_, recvs_;  // other ranks only
-  Box3 self_;                        // what this rank keeps
+  Box<D> self_;                      // what this rank keeps
   bool exchange_ = false;            // any rank sends anything to another rank
   bool identity_ = false;            // nothing moves and this rank's box is unchanged
   long send_cells_ = 0, recv_cells_ = 0, cells_sent_ = 0;

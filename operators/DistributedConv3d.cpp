@@ -8,8 +8,8 @@ std::array<int, 3> conv_output_extents(const backend::ConvSpec& s, const std::ar
           backend::conv_output_extent(s, n[2])};
 }
 
-bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout& in,
-                        const dist::PencilLayout& out) {
+bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout<3>& in,
+                        const dist::PencilLayout<3>& out) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   return in.box(rank) == dist::domain_box(in.global()) &&
@@ -26,12 +26,12 @@ Tensor empty_block(const Tensor& x, int channels, const dist::Box3& b) {
 }  // namespace
 
 DistributedConv3d::DistributedConv3d(const Conv3d& conv, MPI_Comm comm,
-                                     const dist::PencilLayout& in, const dist::PencilLayout& out,
+                                     const dist::PencilLayout<3>& in, const dist::PencilLayout<3>& out,
                                      dist::ExchangeAlgorithm alg)
     : local_(conv.with_padding(0)),
       padded_(conv),
       whole_domain_(holds_whole_domain(comm, in, out)),
-      halo_(std::make_shared<dist::HaloExchange>(comm, in, out, geometry(conv.spec()), alg)) {
+      halo_(std::make_shared<dist::HaloExchange<>>(comm, in, out, geometry(conv.spec()), alg)) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   out_box_ = out.box(rank);
@@ -67,13 +67,13 @@ Tensor DistributedConv3d::forward(const Tensor& x) const {
 }
 
 DistributedConvTranspose3d::DistributedConvTranspose3d(const ConvTranspose3d& conv, MPI_Comm comm,
-                                                       const dist::PencilLayout& in,
-                                                       const dist::PencilLayout& out,
+                                                       const dist::PencilLayout<3>& in,
+                                                       const dist::PencilLayout<3>& out,
                                                        dist::ExchangeAlgorithm alg)
     : local_(conv.with_padding(0)),
       padded_(conv),
       whole_domain_(holds_whole_domain(comm, in, out)),
-      halo_(std::make_shared<dist::HaloExchange>(comm, in, out, geometry(conv.spec()), alg)) {
+      halo_(std::make_shared<dist::HaloExchange<>>(comm, in, out, geometry(conv.spec()), alg)) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   out_box_ = out.box(rank);

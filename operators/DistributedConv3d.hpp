@@ -15,8 +15,8 @@ namespace ufno {
 
 class DistributedConv3d {
  public:
-  DistributedConv3d(const Conv3d& conv, MPI_Comm comm, const dist::PencilLayout& in,
-                    const dist::PencilLayout& out, dist::ExchangeAlgorithm alg);
+  DistributedConv3d(const Conv3d& conv, MPI_Comm comm, const dist::PencilLayout<3>& in,
+                    const dist::PencilLayout<3>& out, dist::ExchangeAlgorithm alg);
   Tensor forward(const Tensor& x) const;
   // Whether gathered blocks run through backend::PlaneConv3d instead of the convolution backend
   // (as UNet3d's output convolution: 3x3x3, stride 1, no activation, host tensors, AVX-512,
@@ -29,14 +29,14 @@ class DistributedConv3d {
   Conv3d padded_;  // the layer as given, for a rank that holds the whole domain
   std::optional<backend::PlaneConv3d> plane_;
   bool whole_domain_ = false;
-  std::shared_ptr<dist::HaloExchange> halo_;
+  std::shared_ptr<dist::HaloExchange<>> halo_;
   dist::Box3 out_box_;
 };
 
 class DistributedConvTranspose3d {
  public:
   DistributedConvTranspose3d(const ConvTranspose3d& conv, MPI_Comm comm,
-                             const dist::PencilLayout& in, const dist::PencilLayout& out,
+                             const dist::PencilLayout<3>& in, const dist::PencilLayout<3>& out,
                              dist::ExchangeAlgorithm alg);
   Tensor forward(const Tensor& x) const;
 
@@ -44,13 +44,13 @@ class DistributedConvTranspose3d {
   ConvTranspose3d local_;   // padding 0: the full, uncropped output of the gathered block
   ConvTranspose3d padded_;  // the layer as given, for a rank that holds the whole domain
   bool whole_domain_ = false;
-  std::shared_ptr<dist::HaloExchange> halo_;
+  std::shared_ptr<dist::HaloExchange<>> halo_;
   dist::Box3 out_box_;
   std::array<int, 3> crop_offset_{0, 0, 0};
 };
 
 // True when this rank's blocks of both layouts are their whole domains: nothing is exchanged.
-bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout& in, const dist::PencilLayout& out);
+bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout<3>& in, const dist::PencilLayout<3>& out);
 
 // Output extents of a convolution layer for input extents n.
 std::array<int, 3> conv_output_extents(const backend::ConvSpec& s, const std::array<int, 3>& n);

@@ -17,10 +17,10 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
   if (options.bf16_convolutions && !backend::conv_bf16_supported())
     throw std::invalid_argument(
         "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
-  if (grid.parts()[2] != 1)
+  if (grid.axes() != 3 || grid.parts()[2] != 1)
     throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
   const auto np = s.padded_grid();
-  padding_.emplace(grid.comm(), s.grid, s.padding, grid.parts(), alg);
+  padding_.emplace(grid.comm(), s.grid, s.padding, grid.parts_of<3>(), alg);
   const int c = s.width;
   fc0_ = Linear::load(w, ModelSpec::key("fc0"), s.in_channels, c);
   for (int k = 0; k < s.layers(); ++k) {
@@ -37,7 +37,7 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
       UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope),
                                  options.bf16_convolutions);
       if (!options.plane_conv) unet.set_plane_conv(false);
-      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts(), alg,
+      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts_of<3>(), alg,
                          options.plane_conv);
     } else {
       unet_.emplace_back(std::nullopt);
@@ -89,7 +89,7 @@ void DistributedNet3d::fourier_layer(std::size_t k, const Tensor& x) {
     t_modes = conv_[k].forward_t_modes(x);
   }
   Scope t("T inverse + w + residual + relu, fused");
-  fourier_layer_update(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], u);
+  fourier_layer_update<3>(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], u, Activation::ReLU);
 }
 
 void DistributedNet3d::fourier_layer_in_row_groups(std::size_t k, const Tensor& x) {
@@ -101,13 +101,13 @@ void DistributedNet3d::fourier_layer_in_row_groups(std::size_t k, const Tensor& 
   CTensor y_modes;
   {
     Scope t("spectral conv");
-    y_modes = conv_[k].forward_y_modes(x);
+    y_modes = conv_[k].forward_first_axis_modes(x);
   }
   const auto& fft = conv_[k].fft();
   auto finish_rows = [&](int b, int r0, const Tensor& u_rows, int rows) {
     Scope t("  T inverse + w + residual + relu, fused, in row groups");
-    fourier_layer_update_rows(x, b, r0, fft.t_modes_of_rows(y_modes, b, r0, rows), *fft.pruned_t(),
-                              w_[k], u_rows);
+    fourier_layer_update_rows<3>(x, b, r0, fft.t_modes_of_rows(y_modes, b, r0, rows),
+                                 *fft.pruned_t(), w_[k], u_rows, Activation::ReLU);
   };
   if (unet_[k]) {
     Scope t("u-net, streamed into the layer's end");

@@ -11,7 +11,7 @@
 #include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "operators/DistributedPadding.hpp"
-#include "operators/DistributedSpectralConv3d.hpp"
+#include "operators/DistributedSpectralConv.hpp"
 #include "operators/DistributedUNet3d.hpp"
 #include "operators/Linear.hpp"
 
@@ -32,7 +32,7 @@ class DistributedNet3d {
 
   const ModelSpec& spec() const { return spec_; }
   // Block layout of the unpadded (X, Y, T) grid: which cells of input and output a rank holds.
-  const dist::PencilLayout& input_layout() const { return padding_->unpadded_layout(); }
+  const dist::PencilLayout<3>& input_layout() const { return padding_->unpadded_layout(); }
 
  private:
   // Fourier layer k, in place on x: the U-Net output and the T modes of x's whole block in

@@ -11,8 +11,8 @@ DistributedPadding::DistributedPadding(MPI_Comm comm, std::array<int, 3> n, std:
     : n_(n) {
   MPI_Comm_rank(comm, &rank_);
   const std::array<int, 3> np{n[0] + pad[0], n[1] + pad[1], n[2] + pad[2]};
-  unpadded_ = PencilLayout::block(n, parts);
-  padded_ = PencilLayout::block(np, parts);
+  unpadded_ = PencilLayout<3>::block(n, parts);
+  padded_ = PencilLayout<3>::block(np, parts);
   // The unpadded cells each padded block reads: X zero-padded, Y and T replicate the last cell.
   std::vector<Box3> src;
   for (const Box3& p : padded_.boxes()) {
@@ -28,10 +28,10 @@ DistributedPadding::DistributedPadding(MPI_Comm comm, std::array<int, 3> n, std:
     }
     src.push_back(s);
   }
-  sources_ = PencilLayout(n, src);
+  sources_ = PencilLayout<3>(n, src);
   gather_ = std::make_unique<dist::Repartition<float>>(comm, unpadded_, sources_, alg);
   crop_ = std::make_unique<dist::Repartition<float>>(comm, padded_,
-                                                     PencilLayout(np, unpadded_.boxes()), alg);
+                                                     PencilLayout<3>(np, unpadded_.boxes()), alg);
 }
 
 Tensor DistributedPadding::pad(const Tensor& in) const {

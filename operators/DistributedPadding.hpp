@@ -20,13 +20,13 @@ class DistributedPadding {
   // Padded channel-first block -> this rank's block of the unpadded grid.
   Tensor crop(const Tensor& padded) const { return crop_->apply(padded); }
 
-  const dist::PencilLayout& unpadded_layout() const { return unpadded_; }
-  const dist::PencilLayout& padded_layout() const { return padded_; }
+  const dist::PencilLayout<3>& unpadded_layout() const { return unpadded_; }
+  const dist::PencilLayout<3>& padded_layout() const { return padded_; }
 
  private:
   int rank_ = 0;
   std::array<int, 3> n_;
-  dist::PencilLayout unpadded_, padded_, sources_;
+  dist::PencilLayout<3> unpadded_, padded_, sources_;
   std::unique_ptr<dist::Repartition<float>> gather_, crop_;
 };
 

@@ -16,11 +16,11 @@ struct UnetTerm {
   long channel_stride = 0;
 };
 
-// x <- relu(T^-1(modes) + w(x) + u) on `cols` columns of T values for every channel: x's channel
+// x <- act(T^-1(modes) + w(x) + u) on `cols` columns of T values for every channel: x's channel
 // c starts at xb + c * x_plane, its T modes at mb + c * m_plane, all at the block's first column.
 void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, UnetTerm u,
                     long cols, const fft::TruncatedRealDft& t_inverse, const Linear& w,
-                    long chunk) {
+                    Activation act, long chunk) {
   const int C = w.in_channels(), T = t_inverse.length(), m = t_inverse.kept();
   if (cols == 0) return;
   const long R = std::max(1L, std::min(chunk, cols));
@@ -39,7 +39,7 @@ void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, U
           });
     }
     t_inverse.backward_batched(mb + r0 * m, m_plane, t, n, C, n / T, u.data ? 1.f : 0.f);
-    w.apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, Activation::ReLU);
+    w.apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, act);
     ufno::parallel_for(
         "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C),
         KOKKOS_LAMBDA(const int64_t c) {
@@ -49,55 +49,97 @@ void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, U
   }
 }
 
-void check_layer(const Tensor& x, const fft::TruncatedRealDft& t_inverse, const Linear& w) {
+template <class View>
+void check_layer(const View& x, const fft::TruncatedRealDft& t_inverse, const Linear& w) {
   const int C = x.extent(1);
-  if (int(x.extent(4)) != t_inverse.length() || w.in_channels() != C || w.out_channels() != C)
-    throw std::invalid_argument("fourier_layer_update: x " + to_string(shape_of(x)) +
+  if (int(x.extent(View::rank - 1)) != t_inverse.length() || w.in_channels() != C ||
+      w.out_channels() != C)
+    throw std::invalid_argument("fourier_layer_update: x " + shape_string(x) +
                                 " does not fit the T transform or w");
+}
+
+template <class View>
+bool same_shape(const View& a, const View& b) {
+  for (std::size_t i = 0; i < View::rank; ++i)
+    if (a.extent(i) != b.extent(i)) return false;
+  return true;
 }
 
 }  // namespace
 
-void fourier_layer_update(const Tensor& x, const CTensor& t_modes,
-                          const fft::TruncatedRealDft& t_inverse, const Linear& w, const Tensor& u,
-                          long columns_per_chunk) {
+template <std::size_t D>
+void fourier_layer_update(const GridView<D>& x, const GridView<D, complexf>& t_modes,
+                          const fft::TruncatedRealDft& t_inverse, const Linear& w,
+                          const GridView<D>& u, Activation act, long columns_per_chunk) {
   check_layer(x, t_inverse, w);
-  const int B = x.extent(0), C = x.extent(1), T = x.extent(4), m = t_inverse.kept();
-  const long cols = long(x.extent(2)) * x.extent(3);
-  if (t_modes.extent(0) != x.extent(0) || t_modes.extent(1) != x.extent(1) ||
-      t_modes.extent(2) != x.extent(2) || t_modes.extent(3) != x.extent(3) ||
-      int(t_modes.extent(4)) != m || (u.data() && shape_of(u) != shape_of(x)))
-    throw std::invalid_argument("fourier_layer_update: x " + to_string(shape_of(x)) + ", T modes " +
-                                to_string(shape_of(t_modes)) + ", U-Net branch " +
-                                to_string(shape_of(u)) + " do not fit together");
+  const int B = x.extent(0), C = x.extent(1), T = x.extent(D + 1), m = t_inverse.kept();
+  long cols = 1;  // columns of T cells in one channel of one case
+  bool fits = t_modes.extent(0) == x.extent(0) && t_modes.extent(1) == x.extent(1) &&
+              int(t_modes.extent(D + 1)) == m && (!u.data() || same_shape(u, x));
+  for (std::size_t a = 2; a < D + 1; ++a) {
+    cols *= x.extent(a);
+    fits = fits && t_modes.extent(a) == x.extent(a);
+  }
+  if (!fits)
+    throw std::invalid_argument("fourier_layer_update: x " + shape_string(x) + ", T modes " +
+                                shape_string(t_modes) + ", U-Net branch " + shape_string(u) +
+                                " do not fit together");
   const long plane = cols * T;  // one channel of one case
   for (int b = 0; b < B; ++b) {
     UnetTerm ut;
     if (u.data()) ut = {u.data() + long(b) * C * plane, plane};
     update_columns(x.data() + long(b) * C * plane, plane, t_modes.data() + long(b) * C * cols * m,
-                   cols * m, ut, cols, t_inverse, w, columns_per_chunk);
+                   cols * m, ut, cols, t_inverse, w, act, columns_per_chunk);
   }
 }
 
-void fourier_layer_update_rows(const Tensor& x, int b, int r0, const CTensor& t_modes_rows,
+template <std::size_t D>
+void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
+                               const GridView<D, complexf>& t_modes_rows,
                                const fft::TruncatedRealDft& t_inverse, const Linear& w,
-                               const Tensor& u_rows, long columns_per_chunk) {
+                               const GridView<D>& u_rows, Activation act,
+                               long columns_per_chunk) {
   check_layer(x, t_inverse, w);
-  const int C = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
+  const int C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
   const int m = t_inverse.kept(), R = t_modes_rows.extent(2);
-  if (b < 0 || b >= int(x.extent(0)) || r0 < 0 || r0 + R > X || t_modes_rows.extent(0) != 1 ||
-      int(t_modes_rows.extent(1)) != C || int(t_modes_rows.extent(3)) != Y ||
-      int(t_modes_rows.extent(4)) != m ||
-      (u_rows.data() && shape_of(u_rows) != Shape5{1, C, R, Y, T}))
-    throw std::invalid_argument("fourier_layer_update_rows: x " + to_string(shape_of(x)) +
+  long row = 1;  // columns of T cells in one first-axis row of one channel
+  bool fits = b >= 0 && b < int(x.extent(0)) && r0 >= 0 && r0 + R <= X &&
+              t_modes_rows.extent(0) == 1 && int(t_modes_rows.extent(1)) == C &&
+              int(t_modes_rows.extent(D + 1)) == m;
+  for (std::size_t a = 3; a < D + 1; ++a) {
+    row *= x.extent(a);
+    fits = fits && t_modes_rows.extent(a) == x.extent(a);
+  }
+  if (u_rows.data()) {
+    fits = fits && u_rows.extent(0) == 1 && int(u_rows.extent(1)) == C &&
+           int(u_rows.extent(2)) == R;
+    for (std::size_t a = 3; a < D + 2; ++a) fits = fits && u_rows.extent(a) == x.extent(a);
+  }
+  if (!fits)
+    throw std::invalid_argument("fourier_layer_update_rows: x " + shape_string(x) +
                                 ", rows from " + std::to_string(r0) + ", T modes " +
-                                to_string(shape_of(t_modes_rows)) + ", U-Net rows " +
-                                to_string(shape_of(u_rows)) + " do not fit together");
-  const long plane = long(X) * Y * T, cols = long(R) * Y;
+                                shape_string(t_modes_rows) + ", U-Net rows " +
+                                shape_string(u_rows) + " do not fit together");
+  const long plane = long(X) * row * T, cols = long(R) * row;
   UnetTerm ut;
-  if (u_rows.data()) ut = {u_rows.data(), long(R) * Y * T};
-  update_columns(x.data() + long(b) * C * plane + long(r0) * Y * T, plane, t_modes_rows.data(),
-                 cols * m, ut, cols, t_inverse, w, columns_per_chunk);
+  if (u_rows.data()) ut = {u_rows.data(), cols * T};
+  update_columns(x.data() + long(b) * C * plane + long(r0) * row * T, plane, t_modes_rows.data(),
+                 cols * m, ut, cols, t_inverse, w, act, columns_per_chunk);
 }
+
+template void fourier_layer_update<3>(const GridView<3>&, const GridView<3, complexf>&,
+                                      const fft::TruncatedRealDft&, const Linear&,
+                                      const GridView<3>&, Activation, long);
+template void fourier_layer_update<4>(const GridView<4>&, const GridView<4, complexf>&,
+                                      const fft::TruncatedRealDft&, const Linear&,
+                                      const GridView<4>&, Activation, long);
+template void fourier_layer_update_rows<3>(const GridView<3>&, int, int,
+                                           const GridView<3, complexf>&,
+                                           const fft::TruncatedRealDft&, const Linear&,
+                                           const GridView<3>&, Activation, long);
+template void fourier_layer_update_rows<4>(const GridView<4>&, int, int,
+                                           const GridView<4, complexf>&,
+                                           const fft::TruncatedRealDft&, const Linear&,
+                                           const GridView<4>&, Activation, long);
 
 }  // namespace ufno

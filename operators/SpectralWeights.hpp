@@ -1,71 +1,123 @@
 #pragma once
-// The spectral layer's four corner weights (weights1..4, each (in, out, mx, my, mt) complex)
-// combined into one array over the kept-mode index space (2mx, 2my, mt) that the truncated
-// spectrum uses: index kx < mx is a low X mode, kx >= mx a high one, the same for Y; weights1 is
-// (low X, low Y), weights2 (high X, low Y), weights3 (low X, high Y), weights4 (both high).
-// A distributed layer keeps only the modes its rank owns: `owned` is that box of mode indices.
+// A spectral layer's corner weights combined into one array over the kept-mode index space of the
+// truncated spectrum, (2 m_0, ..., 2 m_{D-2}, m_T): index k < m is a low mode, k >= m a high one,
+// on every axis but T (always low). A layer over D axes has 2^(D-1) corners, weights1 .. in the
+// reference models' order: by the number of high axes, then in lexicographic order of which axes
+// are high. For the U-FNO (D = 3): weights1 (low X, low Y), weights2 (high, low), weights3 (low,
+// high), weights4 (high, high); for the 4-D FNO: (lll), (hll), (lhl), (llh), (hhl), (hlh), (lhh),
+// (hhh) over (A1, A2, A3). Each corner is (in, out, m_0, ..., m_T) complex. A distributed layer
+// keeps only the modes its rank owns: `owned` is that box of mode indices.
+#include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <vector>
 
 #include "core/Parallel.hpp"
 #include "core/Tensor.hpp"
 #include "core/WeightSource.hpp"
-#include "decomposition/Box3.hpp"
+#include "decomposition/Box.hpp"
 
 namespace ufno {
 
-// (owned kx, owned ky, owned kt, in, out)
-using SpectralWeightView = Kokkos::View<complexf*****, Kokkos::LayoutRight, DeviceSpace>;
+// (owned modes, flattened row-major over the owned box; in; out)
+using SpectralWeightView = Kokkos::View<complexf***, Kokkos::LayoutRight, DeviceSpace>;
 
-inline std::array<HostArray, 4> load_corner_weights(const WeightSource& w,
-                                                    const std::string& prefix, int in, int out,
-                                                    std::array<int, 3> m) {
-  const std::vector<std::size_t> s{std::size_t(in),   std::size_t(out),  std::size_t(m[0]),
-                                   std::size_t(m[1]), std::size_t(m[2]), 2};
-  std::array<HostArray, 4> c;
-  for (int q = 0; q < 4; ++q) c[q] = w.take(prefix + ".weights" + std::to_string(q + 1), s);
+// Which axes are high in corner q (weights q + 1), for a layer over D axes.
+template <std::size_t D>
+std::vector<std::array<bool, D - 1>> corner_order() {
+  std::vector<std::array<bool, D - 1>> order;
+  for (std::size_t highs = 0; highs < D; ++highs) {
+    // Choices of `highs` axes among D - 1, lexicographic: walk the bit patterns from the one
+    // with the high axes first.
+    std::vector<std::array<bool, D - 1>> level;
+    for (unsigned bits = 0; bits < (1u << (D - 1)); ++bits) {
+      std::array<bool, D - 1> c{};
+      std::size_t n = 0;
+      for (std::size_t a = 0; a + 1 < D; ++a) n += (c[a] = (bits >> a) & 1u);
+      if (n == highs) level.push_back(c);
+    }
+    // Lexicographic on the sorted list of high axes = high-first on axis 0, then axis 1, ...
+    std::sort(level.begin(), level.end(), [](const auto& x, const auto& y) {
+      for (std::size_t a = 0; a + 1 < D; ++a)
+        if (x[a] != y[a]) return x[a];
+      return false;
+    });
+    order.insert(order.end(), level.begin(), level.end());
+  }
+  return order;
+}
+
+template <std::size_t D>
+std::vector<HostArray> load_corner_weights(const WeightSource& w, const std::string& prefix,
+                                           int in, int out, const std::array<int, D>& m) {
+  std::vector<std::size_t> s{std::size_t(in), std::size_t(out)};
+  for (int v : m) s.push_back(std::size_t(v));
+  s.push_back(2);
+  std::vector<HostArray> c;
+  for (std::size_t q = 0; q < (std::size_t(1) << (D - 1)); ++q)
+    c.push_back(w.take(prefix + ".weights" + std::to_string(q + 1), s));
   return c;
 }
 
-inline SpectralWeightView combine_corner_weights(int in, int out, std::array<int, 3> m,
-                                                 const std::array<HostArray, 4>& corners,
-                                                 const dist::Box3& owned) {
-  const int mx = m[0], my = m[1], mt = m[2];
+template <std::size_t D>
+SpectralWeightView combine_corner_weights(int in, int out, const std::array<int, D>& m,
+                                          const std::vector<HostArray>& corners,
+                                          const dist::Box<D>& owned) {
+  const auto order = corner_order<D>();
+  long per_corner = long(in) * out * 2;
+  for (int v : m) per_corner *= v;
+  if (corners.size() != order.size())
+    throw std::invalid_argument("SpectralConv: " + std::to_string(corners.size()) +
+                                " corner weights for " + std::to_string(order.size()));
   for (const auto& c : corners)
-    if (c.data.size() != std::size_t(in) * out * mx * my * mt * 2)
-      throw std::invalid_argument("SpectralConv3d: corner weight size mismatch");
-  SpectralWeightView w("spectral.w", owned.extent(0), owned.extent(1), owned.extent(2), in, out);
+    if (long(c.data.size()) != per_corner)
+      throw std::invalid_argument("SpectralConv: corner weight size mismatch");
+  const long modes = owned.count();
+  SpectralWeightView w("spectral.w", modes, in, out);
   auto h = Kokkos::create_mirror_view(w);
-  for (int i = 0; i < owned.extent(0); ++i)
-    for (int j = 0; j < owned.extent(1); ++j)
-      for (int k = 0; k < owned.extent(2); ++k) {
-        const int kx = owned.lo[0] + i, ky = owned.lo[1] + j, kt = owned.lo[2] + k;
-        const int q = (kx >= mx ? 1 : 0) + (ky >= my ? 2 : 0);
-        const int a = kx % mx, b = ky % my;
-        for (int ci = 0; ci < in; ++ci)
-          for (int co = 0; co < out; ++co) {
-            const std::size_t idx =
-                ((((std::size_t(ci) * out + co) * mx + a) * my + b) * mt + kt) * 2;
-            h(i, j, k, ci, co) = complexf(corners[q].data[idx], corners[q].data[idx + 1]);
-          }
+  const auto e = owned.extents();
+  for (long f = 0; f < modes; ++f) {
+    // The mode's global index, its corner and its position inside the corner.
+    std::array<bool, D - 1> high{};
+    long rest = f, pos = 0, stride = 1;
+    for (std::size_t a = D; a-- > 0;) {
+      const int k = owned.lo[a] + int(rest % e[a]);
+      rest /= e[a];
+      if (a + 1 < D) high[a] = k >= m[a];
+      pos += long(k % m[a]) * stride;
+      stride *= m[a];
+    }
+    const std::size_t q = std::find(order.begin(), order.end(), high) - order.begin();
+    for (int ci = 0; ci < in; ++ci)
+      for (int co = 0; co < out; ++co) {
+        const std::size_t idx = std::size_t((long(ci) * out + co) * stride + pos) * 2;
+        h(f, ci, co) = complexf(corners[q].data[idx], corners[q].data[idx + 1]);
       }
+  }
   Kokkos::deep_copy(w, h);
   return w;
 }
 
 // out[b, o, modes] = scale * sum_i a[b, i, modes] * w[modes, i, o] over a block of modes.
-inline CTensor spectral_mix(const CTensor& a, const SpectralWeightView& w, float scale) {
-  const int B = a.extent(0), I = w.extent(3), O = w.extent(4);
-  if (int(a.extent(1)) != I || a.extent(2) != w.extent(0) || a.extent(3) != w.extent(1) ||
-      a.extent(4) != w.extent(2))
-    throw std::invalid_argument("spectral_mix: spectrum block " + to_string(shape_of(a)) +
+template <std::size_t D>
+GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const SpectralWeightView& w,
+                                   float scale) {
+  const int B = a.extent(0), I = w.extent(1), O = w.extent(2);
+  long M = 1;
+  for (int v : grid_extents<D>(a)) M *= v;
+  if (int(a.extent(1)) != I || M != long(w.extent(0)))
+    throw std::invalid_argument("spectral_mix: spectrum block " + shape_string(a) +
                                 " does not match the weights");
-  CTensor out = empty_ctensor("spec.mixed", B, O, a.extent(2), a.extent(3), a.extent(4));
+  auto out = make_grid_view<D, complexf>("spec.mixed", B, O, grid_extents<D>(a), false);
+  const complexf* in = a.data();
+  complexf* dst = out.data();
   ufno::parallel_for(
-      "ufno::spectral_mix", range5(out), KOKKOS_LAMBDA(int b, int o, int x, int y, int t) {
+      "ufno::spectral_mix", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * M),
+      KOKKOS_LAMBDA(const int64_t idx) {
+        const int64_t mode = idx % M, bo = idx / M, o = bo % O, b = bo / O;
         complexf acc(0.f, 0.f);
-        for (int i = 0; i < I; ++i) acc += a(b, i, x, y, t) * w(x, y, t, i, o);
-        out(b, o, x, y, t) = acc * scale;
+        for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * w(mode, i, o);
+        dst[idx] = acc * scale;
       });
   return out;
 }

@@ -37,14 +37,14 @@ TEST_CASE("the fused Fourier-layer update equals the unfused sum", "[fourier]") 
     for (long chunk : {1L, 7L, 20L, 64L}) {
       Tensor xi = test::to_device(xv, {B, C, X, Y, T});
       Tensor u = with_unet ? test::to_device(uv, {B, C, X, Y, T}) : Tensor();
-      fourier_layer_update(xi, modes, t_inverse, w, u, chunk);
+      fourier_layer_update<3>(xi, modes, t_inverse, w, u, Activation::ReLU, chunk);
       INFO("chunk " << chunk << (with_unet ? " with" : " without") << " the U-Net term");
       CHECK(test::rel_l2(test::to_host(xi), expect) < 1e-6);
     }
   }
   Tensor x = test::to_device(xv, {B, C, X, Y, T});
   Tensor wrong("wrong", B, C, X, Y, T + 1);
-  CHECK_THROWS_AS(fourier_layer_update(x, modes, t_inverse, w, wrong), std::invalid_argument);
+  CHECK_THROWS_AS(fourier_layer_update<3>(x, modes, t_inverse, w, wrong, Activation::ReLU), std::invalid_argument);
 }
 
 TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
@@ -68,8 +68,9 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
   };
   for (bool with_unet : {false, true}) {
     Tensor ref = test::to_device(xv, {B, C, X, Y, T});
-    fourier_layer_update(ref, modes, t_inverse, w,
-                         with_unet ? test::to_device(uv, {B, C, X, Y, T}) : Tensor());
+    fourier_layer_update<3>(ref, modes, t_inverse, w,
+                            with_unet ? test::to_device(uv, {B, C, X, Y, T}) : Tensor(),
+                            Activation::ReLU);
     const auto got_ref = test::to_host(ref);
     const std::vector<double> expect(got_ref.begin(), got_ref.end());
     for (int rows : {1, 3, 7}) {
@@ -96,7 +97,7 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
                     for (int t = 0; t < T; ++t) hu(0, c, i, y, t) = uv[at(b, c, r0 + i, y, t)];
               Kokkos::deep_copy(ur, hu);
             }
-            fourier_layer_update_rows(x, b, r0, tm, t_inverse, w, ur, chunk);
+            fourier_layer_update_rows<3>(x, b, r0, tm, t_inverse, w, ur, Activation::ReLU, chunk);
           }
         INFO(rows << " rows per group, chunk " << chunk << (with_unet ? " with" : " without")
                   << " the U-Net term");
@@ -106,9 +107,10 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
   }
   Tensor x = test::to_device(xv, {B, C, X, Y, T});
   CTensor tm("tm", 1, C, 2, Y, m);
-  CHECK_THROWS_AS(fourier_layer_update_rows(x, 0, X - 1, tm, t_inverse, w, Tensor()),
+  CHECK_THROWS_AS(fourier_layer_update_rows<3>(x, 0, X - 1, tm, t_inverse, w, Tensor(), Activation::ReLU),
                   std::invalid_argument);
   CHECK_THROWS_AS(
-      fourier_layer_update_rows(x, 0, 0, tm, t_inverse, w, Tensor("u", 1, C + 1, 2, Y, T)),
+      fourier_layer_update_rows<3>(x, 0, 0, tm, t_inverse, w, Tensor("u", 1, C + 1, 2, Y, T),
+                                      Activation::ReLU),
       std::invalid_argument);
 }

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 #include <complex>
 
-#include "decomposition/DistributedFft3d.hpp"
+#include "decomposition/DistributedFft.hpp"
 #include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
 
@@ -81,7 +81,7 @@ TEST_CASE("distributed 3-D FFT equals the single-process FFTW transform", "[mpi]
     for (bool truncated : {false, true}) {
       INFO("grid " << grid.str() << (truncated ? " truncated" : " full"));
       const std::array<int, 3> m{3, 4, 3};
-      DistributedFft3d plan(grid, {X, Y, T}, truncated ? std::optional(m) : std::nullopt);
+      DistributedFft<3> plan(grid, {X, Y, T}, truncated ? std::optional(m) : std::nullopt);
       Tensor x = block_of<float, Tensor>(g, shape, plan.real_layout().box(me));
       CTensor s = plan.forward(x);
       const Box3 sb = plan.spectral_layout().box(me);
@@ -135,7 +135,7 @@ TEST_CASE("distributed 3-D FFT equals the single-process FFTW transform", "[mpi]
       CHECK(plan.streams_rows() == (truncated && grid.parts()[0] * grid.parts()[1] == 1));
       if (!plan.streams_rows()) continue;
       const CTensor tm = plan.backward_to_t_modes(s);
-      const CTensor ym = plan.backward_to_y_modes(s);
+      const CTensor ym = plan.backward_first_axis(s);
       auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tm);
       double tm_mag = 0;
       for (std::size_t i = 0; i < ht.span(); ++i)
@@ -190,7 +190,7 @@ TEST_CASE("distributed 3-D c2c FFT equals the single-process FFTW transform", "[
     const int me = grid.rank();
     for (bool truncated : {false, true}) {
       INFO("grid " << grid.str() << (truncated ? " truncated" : " full"));
-      DistributedFft3d plan(grid, {X, Y, T}, truncated ? std::optional(m) : std::nullopt,
+      DistributedFft<3> plan(grid, {X, Y, T}, truncated ? std::optional(m) : std::nullopt,
                             ExchangeAlgorithm::PointToPoint, FftKind::C2C);
       CTensor x = block_of<std::complex<float>, CTensor>(
           std::vector<std::complex<float>>(g.begin(), g.end()), shape, plan.real_layout().box(me));

@@ -7,7 +7,7 @@
 #include "io/Hdf5File.hpp"
 #include "operators/DistributedConv3d.hpp"
 #include "operators/DistributedPadding.hpp"
-#include "operators/DistributedSpectralConv3d.hpp"
+#include "operators/DistributedSpectralConv.hpp"
 #include "operators/DistributedUNet3d.hpp"
 #include "reference/DomainPadding.hpp"
 #include "reference/SpectralConv3d.hpp"
@@ -20,7 +20,7 @@ using dist::PencilLayout;
 TEST_CASE("distributed SpectralConv3d equals the single-process layer", "[mpi][spectral]") {
   const std::array<int, 3> n{9, 10, 8}, m{3, 4, 3};
   const int B = 2, ci = 3, co = 4;
-  std::array<HostArray, 4> corners;
+  std::vector<HostArray> corners(4);
   for (int q = 0; q < 4; ++q)
     corners[q] = test::random_array({std::size_t(ci), std::size_t(co), 3, 4, 3, 2}, 10 + q);
   reference::SpectralConv3d single(ci, co, m, corners);
@@ -47,7 +47,7 @@ TEST_CASE("distributed Conv3d and ConvTranspose3d equal the single-process layer
                              {B, ci, n[0], n[1], n[2]});
   for (auto parts : test::grids_2d(test::mpi_size())) {
     dist::ProcessGrid grid(MPI_COMM_WORLD, parts);
-    const PencilLayout in = PencilLayout::block(n, parts);
+    const PencilLayout<3> in = PencilLayout<3>::block(n, parts);
     const auto box = in.box(grid.rank());
     for (int stride : {1, 2}) {
       backend::ConvSpec s;
@@ -60,7 +60,7 @@ TEST_CASE("distributed Conv3d and ConvTranspose3d equal the single-process layer
       Conv3d conv(s, test::random_vector(std::size_t(co) * ci * 27, 9),
                   test::random_vector(co, 10));
       Tensor ref = conv.forward(x);
-      const PencilLayout out = PencilLayout::block(conv_output_extents(s, n), parts);
+      const PencilLayout<3> out = PencilLayout<3>::block(conv_output_extents(s, n), parts);
       DistributedConv3d dconv(conv, MPI_COMM_WORLD, in, out, dist::ExchangeAlgorithm::Alltoallv);
       const double err =
           test::global_rel_l2(dconv.forward(test::block_of(x, box)), ref, out.box(grid.rank()));
@@ -77,7 +77,7 @@ TEST_CASE("distributed Conv3d and ConvTranspose3d equal the single-process layer
     ConvTranspose3d deconv(t, test::random_vector(std::size_t(ci) * co * 64, 11),
                            test::random_vector(co, 12));
     Tensor ref = deconv.forward(x);
-    const PencilLayout out = PencilLayout::block(conv_output_extents(deconv.spec(), n), parts);
+    const PencilLayout<3> out = PencilLayout<3>::block(conv_output_extents(deconv.spec(), n), parts);
     DistributedConvTranspose3d ddeconv(deconv, MPI_COMM_WORLD, in, out,
                                        dist::ExchangeAlgorithm::PointToPoint);
     const double err =
@@ -103,7 +103,7 @@ TEST_CASE("distributed Conv3d through PlaneConv3d equals the single-process laye
   const Tensor ref = conv.forward(x);
   for (auto parts : test::grids_2d(test::mpi_size())) {
     dist::ProcessGrid grid(MPI_COMM_WORLD, parts);
-    const PencilLayout layout = PencilLayout::block(n, parts);
+    const PencilLayout<3> layout = PencilLayout<3>::block(n, parts);
     DistributedConv3d dconv(conv, MPI_COMM_WORLD, layout, layout,
                             dist::ExchangeAlgorithm::Alltoallv);
     for (bool plane : {true, false}) {
@@ -132,7 +132,7 @@ TEST_CASE("distributed U-Net equals the single-process U-Net", "[mpi][unet]") {
   for (auto parts : test::grids_2d(test::mpi_size())) {
     dist::ProcessGrid grid(MPI_COMM_WORLD, parts);
     DistributedUNet3d dunet(unet, MPI_COMM_WORLD, n, parts, dist::ExchangeAlgorithm::Alltoallv);
-    const auto box = PencilLayout::block(n, parts).box(grid.rank());
+    const auto box = PencilLayout<3>::block(n, parts).box(grid.rank());
     const double err = test::global_rel_l2(dunet.forward(test::block_of(x, box)), ref, box);
     INFO("grid " << grid.str() << " rel L2 " << err);
     CHECK(err < 1e-6);

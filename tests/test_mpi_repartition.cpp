@@ -64,14 +64,14 @@ long mismatches(const typename Repartition<T>::View& v, const Box3& box,
 }
 
 // Every block box grown by `h` cells on each side (overlapping, partly outside the domain).
-PencilLayout grown(const PencilLayout& l, int h) {
+PencilLayout<3> grown(const PencilLayout<3>& l, int h) {
   std::vector<Box3> boxes;
   for (Box3 b : l.boxes()) {
     if (!b.empty())
       for (int a = 0; a < 3; ++a) b.lo[a] -= h, b.hi[a] += h;
     boxes.push_back(b);
   }
-  return PencilLayout(l.global(), boxes);
+  return PencilLayout<3>(l.global(), boxes);
 }
 
 }  // namespace
@@ -84,7 +84,7 @@ TEMPLATE_TEST_CASE("Repartition moves data between any two layouts", "[mpi][repa
   for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
     for (auto pa : factorisations(P))
       for (auto pb : factorisations(P)) {
-        const auto la = PencilLayout::block(n, pa), lb = PencilLayout::block(n, pb);
+        const auto la = PencilLayout<3>::block(n, pa), lb = PencilLayout<3>::block(n, pb);
         Repartition<TestType> fwd(MPI_COMM_WORLD, la, lb, alg), back(MPI_COMM_WORLD, lb, la, alg);
         auto a = fill<TestType>(la.box(me), nb, nc);
         auto b = fwd.apply(a);
@@ -102,7 +102,7 @@ TEMPLATE_TEST_CASE("Repartition moves data between any two layouts", "[mpi][repa
 }
 
 TEST_CASE("block layouts split unevenly and may leave ranks empty", "[repartition]") {
-  auto l = PencilLayout::block({7, 5, 3}, {3, 1, 4});
+  auto l = PencilLayout<3>::block({7, 5, 3}, {3, 1, 4});
   CHECK(l.is_partition());
   CHECK(l.box(0).extents() == std::array<int, 3>{3, 5, 1});  // 7 = 3 + 2 + 2
   CHECK(l.box(4).extents() == std::array<int, 3>{2, 5, 1});
@@ -113,12 +113,12 @@ TEST_CASE("block layouts split unevenly and may leave ranks empty", "[repartitio
 TEST_CASE("process grids are parsed, chosen and checked against the ranks and the tensor",
           "[mpi][grid]") {
   const int P = test::mpi_size();
-  const std::array<int, 3> n{16, 24, 8};
+  const std::vector<int> n{16, 24, 8};
   auto g = ProcessGrid::from_string(MPI_COMM_WORLD, "auto", n);
   CHECK(g.parts()[0] * g.parts()[1] == P);
   CHECK(g.parts()[2] == 1);
   CHECK(ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P), n).parts() ==
-        std::array<int, 3>{1, P, 1});
+        std::vector<int>{1, P, 1});
   CHECK_THROWS_WITH(ProcessGrid::from_string(MPI_COMM_WORLD, std::to_string(P + 1) + "x1", n),
                     Catch::StartsWith("--grid: ") && Catch::Contains("but the job has"));
   CHECK_THROWS_WITH(ProcessGrid::from_string(MPI_COMM_WORLD, "2by2", n),
@@ -127,7 +127,32 @@ TEST_CASE("process grids are parsed, chosen and checked against the ranks and th
     CHECK_THROWS_WITH(
         ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P), {16, 1, 8}),
         Catch::Contains("Y is split into " + std::to_string(P) + " blocks but has only 1 cells"));
-  CHECK(ProcessGrid::automatic(4, {104, 208, 32}) == std::array<int, 3>{2, 2, 1});
-  CHECK(ProcessGrid::automatic(4, {208, 208, 32}) == std::array<int, 3>{2, 2, 1});
-  CHECK(ProcessGrid::automatic(2, {104, 208, 32}) == std::array<int, 3>{1, 2, 1});
+  CHECK(ProcessGrid::automatic(4, {104, 208, 32}) == std::vector<int>{2, 2, 1});
+  CHECK(ProcessGrid::automatic(4, {208, 208, 32}) == std::vector<int>{2, 2, 1});
+  CHECK(ProcessGrid::automatic(2, {104, 208, 32}) == std::vector<int>{1, 2, 1});
+  CHECK_THROWS_WITH(ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P) + "x2", n),
+                    Catch::Contains("splits time"));
+}
+
+TEST_CASE("process grids over three space axes: parsed, chosen and checked", "[mpi][grid]") {
+  const int P = test::mpi_size();
+  const std::vector<int> n{6, 40, 40, 24};
+  auto g = ProcessGrid::from_string(MPI_COMM_WORLD, "auto", n);
+  CHECK(g.axes() == 4);
+  CHECK(g.parts()[0] * g.parts()[1] * g.parts()[2] == P);
+  CHECK(g.parts()[3] == 1);
+  CHECK(ProcessGrid::from_string(MPI_COMM_WORLD, "1x1x" + std::to_string(P), n).parts() ==
+        std::vector<int>{1, 1, P, 1});
+  CHECK(ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P) + "x1x1", n).parts() ==
+        std::vector<int>{1, P, 1, 1});
+  CHECK_THROWS_WITH(ProcessGrid::from_string(MPI_COMM_WORLD, "1x" + std::to_string(P), n),
+                    Catch::Contains("one part per space axis A1, A2, A3"));
+  if (P > 1)
+    CHECK_THROWS_WITH(
+        ProcessGrid::from_string(MPI_COMM_WORLD, std::to_string(P) + "x1x1", {1, 4, 4, 3}),
+        Catch::Contains("A1 is split into " + std::to_string(P) + " blocks but has only 1 cells"));
+  // The busiest block's surface decides: the long axes are split, the thin one is not.
+  CHECK(ProcessGrid::automatic(4, {5, 100, 100, 24}) == std::vector<int>{1, 2, 2, 1});
+  CHECK(ProcessGrid::automatic(8, {40, 40, 25, 24}) == std::vector<int>{2, 2, 2, 1});
+  CHECK(ProcessGrid::automatic(2, {40, 40, 25, 24}) == std::vector<int>{1, 2, 1, 1});
 }

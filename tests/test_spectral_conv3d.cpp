@@ -10,8 +10,8 @@ using namespace ufno;
 
 namespace {
 
-std::array<HostArray, 4> random_corners(int in, int out, std::array<int, 3> m, unsigned seed) {
-  std::array<HostArray, 4> c;
+std::vector<HostArray> random_corners(int in, int out, std::array<int, 3> m, unsigned seed) {
+  std::vector<HostArray> c(4);
   for (int q = 0; q < 4; ++q)
     c[q] = test::random_array({std::size_t(in), std::size_t(out), std::size_t(m[0]),
                                std::size_t(m[1]), std::size_t(m[2]), 2},
@@ -19,7 +19,7 @@ std::array<HostArray, 4> random_corners(int in, int out, std::array<int, 3> m, u
   return c;
 }
 
-std::array<std::vector<test::cd>, 4> as_complex(const std::array<HostArray, 4>& c) {
+std::array<std::vector<test::cd>, 4> as_complex(const std::vector<HostArray>& c) {
   std::array<std::vector<test::cd>, 4> r;
   for (int q = 0; q < 4; ++q)
     for (std::size_t i = 0; i < c[q].data.size(); i += 2)

@@ -11,15 +11,15 @@ using fft::Batch1d;
 using fft::Transform;
 
 SpectralConv3d::SpectralConv3d(int in, int out, std::array<int, 3> modes,
-                               const std::array<HostArray, 4>& corners)
+                               const std::vector<HostArray>& corners)
     : in_(in), out_(out), m_(modes) {
   const dist::Box3 all{{0, 0, 0}, {2 * modes[0], 2 * modes[1], modes[2]}};
-  w_ = combine_corner_weights(in, out, modes, corners, all);
+  w_ = combine_corner_weights<3>(in, out, modes, corners, all);
 }
 
 SpectralConv3d SpectralConv3d::load(const WeightSource& w, const std::string& prefix, int in,
                                     int out, std::array<int, 3> modes) {
-  return SpectralConv3d(in, out, modes, load_corner_weights(w, prefix, in, out, modes));
+  return SpectralConv3d(in, out, modes, load_corner_weights<3>(w, prefix, in, out, modes));
 }
 
 SpectralConv3d::Plans& SpectralConv3d::plans_for(const Shape5& s, int co) {
@@ -66,7 +66,7 @@ CTensor SpectralConv3d::forward_modes(const Tensor& x) {
 }
 
 CTensor SpectralConv3d::mix(const CTensor& a, float scale) const {
-  return spectral_mix(a, w_, scale);
+  return spectral_mix<3>(a, w_, scale);
 }
 
 Tensor SpectralConv3d::inverse_modes(const CTensor& kx, const Shape5& s) {

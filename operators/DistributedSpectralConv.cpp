@@ -1,0 +1,97 @@
+#include "operators/DistributedSpectralConv.hpp"
+
+#include <stdexcept>
+
+#include "core/LayerTimer.hpp"
+#include "core/Parallel.hpp"
+
+namespace ufno {
+
+namespace {
+template <std::size_t D>
+float inverse_size(const std::array<int, D>& n) {
+  float s = 1.f;
+  for (int v : n) s /= float(v);
+  return s;
+}
+}  // namespace
+
+template <std::size_t D>
+DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n,
+                                                    int in, int out, Extents modes,
+                                                    const std::vector<HostArray>& corners,
+                                                    dist::ExchangeAlgorithm alg)
+    : out_(out),
+      rank_(grid.rank()),
+      scale_(inverse_size(n)),
+      fft_(std::make_shared<Fft>(grid, n, modes, alg)) {
+  w_ = combine_corner_weights<D>(in, out, modes, corners,
+                                 fft_->spectral_layout().box(grid.rank()));
+}
+
+template <std::size_t D>
+DistributedSpectralConv<D> DistributedSpectralConv<D>::load(const WeightSource& w,
+                                                            const std::string& prefix,
+                                                            const dist::ProcessGrid& grid,
+                                                            Extents n, int in, int out,
+                                                            Extents modes,
+                                                            dist::ExchangeAlgorithm alg) {
+  // The full corners are read transiently; only the owned modes are kept.
+  return DistributedSpectralConv(grid, n, in, out, modes,
+                                 load_corner_weights<D>(w, prefix, in, out, modes), alg);
+}
+
+template <std::size_t D>
+void DistributedSpectralConv<D>::add_output_bias(const std::vector<float>& bias) {
+  if (int(bias.size()) != out_)
+    throw std::invalid_argument("DistributedSpectralConv: bias of " +
+                                std::to_string(bias.size()) + " values for " +
+                                std::to_string(out_) + " output channels");
+  const auto& box = fft_->spectral_layout().box(rank_);
+  if (box.empty() || box.lo != Extents{}) return;
+  if (!dc_bias_.size()) dc_bias_ = Kokkos::View<float*, DeviceSpace>("spectral.dc_bias", out_);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dc_bias_);
+  for (int o = 0; o < out_; ++o) h(o) += bias[o];
+  Kokkos::deep_copy(dc_bias_, h);
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_modes(
+    const Real& x) {
+  // The 1/N of the inverse transform is folded into the mode multiply.
+  Complex a = fft_->forward(x);
+  LayerTimer::Scope t("  spectral mix");
+  a = spectral_mix<D>(a, w_, scale_);
+  if (dc_bias_.size() && a.size()) {
+    auto d = dc_bias_;
+    const int O = out_;
+    const long M = long(a.size()) / (long(a.extent(0)) * O);  // modes per (b, o)
+    complexf* p = a.data();
+    ufno::parallel_for(
+        "ufno::spectral_dc_bias", Kokkos::RangePolicy<ExecSpace>(0, long(a.extent(0)) * O),
+        KOKKOS_LAMBDA(const int64_t i) { p[i * M] += complexf(d(i % O), 0.f); });
+  }
+  return a;
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Real DistributedSpectralConv<D>::forward(const Real& x) {
+  return fft_->backward(mixed_modes(x));
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_t_modes(
+    const Real& x) {
+  return fft_->backward_to_t_modes(mixed_modes(x));
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_first_axis_modes(
+    const Real& x) {
+  return fft_->backward_first_axis(mixed_modes(x));
+}
+
+template class DistributedSpectralConv<3>;
+template class DistributedSpectralConv<4>;
+
+}  // namespace ufno

@@ -1,0 +1,62 @@
+#pragma once
+// The spectral convolution of a Fourier layer on a distributed tensor of D grid axes (the U-FNO's
+// SpectralConv3d, the 4-D FNO's SpectralConv4d): the truncating distributed FFT (only kept modes
+// travel between ranks), the mode multiply with the weights of the modes this rank owns in the
+// A1-pencil spectral layout (no rank stores the others'), and the inverse transform, scaled by
+// 1/N as PyTorch's irfftn.
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "decomposition/DistributedFft.hpp"
+#include "operators/SpectralWeights.hpp"
+
+namespace ufno {
+
+template <std::size_t D>
+class DistributedSpectralConv {
+ public:
+  using Extents = std::array<int, D>;
+  using Real = GridView<D, float>;
+  using Complex = GridView<D, complexf>;
+  using Fft = dist::DistributedFft<D>;
+
+  // n: global extents of the (padded) grid the layer acts on; corners as SpectralWeights.hpp.
+  DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int in, int out, Extents modes,
+                          const std::vector<HostArray>& corners, dist::ExchangeAlgorithm alg);
+  static DistributedSpectralConv load(const WeightSource& w, const std::string& prefix,
+                                      const dist::ProcessGrid& grid, Extents n, int in, int out,
+                                      Extents modes, dist::ExchangeAlgorithm alg);
+
+  Real forward(const Real& x);  // local real block -> local real block (same layout)
+  // All of forward() but its last step: the kept T bins of the output on x's block,
+  // (B, out, local extents with T -> m_T), that fft().pruned_t()->backward turns into forward()'s
+  // result.
+  Complex forward_t_modes(const Real& x);
+  // One rank holding the whole domain (fft().streams_rows()): forward() up to the inverse A1
+  // stage; fft().t_modes_of_rows() gives forward_t_modes()'s rows from it.
+  Complex forward_first_axis_modes(const Real& x);
+  // Adds a constant per output channel to the layer's output at no cost: a constant field is
+  // exactly the zero mode of the unnormalised inverse transform, so it goes into that bin of the
+  // mixed spectrum (on the rank that owns it).
+  void add_output_bias(const std::vector<float>& bias);
+  const Fft& fft() const { return *fft_; }
+
+  // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
+  // enclosing function in a GPU build.
+  Complex mixed_modes(const Real& x);  // forward transform, mode mix, DC bias
+
+ private:
+  int out_;
+  int rank_;
+  float scale_;
+  std::shared_ptr<Fft> fft_;
+  SpectralWeightView w_;                       // owned modes only
+  Kokkos::View<float*, DeviceSpace> dc_bias_;  // empty unless this rank owns the zero mode
+};
+
+using DistributedSpectralConv3d = DistributedSpectralConv<3>;
+using DistributedSpectralConv4d = DistributedSpectralConv<4>;
+
+}  // namespace ufno
