@@ -24,6 +24,31 @@ class WeightSource {
   virtual std::vector<std::size_t> shape(const std::string& name) const = 0;
   virtual std::string origin() const = 0;  // file name, for messages
 
+  // The hyperslab [start, start + count) of the array `name` (row-major), for a rank that needs
+  // only its block of a grid-sized array. This default reads the whole array and slices it;
+  // file-backed sources read the block alone.
+  virtual HostArray get_block(const std::string& name, const std::vector<std::size_t>& start,
+                              const std::vector<std::size_t>& count) const {
+    const HostArray all = get(name);
+    HostArray b;
+    b.shape = count;
+    std::size_t n = 1;
+    for (std::size_t c : count) n *= c;
+    b.data.resize(n);
+    const std::size_t rank = count.size();
+    std::vector<std::size_t> i(rank, 0);
+    for (std::size_t f = 0; f < n; ++f) {
+      std::size_t src = 0;
+      for (std::size_t a = 0; a < rank; ++a) src = src * all.shape[a] + start[a] + i[a];
+      b.data[f] = all.data[src];
+      for (std::size_t a = rank; a-- > 0;) {  // next index, the last axis fastest
+        if (++i[a] < count[a]) break;
+        i[a] = 0;
+      }
+    }
+    return b;
+  }
+
   // The array `name` with exactly the shape `expected`, checked before the array is read: a
   // file declaring a huge dataset is refused without allocating for it.
   HostArray take(const std::string& name, const std::vector<std::size_t>& expected) const {

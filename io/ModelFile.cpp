@@ -2,47 +2,9 @@
 
 #include <cmath>
 
+#include "io/ModelAttributes.hpp"
+
 namespace ufno {
-
-namespace {
-
-// Integer attributes beyond the int range are refused before the cast, which would be undefined
-// for them (the sizes they describe are checked against each other afterwards).
-int as_int(const h5::File& f, const std::string& attr, double v) {
-  if (!std::isfinite(v) || v != std::floor(v))
-    throw InputError(f.path(), attr, "attribute is not an integer");
-  if (std::abs(v) > 2147483647.0)
-    throw InputError(f.path(), attr, "attribute " + std::to_string(v) + " is out of range");
-  return int(v);
-}
-
-int int_attr(const h5::File& f, const std::string& attr, int min) {
-  auto v = f.numeric_attribute(attr);
-  if (v.size() != 1) throw InputError(f.path(), attr, "attribute must be a scalar");
-  const int i = as_int(f, attr, v[0]);
-  if (i < min) throw InputError(f.path(), attr, "attribute must be >= " + std::to_string(min));
-  return i;
-}
-
-std::array<int, 3> int3_attr(const h5::File& f, const std::string& attr, int min) {
-  auto v = f.numeric_attribute(attr);
-  if (v.size() != 3) throw InputError(f.path(), attr, "attribute must hold 3 values (X, Y, T)");
-  std::array<int, 3> r;
-  for (int a = 0; a < 3; ++a) {
-    r[a] = as_int(f, attr, v[a]);
-    if (r[a] < min) throw InputError(f.path(), attr, "values must be >= " + std::to_string(min));
-  }
-  return r;
-}
-
-double double_attr(const h5::File& f, const std::string& attr) {
-  auto v = f.numeric_attribute(attr);
-  if (v.size() != 1 || !std::isfinite(v[0]))
-    throw InputError(f.path(), attr, "attribute must be a finite scalar");
-  return v[0];
-}
-
-}  // namespace
 
 ModelFile::ModelFile(const std::string& path) : file_(h5::File::open_read(path)) {
   read_spec();
@@ -51,18 +13,12 @@ ModelFile::ModelFile(const std::string& path) : file_(h5::File::open_read(path))
 
 void ModelFile::read_spec() {
   const auto& f = file_;
-  const std::string fmt = f.string_attribute("/", "format").value_or("");
-  if (fmt != "ufno-model")
-    throw InputError(f.path(), "format",
-                     "not a ufno model file (attribute format != \"ufno-model\")");
-  if (int_attr(f, "format_version", 1) != 1)
-    throw InputError(f.path(), "format_version", "unsupported version (this build reads 1)");
   ModelSpec& s = spec_;
-  s.architecture = f.string_attribute_required("architecture");
+  s.architecture = model_architecture(f);
   if (s.architecture == "FNO4D")
     throw InputError(f.path(), "architecture",
-                     "a 4-D FNO (FNO4D): its file format and converter exist, but this version "
-                     "of ufno cannot run it yet");
+                     "a 4-D FNO (FNO4D) where a U-FNO or FNO was expected: it predicts "
+                     "tensors (ufno_predict --tensor), not cases");
   if (s.architecture != "UFNO" && s.architecture != "FNO")
     throw InputError(f.path(), "architecture",
                      "must be \"UFNO\" or \"FNO\", not \"" + s.architecture + "\"");
@@ -70,13 +26,13 @@ void ModelFile::read_spec() {
   if (s.variable != "SG" && s.variable != "dP")
     throw InputError(f.path(), "variable", "must be \"SG\" or \"dP\", not \"" + s.variable + "\"");
   s.width = int_attr(f, "width", 1);
-  s.modes = int3_attr(f, "modes", 1);
+  s.modes = int_array_attr<3>(f, "modes", 1);
   s.n_fourier = int_attr(f, "n_fourier", 0);
   s.n_ufourier = int_attr(f, "n_ufourier", 0);
   s.in_channels = int_attr(f, "in_channels", 1);
   s.hidden = int_attr(f, "hidden", 1);
-  s.padding = int3_attr(f, "padding", 0);
-  s.grid = int3_attr(f, "grid", 1);
+  s.padding = int_array_attr<3>(f, "padding", 0);
+  s.grid = int_array_attr<3>(f, "grid", 1);
   s.output_scale = double_attr(f, "output_scale");
   s.output_offset = double_attr(f, "output_offset");
   s.output_units = f.string_attribute_required("output_units");
@@ -174,22 +130,6 @@ std::vector<std::size_t> ModelFile::shape(const std::string& name) const {
   return file_.shape(name);
 }
 
-HostArray ModelFile::get(const std::string& name) const {
-  HostArray a;
-  a.data = file_.read_floats(name, &a.shape);
-  const std::string suffix = "running_var";
-  const bool variance = name.size() >= suffix.size() &&
-                        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  for (float v : a.data) {
-    if (!std::isfinite(v)) throw InputError(file_.path(), name, "contains NaN or Inf");
-    if (std::abs(v) > kMaxWeight)
-      throw InputError(file_.path(), name,
-                       "holds a value of magnitude " + std::to_string(std::abs(v)) +
-                           ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
-    if (variance && v < 0)
-      throw InputError(file_.path(), name, "a BatchNorm running variance is negative");
-  }
-  return a;
-}
+HostArray ModelFile::get(const std::string& name) const { return read_checked_weights(file_, name); }
 
 }  // namespace ufno

@@ -80,29 +80,52 @@ void Linear::apply_columns(const float* x, long ldx, float* y, long ldy, long co
   backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
 }
 
-Tensor pointwise_mlp(const Tensor& x, const Linear& first, Activation act, const Linear& second,
-                     long chunk) {
-  if (int(x.extent(1)) != first.in_channels() || first.out_channels() != second.in_channels())
-    throw std::invalid_argument("pointwise_mlp: " + to_string(shape_of(x)) + " through " +
-                                std::to_string(first.in_channels()) + " -> " +
-                                std::to_string(first.out_channels()) + " -> " +
-                                std::to_string(second.out_channels()));
-  const long voxels = long(x.extent(2)) * x.extent(3) * x.extent(4);
-  const long width = std::min(chunk, voxels);
-  Tensor y = empty_tensor("mlp.out", x.extent(0), second.out_channels(), x.extent(2), x.extent(3),
-                          x.extent(4));
+namespace {
+
+// second(act(first(x))) on B cases of `voxels` voxels, channels first: x (B, in, voxels) ->
+// y (B, out, voxels).
+void mlp_columns(const float* x, float* y, std::size_t batch, long voxels, const Linear& first,
+                 Activation act, const Linear& second, long chunk) {
+  const long width = std::max(1L, std::min(chunk, voxels));
   Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> h(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "mlp.hidden"), first.out_channels(), width);
-  for (std::size_t n = 0; n < x.extent(0); ++n) {
-    const float* xs = x.data() + n * first.in_channels() * voxels;
-    float* ys = y.data() + n * second.out_channels() * voxels;
+  for (std::size_t n = 0; n < batch; ++n) {
+    const float* xs = x + n * first.in_channels() * voxels;
+    float* ys = y + n * second.out_channels() * voxels;
     for (long v = 0; v < voxels; v += width) {
       const long cols = std::min(width, voxels - v);
       first.apply_columns(xs + v, voxels, h.data(), width, cols, false, act);
       second.apply_columns(h.data(), width, ys + v, voxels, cols, false, Activation::None);
     }
   }
+}
+
+template <std::size_t D>
+GridView<D> mlp(const GridView<D>& x, const Linear& first, Activation act, const Linear& second,
+                long chunk) {
+  if (int(x.extent(1)) != first.in_channels() || first.out_channels() != second.in_channels())
+    throw std::invalid_argument("pointwise_mlp: " + shape_string(x) + " through " +
+                                std::to_string(first.in_channels()) + " -> " +
+                                std::to_string(first.out_channels()) + " -> " +
+                                std::to_string(second.out_channels()));
+  long voxels = 1;
+  for (int e : grid_extents<D>(x)) voxels *= e;
+  auto y = make_grid_view<D>("mlp.out", x.extent(0), second.out_channels(), grid_extents<D>(x),
+                             /*zero=*/false);
+  mlp_columns(x.data(), y.data(), x.extent(0), voxels, first, act, second, chunk);
   return y;
+}
+
+}  // namespace
+
+Tensor pointwise_mlp(const Tensor& x, const Linear& first, Activation act, const Linear& second,
+                     long chunk) {
+  return mlp<3>(x, first, act, second, chunk);
+}
+
+GridView<4> pointwise_mlp(const GridView<4>& x, const Linear& first, Activation act,
+                          const Linear& second, long chunk) {
+  return mlp<4>(x, first, act, second, chunk);
 }
 
 }  // namespace ufno

@@ -51,5 +51,7 @@ class Linear {
 // channels in the U-FNO head, 2.4x the input) only ever exist for one cache-sized chunk.
 Tensor pointwise_mlp(const Tensor& x, const Linear& first, Activation act, const Linear& second,
                      long chunk = 8192);
+GridView<4> pointwise_mlp(const GridView<4>& x, const Linear& first, Activation act,
+                          const Linear& second, long chunk = 8192);
 
 }  // namespace ufno

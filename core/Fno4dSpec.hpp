@@ -1,0 +1,36 @@
+#pragma once
+// The architecture of a 4-D FNO (nested FNO's FNO4d) as its model file's attributes state it
+// (docs/model-format.md, section FNO4D): a lift fc0, zero padding on both sides of every axis,
+// `layers` Fourier layers with exact GELU between them, the crop and an fc1/GELU/fc2 head, over
+// the grid axes (A1, A2, A3, T), with optional pointwise Gaussian normalisers of the last input
+// channel and of the output.
+#include <array>
+#include <string>
+
+namespace ufno {
+
+struct Fno4dSpec {
+  std::string variable = "SG";  // "SG" or "dP"
+  std::string output_units = "1";
+  int width = 28;
+  int in_channels = 9;
+  int hidden = 112;  // fc1 outputs
+  int layers = 4;
+  std::array<int, 4> modes{6, 10, 10, 10};   // A1, A2, A3, T
+  std::array<int, 4> padding{8, 16, 16, 8};  // zeros before and after each axis
+  std::array<int, 4> grid{40, 40, 25, 24};   // unpadded A1, A2, A3, T
+  double normalizer_eps = 1e-5;
+  bool input_normalizer = false, output_normalizer = false;
+
+  std::array<int, 4> padded_grid() const {
+    std::array<int, 4> p{};
+    for (int a = 0; a < 4; ++a) p[a] = grid[a] + 2 * padding[a];
+    return p;
+  }
+  // State_dict keys: the Fourier layers and the head live in the submodule `conv`.
+  static std::string key(const std::string& layer, int k = -1) {
+    return (layer == "fc0" ? "" : "conv.") + layer + (k < 0 ? "" : std::to_string(k));
+  }
+};
+
+}  // namespace ufno

@@ -1,0 +1,132 @@
+#include "io/Fno4dModelFile.hpp"
+
+#include <cmath>
+
+#include "io/ModelAttributes.hpp"
+#include "io/ModelFile.hpp"
+
+namespace ufno {
+
+Fno4dModelFile::Fno4dModelFile(const std::string& path) : file_(h5::File::open_read(path)) {
+  read_spec();
+  check_datasets();
+}
+
+void Fno4dModelFile::read_spec() {
+  const auto& f = file_;
+  const std::string arch = model_architecture(f);
+  if (arch != "FNO4D")
+    throw InputError(f.path(), "architecture",
+                     "is \"" + arch + "\", not a 4-D FNO (\"FNO4D\")");
+  Fno4dSpec& s = spec_;
+  s.variable = f.string_attribute_required("variable");
+  if (s.variable != "SG" && s.variable != "dP")
+    throw InputError(f.path(), "variable", "must be \"SG\" or \"dP\", not \"" + s.variable + "\"");
+  s.output_units = f.string_attribute_required("output_units");
+  s.width = int_attr(f, "width", 1);
+  s.in_channels = int_attr(f, "in_channels", 1);
+  s.hidden = int_attr(f, "hidden", 1);
+  s.layers = int_attr(f, "n_layers", 1);
+  s.modes = int_array_attr<4>(f, "modes", 1);
+  s.padding = int_array_attr<4>(f, "padding", 0);
+  s.grid = int_array_attr<4>(f, "grid", 1);
+  s.normalizer_eps = double_attr(f, "normalizer_eps");
+  auto bound = [&](const char* attr, long v, long hi) {
+    if (v > hi)
+      throw InputError(f.path(), attr,
+                       "value " + std::to_string(v) + " exceeds " + std::to_string(hi));
+  };
+  bound("width", s.width, 4096);
+  bound("hidden", s.hidden, 65536);
+  bound("in_channels", s.in_channels, 1024);
+  bound("n_layers", s.layers, 64);
+  for (int a = 0; a < 4; ++a) {
+    bound("grid", s.grid[a], 1 << 20);
+    bound("padding", s.padding[a], 1 << 12);
+  }
+  if (!(s.normalizer_eps > 0 && s.normalizer_eps <= 1))
+    throw InputError(f.path(), "normalizer_eps", "must be in (0, 1]");
+  const auto p = s.padded_grid();
+  const char* axis[4] = {"A1", "A2", "A3", "T"};
+  for (int a = 0; a < 4; ++a) {
+    const int limit = a == 3 ? p[a] / 2 + 1 : p[a] / 2;
+    if (s.modes[a] > limit)
+      throw InputError(f.path(), "modes",
+                       std::string("mode count along ") + axis[a] +
+                           " exceeds what the padded grid holds (low and high corners would "
+                           "overlap)");
+  }
+  // One activation of the padded grid, in bytes: the least any run needs several of.
+  const double cells = double(p[0]) * p[1] * p[2] * p[3];
+  if (cells > 1e12 || cells * s.width * 4.0 > kMaxActivationBytes * 64)
+    throw InputError(f.path(), "grid",
+                     "padded grid of " + std::to_string(cells) + " cells x width " +
+                         std::to_string(s.width) + " is beyond what this build runs");
+}
+
+void Fno4dModelFile::check_datasets() {
+  const std::string& path = file_.path();
+  for (int k = 0; k <= spec_.layers; ++k) {
+    const std::string name = Fno4dSpec::key("conv", k) + ".weights1";
+    if (k < spec_.layers && !has(name))
+      throw InputError(path, name,
+                       "dataset is missing but the attributes announce " +
+                           std::to_string(spec_.layers) + " Fourier layers");
+    if (k == spec_.layers && has(name))
+      throw InputError(path, name,
+                       "dataset present but the attributes announce only " +
+                           std::to_string(spec_.layers) + " Fourier layers");
+  }
+  for (const std::string which : {"input_normalizer", "output_normalizer"}) {
+    const bool mean = has(which + ".mean"), std = has(which + ".std");
+    if (mean != std)
+      throw InputError(path, which + (mean ? ".std" : ".mean"),
+                       "dataset is missing: a normaliser needs both mean and std");
+    (which == "input_normalizer" ? spec_.input_normalizer : spec_.output_normalizer) = mean;
+  }
+}
+
+bool Fno4dModelFile::has(const std::string& name) const { return file_.has_dataset(name); }
+
+std::vector<std::size_t> Fno4dModelFile::shape(const std::string& name) const {
+  if (!file_.has_dataset(name)) throw InputError(file_.path(), name, "dataset is missing");
+  return file_.shape(name);
+}
+
+HostArray Fno4dModelFile::get(const std::string& name) const {
+  return read_checked_weights(file_, name);
+}
+
+namespace {
+bool is_std(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".std") == 0;
+}
+}  // namespace
+
+HostArray Fno4dModelFile::get_block(const std::string& name,
+                                    const std::vector<std::size_t>& start,
+                                    const std::vector<std::size_t>& count) const {
+  const auto s = shape(name);
+  if (s.size() != start.size() || s.size() != count.size())
+    throw InputError(file_.path(), name, "block of the wrong rank requested");
+  for (std::size_t a = 0; a < s.size(); ++a)
+    if (start[a] + count[a] > s[a])
+      throw InputError(file_.path(), name, "block reaches beyond shape " + shape_string(s));
+  HostArray b;
+  b.shape = count;
+  std::size_t n = 1;
+  for (std::size_t c : count) n *= c;
+  if (n == 0) return b;  // a rank that owns no cells
+  b.data = file_.read_block(name, start, count);
+  for (float v : b.data) {
+    if (!std::isfinite(v)) throw InputError(file_.path(), name, "contains NaN or Inf");
+    if (std::abs(v) > kMaxWeight)
+      throw InputError(file_.path(), name,
+                       "holds a value of magnitude " + std::to_string(std::abs(v)) +
+                           ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
+    if (is_std(name) && v < 0) throw InputError(file_.path(), name, "a standard deviation is negative");
+  }
+  return b;
+}
+
+}  // namespace ufno

@@ -1,0 +1,85 @@
+#include "io/ModelAttributes.hpp"
+
+#include <cmath>
+
+#include "core/InputError.hpp"
+#include "io/ModelFile.hpp"
+
+namespace ufno {
+
+namespace {
+
+// Integer attributes beyond the int range are refused before the cast, which would be undefined
+// for them (the sizes they describe are checked against each other afterwards).
+int as_int(const h5::File& f, const std::string& attr, double v) {
+  if (!std::isfinite(v) || v != std::floor(v))
+    throw InputError(f.path(), attr, "attribute is not an integer");
+  if (std::abs(v) > 2147483647.0)
+    throw InputError(f.path(), attr, "attribute " + std::to_string(v) + " is out of range");
+  return int(v);
+}
+
+}  // namespace
+
+std::string model_architecture(const h5::File& f) {
+  const std::string fmt = f.string_attribute("/", "format").value_or("");
+  if (fmt != "ufno-model")
+    throw InputError(f.path(), "format",
+                     "not a ufno model file (attribute format != \"ufno-model\")");
+  if (int_attr(f, "format_version", 1) != 1)
+    throw InputError(f.path(), "format_version", "unsupported version (this build reads 1)");
+  return f.string_attribute_required("architecture");
+}
+
+std::string model_architecture(const std::string& path) {
+  return model_architecture(h5::File::open_read(path));
+}
+
+int int_attr(const h5::File& f, const std::string& attr, int min) {
+  auto v = f.numeric_attribute(attr);
+  if (v.size() != 1) throw InputError(f.path(), attr, "attribute must be a scalar");
+  const int i = as_int(f, attr, v[0]);
+  if (i < min) throw InputError(f.path(), attr, "attribute must be >= " + std::to_string(min));
+  return i;
+}
+
+std::vector<int> int_list_attr(const h5::File& f, const std::string& attr, std::size_t count,
+                               int min, const std::string& axes) {
+  auto v = f.numeric_attribute(attr);
+  if (v.size() != count)
+    throw InputError(f.path(), attr,
+                     "attribute must hold " + std::to_string(count) + " values (" + axes + ")");
+  std::vector<int> r(count);
+  for (std::size_t a = 0; a < count; ++a) {
+    r[a] = as_int(f, attr, v[a]);
+    if (r[a] < min) throw InputError(f.path(), attr, "values must be >= " + std::to_string(min));
+  }
+  return r;
+}
+
+double double_attr(const h5::File& f, const std::string& attr) {
+  auto v = f.numeric_attribute(attr);
+  if (v.size() != 1 || !std::isfinite(v[0]))
+    throw InputError(f.path(), attr, "attribute must be a finite scalar");
+  return v[0];
+}
+
+HostArray read_checked_weights(const h5::File& f, const std::string& name) {
+  HostArray a;
+  a.data = f.read_floats(name, &a.shape);
+  const std::string suffix = "running_var";
+  const bool variance = name.size() >= suffix.size() &&
+                        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  for (float v : a.data) {
+    if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
+    if (std::abs(v) > kMaxWeight)
+      throw InputError(f.path(), name,
+                       "holds a value of magnitude " + std::to_string(std::abs(v)) +
+                           ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
+    if (variance && v < 0)
+      throw InputError(f.path(), name, "a BatchNorm running variance is negative");
+  }
+  return a;
+}
+
+}  // namespace ufno

@@ -1,0 +1,36 @@
+#pragma once
+// Checked reading of model files, shared by every architecture's reader (io/ModelFile for the
+// U-FNO and FNO, io/Fno4dModelFile for the 4-D FNO): the container's format and architecture,
+// integer and float attributes refused with one line naming the file and attribute, and weights
+// refused when they hold NaN, Inf or magnitudes no trained model has.
+#include <array>
+#include <string>
+
+#include "core/WeightSource.hpp"
+#include "io/Hdf5File.hpp"
+
+namespace ufno {
+
+// Checks `format` and `format_version` and returns the `architecture` attribute.
+std::string model_architecture(const h5::File& f);
+// The same from a path: what ufno_predict looks at to pick the model kind.
+std::string model_architecture(const std::string& path);
+
+int int_attr(const h5::File& f, const std::string& attr, int min);
+double double_attr(const h5::File& f, const std::string& attr);
+std::vector<int> int_list_attr(const h5::File& f, const std::string& attr, std::size_t count,
+                               int min, const std::string& axes);
+
+template <std::size_t N>
+std::array<int, N> int_array_attr(const h5::File& f, const std::string& attr, int min) {
+  const auto v = int_list_attr(f, attr, N, min, N == 3 ? "X, Y, T" : "A1, A2, A3, T");
+  std::array<int, N> r{};
+  for (std::size_t a = 0; a < N; ++a) r[a] = v[a];
+  return r;
+}
+
+// A float32 dataset, refused if any value is not finite or beyond kMaxWeight (and, for a
+// BatchNorm running variance, negative).
+HostArray read_checked_weights(const h5::File& f, const std::string& name);
+
+}  // namespace ufno

@@ -1,0 +1,59 @@
+#pragma once
+// The 4-D FNO of nested FNO (FNO4d) on a distributed tensor: every rank holds one block of the
+// (A1, A2, A3) grid, all of T. The forward pass (docs/model-format.md, "The FNO4D forward pass"):
+// the input normaliser on the last channel, the fc0 lift, zero padding on both sides of every axis
+// (a repartition into boxes that reach outside the domain), `layers` Fourier layers
+// x <- act(S_k(x) + w_k(x)) with exact GELU after all but the last, each ending fused and in place
+// (FourierLayerUpdate), the crop (a repartition back to the unpadded blocks), the fc1/GELU/fc2
+// head on the cropped grid and the output normaliser. S_k is DistributedSpectralConv<4>, its
+// weights sharded by mode ownership. On one rank the Fourier layers stream first-axis rows, so no
+// T-mode tensor of the whole padded grid exists.
+#include <memory>
+#include <vector>
+
+#include "core/Fno4dSpec.hpp"
+#include "core/WeightSource.hpp"
+#include "decomposition/Repartition.hpp"
+#include "operators/DistributedSpectralConv.hpp"
+#include "operators/Linear.hpp"
+
+namespace ufno {
+
+class DistributedFno4d {
+ public:
+  using Real = GridView<4>;
+  DistributedFno4d(const Fno4dSpec& spec, const WeightSource& w, const dist::ProcessGrid& grid,
+                   dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv);
+
+  // The block of the unpadded (A1, A2, A3, T) grid each rank reads and writes.
+  const dist::PencilLayout<4>& layout() const { return unpadded_; }
+  const Fno4dSpec& spec() const { return spec_; }
+
+  // x: this rank's block of the channels-last input, (B, a1, a2, a3, t, C) in a rank-6 view;
+  // returns the prediction on the same block, (B, 1, a1, a2, a3, t), normalisers applied.
+  Real forward(const Real& channels_last);
+  // The network alone (no normalisers), for the parity tests.
+  Real forward_raw(const Real& channels_last);
+
+  // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
+  // enclosing function in a GPU build.
+  Real lift(const Real& channels_last) const;  // fc0, channels first
+  void normalise(const Real& y, const Kokkos::View<float*, DeviceSpace>& mean,
+                 const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
+
+ private:
+  void fourier_layer(std::size_t k, const Real& x);
+  void fourier_layer_in_row_groups(std::size_t k, const Real& x);
+
+  Fno4dSpec spec_;
+  int rank_;
+  dist::PencilLayout<4> unpadded_, padded_;
+  std::unique_ptr<dist::Repartition<float, 4>> pad_, crop_;
+  Linear fc0_, fc1_, fc2_;
+  std::vector<DistributedSpectralConv<4>> conv_;
+  std::vector<Linear> w_;
+  // This rank's blocks of the normalisers' mean and std + eps (empty when absent).
+  Kokkos::View<float*, DeviceSpace> in_mean_, in_scale_, out_mean_, out_scale_;
+};
+
+}  // namespace ufno
