@@ -13,12 +13,14 @@
 
 #include "apps/BatchRun.hpp"
 #include "apps/DefaultModels.hpp"
+#include "apps/Fno4dRun.hpp"
 #include "apps/MpiMain.hpp"
 #include "apps/Predictor.hpp"
 #include "apps/RunOptionsFromEnvironment.hpp"
 #include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "decomposition/Repartition.hpp"
+#include "io/ModelAttributes.hpp"
 #include "io/OutputPath.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
@@ -43,7 +45,9 @@ int run(int argc, char** argv, int rank, int size) {
                  "models/sg_ufno.h5 and models/dp_ufno.h5)")
       ->check(CLI::ExistingFile);
   auto* opt_tensor =
-      app.add_option("--tensor", tensor, "encoded input: dataset /input (B,X,Y,T,12)");
+      app.add_option("--tensor", tensor,
+                     "encoded input: dataset /input (B,X,Y,T,12) for a U-FNO/FNO, "
+                     "(B,A1,A2,A3,T,C) for a 4-D FNO (FNO4D)");
   auto* opt_case = app.add_option("--case", case_path, "reservoir case file (docs/case-format.md)");
   auto* opt_cases =
       app.add_option("--cases", cases, "batch: a directory of case files, or a list file");
@@ -59,7 +63,8 @@ int run(int argc, char** argv, int rank, int size) {
                      "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
                      "may use: affinity mask, SLURM_CPUS_PER_TASK, or the node's CPUs / ranks)");
   app.add_option("--grid", grid_spec,
-                 "process grid PXxPY splitting X (layers) and Y (radial cells), or auto");
+                 "process grid PXxPY splitting X (layers) and Y (radial cells); PAxPBxPC "
+                 "splitting A1, A2, A3 for a 4-D FNO; or auto");
   app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")
       ->check(CLI::IsMember({"alltoallv", "p2p"}));
   app.add_flag("--bf16-convolutions", bf16,
@@ -79,6 +84,17 @@ int run(int argc, char** argv, int rank, int size) {
     return 2;
   }
   if (models.empty()) models = ufno::default_models();
+  // A 4-D FNO predicts tensors, alone; U-FNO / FNO models go the case and tensor paths below.
+  int fno4d_models = 0;
+  ufno::dist::collectively(MPI_COMM_WORLD, [&] {
+    for (const auto& m : models) fno4d_models += ufno::model_architecture(m) == "FNO4D";
+  });
+  if (fno4d_models > 0 && (models.size() != 1 || tensor.empty())) {
+    if (rank == 0)
+      std::cerr << "ufno_predict: error: --model: a 4-D FNO (FNO4D) runs alone and on --tensor "
+                   "input only\n";
+    return 2;
+  }
   if (cases.empty())
     ufno::dist::collectively(MPI_COMM_WORLD, [&] {
       std::vector<std::string> inputs = models;
@@ -118,6 +134,20 @@ int run(int argc, char** argv, int rank, int size) {
     int failed = s.failed > 0, any_failed = 0;
     MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return any_failed ? 3 : 0;
+  }
+  if (fno4d_models == 1) {
+    const auto t4 = std::chrono::steady_clock::now();
+    const ufno::Fno4dRunSummary s = ufno::run_fno4d_tensor(
+        models[0], tensor, out, grid_spec, ufno::dist::parse_exchange_algorithm(exchange),
+        MPI_COMM_WORLD);
+    if (rank == 0)
+      std::printf(
+          "ufno_predict: %d case(s) %s on %s (FNO4D) in %.3f s (load %.3f s, predict %.3f s, "
+          "write %.3f s), %d rank(s) as %s x %d thread(s) (%s) -> %s\n",
+          s.cases, s.variable.c_str(), s.grid.c_str(), seconds_since(t4), s.seconds_load,
+          s.seconds_predict, s.seconds_write, size, s.process_grid.c_str(), threads,
+          threads_from.c_str(), out.c_str());
+    return 0;
   }
   const auto t0 = std::chrono::steady_clock::now();
   ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,

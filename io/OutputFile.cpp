@@ -50,6 +50,16 @@ void OutputFile::write_field(const std::string& name, const std::vector<std::siz
   file_.write_string_attribute(name, "description", description);
 }
 
+void OutputFile::write_block(const std::string& name, const std::vector<std::size_t>& global,
+                             const std::vector<std::size_t>& start,
+                             const std::vector<std::size_t>& count,
+                             const std::vector<float>& values, const std::string& units,
+                             const std::string& description) {
+  file_.write_block(name, global, start, count, values.data());
+  file_.write_string_attribute(name, "units", units);
+  file_.write_string_attribute(name, "description", description);
+}
+
 void OutputFile::write_times(const std::vector<double>& days) {
   std::vector<float> v(days.begin(), days.end());
   // Written once, by rank 0; the other ranks take part in the collective call with no data.

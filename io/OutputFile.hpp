@@ -23,6 +23,11 @@ class OutputFile {
   void write_field(const std::string& name, const std::vector<std::size_t>& global, int x0, int y0,
                    const std::vector<std::size_t>& block_shape, const std::vector<float>& values,
                    const std::string& units, const std::string& description);
+  // Any dataset: global shape, this rank's block [start, start + count) of it.
+  void write_block(const std::string& name, const std::vector<std::size_t>& global,
+                   const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+                   const std::vector<float>& values, const std::string& units,
+                   const std::string& description);
   void write_times(const std::vector<double>& days);
   void set_attribute(const std::string& name, const std::string& value);
   void commit();  // collective

@@ -32,4 +32,47 @@ HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& g
   return a;
 }
 
+HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid,
+                              int channels, const std::array<int, 4>& lo,
+                              const std::array<int, 4>& count, MPI_Comm comm) {
+  h5::File f = h5::File::open_read(path, comm);
+  if (!f.has_dataset("input")) throw InputError(path, "input", "dataset is missing");
+  if (f.kind("input") != h5::Kind::Float)
+    throw InputError(path, "input", "must be a floating-point dataset");
+  const auto s = f.shape("input");
+  std::vector<std::size_t> want{s.empty() ? 0 : s[0]};
+  for (int g : grid) want.push_back(std::size_t(g));
+  want.push_back(std::size_t(channels));
+  std::string expect = "(B";
+  for (std::size_t i = 1; i < want.size(); ++i) expect += "," + std::to_string(want[i]);
+  if (s.size() != 6 || s != want || s[0] == 0)
+    throw InputError(path, "input",
+                     "shape " + shape_string(s) + " but the 4-D FNO expects " + expect +
+                         ") = (cases, A1, A2, A3, T, channels)");
+  HostArray a;
+  a.shape = {s[0]};
+  std::vector<std::size_t> start{0};
+  double values = double(s[0]) * channels;
+  for (int d = 0; d < 4; ++d) {
+    a.shape.push_back(std::size_t(count[d]));
+    start.push_back(std::size_t(lo[d]));
+    values *= count[d];
+  }
+  a.shape.push_back(std::size_t(channels));
+  start.push_back(0);
+  if (values > double(h5::File::kMaxFloatValues))
+    throw InputError(path, "input",
+                     std::to_string(s[0]) + " cases make a block of " +
+                         std::to_string(long(values)) +
+                         " values per rank, beyond this build's limit; use more ranks or fewer "
+                         "cases per file");
+  a.data = f.read_block("input", start, a.shape);
+  for (std::size_t i = 0; i < a.data.size(); ++i)
+    if (!std::isfinite(a.data[i]) || std::abs(a.data[i]) > 1e6f)
+      throw InputError(path, "input",
+                       "value " + std::to_string(a.data[i]) + " at flat index " +
+                           std::to_string(i) + " of this rank's block is NaN, Inf or beyond 1e6");
+  return a;
+}
+
 }  // namespace ufno

@@ -212,10 +212,11 @@ def model_cases():
 
     def attr(key, value):
         return lambda f: f.attrs.__setitem__(key, value)
-    # A 4-D FNO file (converted, not yet runnable) is refused, not misread as a U-FNO.
+    # A 4-D FNO file is not misread as a U-FNO where cases are predicted.
     fno4d = os.path.join(ROOT, "tests", "data", "fno4d_small.h5")
-    refused(P, ["--model", fno4d, "--tensor", fno4d.replace("small", "small_io"), "--out", "o.h5"],
-            ["fno4d_small.h5", "architecture", "FNO4D"])
+    refused(P, ["--model", fno4d, "--case", EXAMPLE, "--out", "o.h5"], ["--model", "FNO4D"])
+    refused(P, ["--model", fno4d, "--model", MODEL, "--tensor", io, "--out", "o.h5"],
+            ["--model", "FNO4D"])
     for name, edit, say in (
             ("m_grid.h5", attr("grid", np.array([1 << 30, 24, 8], np.int32)), "grid"),
             ("m_pad.h5", attr("padding", np.array([100000, 8, 8], np.int32)), "padding"),
@@ -231,6 +232,82 @@ def model_cases():
         variant(name, edit)
         refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
+
+
+def fno4d_cases():
+    """The 4-D FNO path of ufno_predict --tensor: one good run, then every kind of bad input."""
+    P = "ufno_predict"
+    model = os.path.join(ROOT, "tests", "data", "fno4d_norm_small.h5")
+    io = model.replace("small", "small_io")
+    p = subprocess.run([os.path.join(APPS, P), "--model", model, "--tensor", io, "--out",
+                        "good4d.h5", "--threads", "1"], capture_output=True, text=True)
+    ok = p.returncode == 0 and os.path.exists("good4d.h5")
+    if ok:
+        with h5py.File("good4d.h5") as f, h5py.File(io) as g:
+            got, ref = f["dP"][()], g["output"][()].transpose(0, 4, 1, 2, 3)
+            ok = got.shape == ref.shape and \
+                np.linalg.norm(got - ref) <= 1e-5 * np.linalg.norm(ref) and \
+                f["dP"].attrs["units"] == b"bar"
+        os.remove("good4d.h5")
+    check("ufno_predict runs a 4-D FNO on a tensor and writes /dP (B,T,A1,A2,A3) in bar", ok,
+          (p.returncode, p.stderr))
+
+    def tensor(name, edit):
+        shutil.copy(io, name)
+        with h5py.File(name, "r+") as f:
+            edit(f)
+        return name
+
+    def model_variant(name, edit):
+        shutil.copy(model, name)
+        with h5py.File(name, "r+") as f:
+            edit(f)
+        return name
+
+    def replace(key, array):
+        def edit(f):
+            del f[key]
+            f.create_dataset(key, data=array)
+        return edit
+
+    def poison(key, value):
+        def edit(f):
+            a = f[key][()]
+            a.flat[0] = value
+            f[key][...] = a
+        return edit
+
+    x = h5py.File(io)["input"][()]
+    ufno_io = MODEL.replace("ufno_small", "ufno_small_io")
+    refused(P, ["--model", model, "--tensor", ufno_io, "--out", "o.h5"],
+            ["ufno_small_io.h5", "input", "4-D FNO expects"])
+    for name, edit, say in (
+            ("t_grid.h5", replace("input", x[:, :, :, :6]), "input"),
+            ("t_chan.h5", replace("input", x[..., :2]), "input"),
+            ("t_nan.h5", poison("input", np.nan), "input"),
+            ("t_huge.h5", huge_dataset("input", (1 << 30,) + x.shape[1:]), "input")):
+        tensor(name, edit)
+        refused(P, ["--model", model, "--tensor", name, "--out", "o.h5"], [name, say], timeout=60)
+        os.remove(name)
+    mean = h5py.File(model)["input_normalizer.mean"][()]
+    for name, edit, say in (
+            ("m4_norm.h5", replace("input_normalizer.mean", mean[:, :, :, :3]),
+             "input_normalizer.mean"),
+            ("m4_std.h5", lambda f: f.__delitem__("output_normalizer.std"),
+             "output_normalizer.std"),
+            ("m4_neg.h5", poison("input_normalizer.std", -1.0), "input_normalizer.std"),
+            ("m4_modes.h5", lambda f: f.attrs.__setitem__("modes", np.array([20, 3, 2, 3], np.int32)),
+             "modes"),
+            ("m4_layers.h5", lambda f: f.attrs.__setitem__("n_layers", np.int32(5)),
+             "conv.conv4.weights1"),
+            ("m4_w.h5", poison("conv.conv2.weights7", np.inf), "conv.conv2.weights7")):
+        model_variant(name, edit)
+        refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
+        os.remove(name)
+    refused(P, ["--model", model, "--tensor", io, "--out", "o.h5", "--grid", "2x2"],
+            ["--grid", "A1, A2, A3"])
+    refused(P, ["--model", model, "--tensor", io, "--out", "o.h5", "--grid", "1x1x2"],
+            ["--grid", "but the job has"])
 
 
 def import_export_cases():
@@ -446,7 +523,8 @@ def main():
     cwd = os.getcwd()
     os.chdir(work)
     try:
-        for part in (predict_cases, model_cases, import_export_cases, sweep_cases, signal_cases):
+        for part in (predict_cases, model_cases, fno4d_cases, import_export_cases, sweep_cases,
+                     signal_cases):
             try:
                 part()
             except Exception as e:  # noqa: BLE001  (a crash of the suite is a failure)

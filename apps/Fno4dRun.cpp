@@ -1,0 +1,99 @@
+#include "apps/Fno4dRun.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include "decomposition/CollectiveErrors.hpp"
+#include "io/Fno4dModelFile.hpp"
+#include "io/OutputFile.hpp"
+#include "io/TensorFile.hpp"
+#include "operators/DistributedFno4d.hpp"
+
+namespace ufno {
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// (B, 1, a1, a2, a3, t) channel-first block -> (B, t, a1, a2, a3) time-major host values.
+std::vector<float> time_major(const GridView<4>& y) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  const std::size_t B = y.extent(0), a = y.extent(2), b = y.extent(3), c = y.extent(4),
+                    T = y.extent(5);
+  std::vector<float> v(B * T * a * b * c);
+  for (std::size_t n = 0; n < B; ++n)
+    for (std::size_t i = 0; i < a; ++i)
+      for (std::size_t j = 0; j < b; ++j)
+        for (std::size_t k = 0; k < c; ++k)
+          for (std::size_t t = 0; t < T; ++t)
+            v[(((n * T + t) * a + i) * b + j) * c + k] = h(n, 0, i, j, k, t);
+  return v;
+}
+
+}  // namespace
+
+Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& tensor,
+                                 const std::string& out, const std::string& grid_spec,
+                                 dist::ExchangeAlgorithm alg, MPI_Comm comm) {
+  Fno4dRunSummary r;
+  auto t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<Fno4dModelFile> mf;
+  std::unique_ptr<dist::ProcessGrid> grid;
+  std::unique_ptr<DistributedFno4d> net;
+  dist::collectively(comm, [&] {
+    mf = std::make_unique<Fno4dModelFile>(model);
+    const auto& g = mf->spec().grid;
+    grid = std::make_unique<dist::ProcessGrid>(
+        dist::ProcessGrid::from_string(comm, grid_spec, {g[0], g[1], g[2], g[3]}));
+  });
+  dist::collectively(comm, [&] { net = std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, alg); });
+  const Fno4dSpec& s = mf->spec();
+  r.seconds_load = since(t0);
+  const dist::Box4 b = net->layout().box(grid->rank());
+  HostArray x;
+  dist::collectively(comm, [&] {
+    x = read_input_tensor4d(tensor, s.grid, s.in_channels, b.lo, b.extents(), comm);
+  });
+  t0 = std::chrono::steady_clock::now();
+  const int B = int(x.shape[0]);
+  auto xd = make_grid_view<4>("fno4d.input", B, b.extent(0),
+                              {b.extent(1), b.extent(2), b.extent(3), s.in_channels}, false);
+  {
+    auto h = Kokkos::create_mirror_view(xd);
+    std::copy(x.data.begin(), x.data.end(), h.data());
+    Kokkos::deep_copy(xd, h);
+  }
+  x = HostArray();
+  const std::vector<float> values = time_major(net->forward(xd));
+  r.seconds_predict = since(t0);
+  t0 = std::chrono::steady_clock::now();
+  std::unique_ptr<OutputFile> f;
+  dist::collectively(comm, [&] { f = std::make_unique<OutputFile>(out, comm); });
+  const std::vector<std::size_t> global{std::size_t(B), std::size_t(s.grid[3]),
+                                        std::size_t(s.grid[0]), std::size_t(s.grid[1]),
+                                        std::size_t(s.grid[2])};
+  const std::vector<std::size_t> start{0, std::size_t(b.lo[3]), std::size_t(b.lo[0]),
+                                       std::size_t(b.lo[1]), std::size_t(b.lo[2])};
+  const std::vector<std::size_t> count{std::size_t(B), std::size_t(b.extent(3)),
+                                       std::size_t(b.extent(0)), std::size_t(b.extent(1)),
+                                       std::size_t(b.extent(2))};
+  const std::string what = s.variable == "SG" ? "gas saturation" : "pressure buildup";
+  f->write_block(s.variable, global, start, count, values, s.output_units,
+                 what + ", (case, time, A1, A2, A3)");
+  f->set_attribute("source", tensor);
+  f->set_attribute("producer", "ufno_predict");
+  f->set_attribute("variables", s.variable);
+  f->set_attribute("architecture", "FNO4D");
+  dist::collectively(comm, [&] { f->commit(); });
+  r.seconds_write = since(t0);
+  r.cases = B;
+  r.variable = s.variable;
+  r.grid = std::to_string(s.grid[0]) + "x" + std::to_string(s.grid[1]) + "x" +
+           std::to_string(s.grid[2]) + "x" + std::to_string(s.grid[3]);
+  r.process_grid = grid->str();
+  return r;
+}
+
+}  // namespace ufno
