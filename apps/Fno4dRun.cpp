@@ -1,5 +1,7 @@
 #include "apps/Fno4dRun.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <memory>
 
@@ -88,6 +90,10 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   f->set_attribute("architecture", "FNO4D");
   dist::collectively(comm, [&] { f->commit(); });
   r.seconds_write = since(t0);
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  double mine = double(u.ru_maxrss) / 1024.0;  // Linux reports KiB
+  MPI_Allreduce(&mine, &r.peak_rss_mb_max, 1, MPI_DOUBLE, MPI_MAX, comm);
   r.cases = B;
   r.variable = s.variable;
   r.grid = std::to_string(s.grid[0]) + "x" + std::to_string(s.grid[1]) + "x" +

@@ -15,6 +15,7 @@ struct Fno4dRunSummary {
   int cases = 0;
   std::string variable, grid, process_grid;
   double seconds_load = 0, seconds_predict = 0, seconds_write = 0;
+  double peak_rss_mb_max = 0;  // the largest peak resident set of any rank, MiB
 };
 
 Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& tensor,

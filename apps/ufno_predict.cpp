@@ -143,10 +143,11 @@ int run(int argc, char** argv, int rank, int size) {
     if (rank == 0)
       std::printf(
           "ufno_predict: %d case(s) %s on %s (FNO4D) in %.3f s (load %.3f s, predict %.3f s, "
-          "write %.3f s), %d rank(s) as %s x %d thread(s) (%s) -> %s\n",
+          "write %.3f s), %d rank(s) as %s x %d thread(s) (%s), peak memory %.0f MB per rank "
+          "(largest) -> %s\n",
           s.cases, s.variable.c_str(), s.grid.c_str(), seconds_since(t4), s.seconds_load,
           s.seconds_predict, s.seconds_write, size, s.process_grid.c_str(), threads,
-          threads_from.c_str(), out.c_str());
+          threads_from.c_str(), s.peak_rss_mb_max, out.c_str());
     return 0;
   }
   const auto t0 = std::chrono::steady_clock::now();

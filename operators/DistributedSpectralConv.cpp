@@ -30,15 +30,22 @@ DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& gri
 }
 
 template <std::size_t D>
+DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n,
+                                                    int out, std::shared_ptr<Fft> fft)
+    : out_(out), rank_(grid.rank()), scale_(inverse_size(n)), fft_(std::move(fft)) {}
+
+template <std::size_t D>
 DistributedSpectralConv<D> DistributedSpectralConv<D>::load(const WeightSource& w,
                                                             const std::string& prefix,
                                                             const dist::ProcessGrid& grid,
                                                             Extents n, int in, int out,
                                                             Extents modes,
                                                             dist::ExchangeAlgorithm alg) {
-  // The full corners are read transiently; only the owned modes are kept.
-  return DistributedSpectralConv(grid, n, in, out, modes,
-                                 load_corner_weights<D>(w, prefix, in, out, modes), alg);
+  // Only the modes this rank owns are read (SpectralWeights.hpp, load_owned_weights).
+  DistributedSpectralConv c(grid, n, out, std::make_shared<Fft>(grid, n, modes, alg));
+  c.w_ = load_owned_weights<D>(w, prefix, in, out, modes,
+                               c.fft_->spectral_layout().box(grid.rank()));
+  return c;
 }
 
 template <std::size_t D>

@@ -48,6 +48,8 @@ class DistributedSpectralConv {
   Complex mixed_modes(const Real& x);  // forward transform, mode mix, DC bias
 
  private:
+  DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int out,
+                          std::shared_ptr<Fft> fft);
   int out_;
   int rank_;
   float scale_;

@@ -48,54 +48,107 @@ std::vector<std::array<bool, D - 1>> corner_order() {
 }
 
 template <std::size_t D>
-std::vector<HostArray> load_corner_weights(const WeightSource& w, const std::string& prefix,
-                                           int in, int out, const std::array<int, D>& m) {
+std::vector<std::size_t> corner_shape(int in, int out, const std::array<int, D>& m) {
   std::vector<std::size_t> s{std::size_t(in), std::size_t(out)};
   for (int v : m) s.push_back(std::size_t(v));
   s.push_back(2);
+  return s;
+}
+
+inline std::string corner_name(const std::string& prefix, std::size_t q) {
+  return prefix + ".weights" + std::to_string(q + 1);
+}
+
+template <std::size_t D>
+std::vector<HostArray> load_corner_weights(const WeightSource& w, const std::string& prefix,
+                                           int in, int out, const std::array<int, D>& m) {
   std::vector<HostArray> c;
   for (std::size_t q = 0; q < (std::size_t(1) << (D - 1)); ++q)
-    c.push_back(w.take(prefix + ".weights" + std::to_string(q + 1), s));
+    c.push_back(w.take(corner_name(prefix, q), corner_shape<D>(in, out, m)));
   return c;
 }
 
+// The weights of the modes in `owned` (a box of kept-mode indices), read corner by corner and
+// only the part of each corner that falls in `owned` (WeightSource::get_block): a rank never
+// holds another rank's modes, not even while loading, and a file-backed source reads only them.
+template <std::size_t D>
+SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& prefix, int in,
+                                      int out, const std::array<int, D>& m,
+                                      const dist::Box<D>& owned) {
+  const auto order = corner_order<D>();
+  const auto shape = corner_shape<D>(in, out, m);
+  for (std::size_t q = 0; q < order.size(); ++q)  // every corner's shape, before any reading
+    if (w.shape(corner_name(prefix, q)) != shape)
+      throw InputError(w.origin(), corner_name(prefix, q),
+                       "shape " + shape_string(w.shape(corner_name(prefix, q))) +
+                           " does not match the " + shape_string(shape) +
+                           " implied by the model attributes");
+  SpectralWeightView wv("spectral.w", owned.count(), in, out);
+  auto h = Kokkos::create_mirror_view(wv);
+  const auto oe = owned.extents();
+  for (std::size_t q = 0; q < order.size(); ++q) {
+    // The corner's box in kept-mode indices, and the part of it this rank owns.
+    dist::Box<D> corner;
+    for (std::size_t a = 0; a < D; ++a) {
+      const bool high = a + 1 < D && order[q][a];
+      corner.lo[a] = high ? m[a] : 0;
+      corner.hi[a] = corner.lo[a] + m[a];
+    }
+    const dist::Box<D> part = corner.intersect(owned);
+    if (part.empty()) continue;
+    std::vector<std::size_t> start{0, 0}, count{std::size_t(in), std::size_t(out)};
+    for (std::size_t a = 0; a < D; ++a) {
+      start.push_back(std::size_t(part.lo[a] - corner.lo[a]));
+      count.push_back(std::size_t(part.extent(a)));
+    }
+    start.push_back(0);
+    count.push_back(2);
+    const HostArray c = w.get_block(corner_name(prefix, q), start, count);
+    const long cells = part.count();
+    const auto pe = part.extents();
+    for (long f = 0; f < cells; ++f) {
+      long rest = f, at = 0, stride = 1;  // the cell's flat index in the owned box
+      for (std::size_t a = D; a-- > 0;) {
+        const int i = int(rest % pe[a]);
+        rest /= pe[a];
+        at += long(part.lo[a] - owned.lo[a] + i) * stride;
+        stride *= oe[a];
+      }
+      for (int ci = 0; ci < in; ++ci)
+        for (int co = 0; co < out; ++co) {
+          const std::size_t idx = std::size_t((long(ci) * out + co) * cells + f) * 2;
+          h(at, ci, co) = complexf(c.data[idx], c.data[idx + 1]);
+        }
+    }
+  }
+  Kokkos::deep_copy(wv, h);
+  return wv;
+}
+
+// The same from corner arrays already in memory (weights1.. in order).
 template <std::size_t D>
 SpectralWeightView combine_corner_weights(int in, int out, const std::array<int, D>& m,
                                           const std::vector<HostArray>& corners,
                                           const dist::Box<D>& owned) {
-  const auto order = corner_order<D>();
-  long per_corner = long(in) * out * 2;
-  for (int v : m) per_corner *= v;
-  if (corners.size() != order.size())
-    throw std::invalid_argument("SpectralConv: " + std::to_string(corners.size()) +
-                                " corner weights for " + std::to_string(order.size()));
-  for (const auto& c : corners)
-    if (long(c.data.size()) != per_corner)
-      throw std::invalid_argument("SpectralConv: corner weight size mismatch");
-  const long modes = owned.count();
-  SpectralWeightView w("spectral.w", modes, in, out);
-  auto h = Kokkos::create_mirror_view(w);
-  const auto e = owned.extents();
-  for (long f = 0; f < modes; ++f) {
-    // The mode's global index, its corner and its position inside the corner.
-    std::array<bool, D - 1> high{};
-    long rest = f, pos = 0, stride = 1;
-    for (std::size_t a = D; a-- > 0;) {
-      const int k = owned.lo[a] + int(rest % e[a]);
-      rest /= e[a];
-      if (a + 1 < D) high[a] = k >= m[a];
-      pos += long(k % m[a]) * stride;
-      stride *= m[a];
+  struct Corners : WeightSource {
+    const std::vector<HostArray>& c;
+    explicit Corners(const std::vector<HostArray>& v) : c(v) {}
+    std::size_t index(const std::string& n) const {
+      const std::size_t q = std::stoul(n.substr(n.rfind("weights") + 7)) - 1;
+      if (q >= c.size()) throw InputError(origin(), n, "no such corner");
+      return q;
     }
-    const std::size_t q = std::find(order.begin(), order.end(), high) - order.begin();
-    for (int ci = 0; ci < in; ++ci)
-      for (int co = 0; co < out; ++co) {
-        const std::size_t idx = std::size_t((long(ci) * out + co) * stride + pos) * 2;
-        h(f, ci, co) = complexf(corners[q].data[idx], corners[q].data[idx + 1]);
-      }
-  }
-  Kokkos::deep_copy(w, h);
-  return w;
+    bool has(const std::string& n) const override { return index(n) < c.size(); }
+    HostArray get(const std::string& n) const override { return c[index(n)]; }
+    std::vector<std::size_t> shape(const std::string& n) const override {
+      return c[index(n)].shape;
+    }
+    std::string origin() const override { return "SpectralConv corner weights"; }
+  };
+  if (corners.size() != (std::size_t(1) << (D - 1)))
+    throw std::invalid_argument("SpectralConv: " + std::to_string(corners.size()) +
+                                " corner weights for " + std::to_string(1 << (D - 1)));
+  return load_owned_weights<D>(Corners(corners), "c", in, out, m, owned);
 }
 
 // out[b, o, modes] = scale * sum_i a[b, i, modes] * w[modes, i, o] over a block of modes.
