@@ -118,13 +118,14 @@ HostArray Fno4dModelFile::get_block(const std::string& name,
   for (std::size_t c : count) n *= c;
   if (n == 0) return b;  // a rank that owns no cells
   b.data = file_.read_block(name, start, count);
+  const bool deviation = is_std(name);
   for (float v : b.data) {
     if (!std::isfinite(v)) throw InputError(file_.path(), name, "contains NaN or Inf");
     if (std::abs(v) > kMaxWeight)
       throw InputError(file_.path(), name,
                        "holds a value of magnitude " + std::to_string(std::abs(v)) +
                            ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
-    if (is_std(name) && v < 0) throw InputError(file_.path(), name, "a standard deviation is negative");
+    if (deviation && v < 0) throw InputError(file_.path(), name, "a standard deviation is negative");
   }
   return b;
 }

@@ -19,11 +19,18 @@
 
 namespace ufno {
 
+// Where the spectral weights live between forward passes: all layers' in memory (many passes),
+// or each layer's read from the weight source when the layer runs and dropped after it (one
+// pass, as ufno_predict makes: the same reads, and peak memory holds one layer's weights, not
+// all of them). With PerLayer the weight source must outlive the model.
+enum class WeightResidency { All, PerLayer };
+
 class DistributedFno4d {
  public:
   using Real = GridView<4>;
   DistributedFno4d(const Fno4dSpec& spec, const WeightSource& w, const dist::ProcessGrid& grid,
-                   dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv);
+                   dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv,
+                   WeightResidency residency = WeightResidency::All);
 
   // The block of the unpadded (A1, A2, A3, T) grid each rank reads and writes.
   const dist::PencilLayout<4>& layout() const { return unpadded_; }
@@ -42,11 +49,16 @@ class DistributedFno4d {
                  const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
 
  private:
+  // The spectral branch of layer k up to what `run` returns, with its weights loaded around it
+  // when they are read per layer.
+  template <class F>
+  auto with_layer_weights(std::size_t k, F&& run);
   void fourier_layer(std::size_t k, const Real& x);
   void fourier_layer_in_row_groups(std::size_t k, const Real& x);
 
   Fno4dSpec spec_;
   int rank_;
+  const WeightSource* per_layer_source_ = nullptr;  // WeightResidency::PerLayer
   dist::PencilLayout<4> unpadded_, padded_;
   std::unique_ptr<dist::Repartition<float, 4>> pad_, crop_;
   Linear fc0_, fc1_, fc2_;

@@ -21,7 +21,9 @@ DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& gri
                                                     int in, int out, Extents modes,
                                                     const std::vector<HostArray>& corners,
                                                     dist::ExchangeAlgorithm alg)
-    : out_(out),
+    : in_(in),
+      out_(out),
+      modes_(modes),
       rank_(grid.rank()),
       scale_(inverse_size(n)),
       fft_(std::make_shared<Fft>(grid, n, modes, alg)) {
@@ -31,8 +33,28 @@ DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& gri
 
 template <std::size_t D>
 DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n,
-                                                    int out, std::shared_ptr<Fft> fft)
-    : out_(out), rank_(grid.rank()), scale_(inverse_size(n)), fft_(std::move(fft)) {}
+                                                    int in, int out, Extents modes,
+                                                    std::shared_ptr<Fft> fft)
+    : in_(in),
+      out_(out),
+      modes_(modes),
+      rank_(grid.rank()),
+      scale_(inverse_size(n)),
+      fft_(std::move(fft)) {}
+
+template <std::size_t D>
+DistributedSpectralConv<D> DistributedSpectralConv<D>::without_weights(
+    const dist::ProcessGrid& grid, Extents n, int in, int out, Extents modes,
+    dist::ExchangeAlgorithm alg) {
+  return DistributedSpectralConv(grid, n, in, out, modes,
+                                 std::make_shared<Fft>(grid, n, modes, alg));
+}
+
+template <std::size_t D>
+void DistributedSpectralConv<D>::load_weights(const WeightSource& w, const std::string& prefix) {
+  // Only the modes this rank owns are read (SpectralWeights.hpp, load_owned_weights).
+  w_ = load_owned_weights<D>(w, prefix, in_, out_, modes_, fft_->spectral_layout().box(rank_));
+}
 
 template <std::size_t D>
 DistributedSpectralConv<D> DistributedSpectralConv<D>::load(const WeightSource& w,
@@ -41,10 +63,8 @@ DistributedSpectralConv<D> DistributedSpectralConv<D>::load(const WeightSource& 
                                                             Extents n, int in, int out,
                                                             Extents modes,
                                                             dist::ExchangeAlgorithm alg) {
-  // Only the modes this rank owns are read (SpectralWeights.hpp, load_owned_weights).
-  DistributedSpectralConv c(grid, n, out, std::make_shared<Fft>(grid, n, modes, alg));
-  c.w_ = load_owned_weights<D>(w, prefix, in, out, modes,
-                               c.fft_->spectral_layout().box(grid.rank()));
+  DistributedSpectralConv c = without_weights(grid, n, in, out, modes, alg);
+  c.load_weights(w, prefix);
   return c;
 }
 
@@ -68,6 +88,8 @@ typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_m
   // The 1/N of the inverse transform is folded into the mode multiply.
   Complex a = fft_->forward(x);
   LayerTimer::Scope t("  spectral mix");
+  if (w_.extent(2) != std::size_t(fft_->spectral_layout().box(rank_).count()))
+    throw std::logic_error("DistributedSpectralConv: forward without the mode weights loaded");
   a = spectral_mix<D>(a, w_, scale_);
   if (dc_bias_.size() && a.size()) {
     auto d = dc_bias_;

@@ -28,6 +28,14 @@ class DistributedSpectralConv {
   static DistributedSpectralConv load(const WeightSource& w, const std::string& prefix,
                                       const dist::ProcessGrid& grid, Extents n, int in, int out,
                                       Extents modes, dist::ExchangeAlgorithm alg);
+  // The layer without its mode weights, for a model that holds one layer's weights at a time:
+  // load_weights() before forward, release_weights() after (the spectral weights of a 4-D FNO
+  // at LGR size are 300 MB per layer, more than a third of its activation).
+  static DistributedSpectralConv without_weights(const dist::ProcessGrid& grid, Extents n, int in,
+                                                 int out, Extents modes,
+                                                 dist::ExchangeAlgorithm alg);
+  void load_weights(const WeightSource& w, const std::string& prefix);
+  void release_weights() { w_ = SpectralWeightView(); }
 
   Real forward(const Real& x);  // local real block -> local real block (same layout)
   // All of forward() but its last step: the kept T bins of the output on x's block,
@@ -48,9 +56,10 @@ class DistributedSpectralConv {
   Complex mixed_modes(const Real& x);  // forward transform, mode mix, DC bias
 
  private:
-  DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int out,
-                          std::shared_ptr<Fft> fft);
-  int out_;
+  DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int in, int out,
+                          Extents modes, std::shared_ptr<Fft> fft);
+  int in_, out_;
+  Extents modes_;
   int rank_;
   float scale_;
   std::shared_ptr<Fft> fft_;

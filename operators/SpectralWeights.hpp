@@ -19,7 +19,8 @@
 
 namespace ufno {
 
-// (owned modes, flattened row-major over the owned box; in; out)
+// (in; out; owned modes, flattened row-major over the owned box): the model file's order, so
+// loading streams and the mode multiply reads every weight once, contiguously.
 using SpectralWeightView = Kokkos::View<complexf***, Kokkos::LayoutRight, DeviceSpace>;
 
 // Which axes are high in corner q (weights q + 1), for a layer over D axes.
@@ -68,6 +69,19 @@ std::vector<HostArray> load_corner_weights(const WeightSource& w, const std::str
   return c;
 }
 
+// Every corner of layer `prefix` has the (in, out, m..., 2) shape (InputError otherwise).
+template <std::size_t D>
+void check_corner_shapes(const WeightSource& w, const std::string& prefix, int in, int out,
+                         const std::array<int, D>& m) {
+  const auto shape = corner_shape<D>(in, out, m);
+  for (std::size_t q = 0; q < (std::size_t(1) << (D - 1)); ++q)
+    if (w.shape(corner_name(prefix, q)) != shape)
+      throw InputError(w.origin(), corner_name(prefix, q),
+                       "shape " + shape_string(w.shape(corner_name(prefix, q))) +
+                           " does not match the " + shape_string(shape) +
+                           " implied by the model attributes");
+}
+
 // The weights of the modes in `owned` (a box of kept-mode indices), read corner by corner and
 // only the part of each corner that falls in `owned` (WeightSource::get_block): a rank never
 // holds another rank's modes, not even while loading, and a file-backed source reads only them.
@@ -76,14 +90,8 @@ SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& 
                                       int out, const std::array<int, D>& m,
                                       const dist::Box<D>& owned) {
   const auto order = corner_order<D>();
-  const auto shape = corner_shape<D>(in, out, m);
-  for (std::size_t q = 0; q < order.size(); ++q)  // every corner's shape, before any reading
-    if (w.shape(corner_name(prefix, q)) != shape)
-      throw InputError(w.origin(), corner_name(prefix, q),
-                       "shape " + shape_string(w.shape(corner_name(prefix, q))) +
-                           " does not match the " + shape_string(shape) +
-                           " implied by the model attributes");
-  SpectralWeightView wv("spectral.w", owned.count(), in, out);
+  check_corner_shapes<D>(w, prefix, in, out, m);  // every corner's, before any reading
+  SpectralWeightView wv("spectral.w", in, out, owned.count());
   auto h = Kokkos::create_mirror_view(wv);
   const auto oe = owned.extents();
   for (std::size_t q = 0; q < order.size(); ++q) {
@@ -106,20 +114,28 @@ SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& 
     const HostArray c = w.get_block(corner_name(prefix, q), start, count);
     const long cells = part.count();
     const auto pe = part.extents();
-    for (long f = 0; f < cells; ++f) {
-      long rest = f, at = 0, stride = 1;  // the cell's flat index in the owned box
-      for (std::size_t a = D; a-- > 0;) {
+    // Each run of the part along the last axis is one contiguous run in the owned box.
+    const long run = pe[D - 1], runs = cells / std::max(run, 1L);
+    std::vector<long> run_at(runs);
+    for (long r = 0; r < runs; ++r) {
+      long rest = r, stride = oe[D - 1];
+      run_at[r] = part.lo[D - 1] - owned.lo[D - 1];
+      for (std::size_t a = D - 1; a-- > 0;) {
         const int i = int(rest % pe[a]);
         rest /= pe[a];
-        at += long(part.lo[a] - owned.lo[a] + i) * stride;
+        run_at[r] += long(part.lo[a] - owned.lo[a] + i) * stride;
         stride *= oe[a];
       }
-      for (int ci = 0; ci < in; ++ci)
-        for (int co = 0; co < out; ++co) {
-          const std::size_t idx = std::size_t((long(ci) * out + co) * cells + f) * 2;
-          h(at, ci, co) = complexf(c.data[idx], c.data[idx + 1]);
-        }
     }
+    // The corner block is (in, out, cells, 2): read in order, one (ci, co) plane at a time.
+    const float* src = c.data.data();
+    for (int ci = 0; ci < in; ++ci)
+      for (int co = 0; co < out; ++co) {
+        complexf* dst = &h(ci, co, 0);
+        for (long r = 0; r < runs; ++r, src += 2 * run)
+          for (long v = 0; v < run; ++v)
+            dst[run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
+      }
   }
   Kokkos::deep_copy(wv, h);
   return wv;
@@ -151,25 +167,27 @@ SpectralWeightView combine_corner_weights(int in, int out, const std::array<int,
   return load_owned_weights<D>(Corners(corners), "c", in, out, m, owned);
 }
 
-// out[b, o, modes] = scale * sum_i a[b, i, modes] * w[modes, i, o] over a block of modes.
+// out[b, o, modes] = scale * sum_i a[b, i, modes] * w[i, o, modes] over a block of modes.
 template <std::size_t D>
 GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const SpectralWeightView& w,
                                    float scale) {
-  const int B = a.extent(0), I = w.extent(1), O = w.extent(2);
+  const int B = a.extent(0), I = w.extent(0), O = w.extent(1);
   long M = 1;
   for (int v : grid_extents<D>(a)) M *= v;
-  if (int(a.extent(1)) != I || M != long(w.extent(0)))
+  if (int(a.extent(1)) != I || M != long(w.extent(2)))
     throw std::invalid_argument("spectral_mix: spectrum block " + shape_string(a) +
                                 " does not match the weights");
   auto out = make_grid_view<D, complexf>("spec.mixed", B, O, grid_extents<D>(a), false);
   const complexf* in = a.data();
+  const complexf* wp = w.data();
   complexf* dst = out.data();
+  // Modes fastest: the spectrum and the weights are both read in order, each weight once per case.
   ufno::parallel_for(
       "ufno::spectral_mix", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * M),
       KOKKOS_LAMBDA(const int64_t idx) {
         const int64_t mode = idx % M, bo = idx / M, o = bo % O, b = bo / O;
         complexf acc(0.f, 0.f);
-        for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * w(mode, i, o);
+        for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * wp[(i * O + o) * M + mode];
         dst[idx] = acc * scale;
       });
   return out;

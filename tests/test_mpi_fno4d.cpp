@@ -78,7 +78,10 @@ void check_model(const std::string& model, const std::string& io_name, bool norm
   for (auto parts : grids_3d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
-      DistributedFno4d net(mf.spec(), mf, grid, alg);
+      // Weights held throughout with one algorithm, read per layer with the other.
+      DistributedFno4d net(mf.spec(), mf, grid, alg,
+                           alg == ExchangeAlgorithm::Alltoallv ? WeightResidency::All
+                                                               : WeightResidency::PerLayer);
       const Box4 b = net.layout().box(grid.rank());
       const auto x = input_block(io.arrays.at("input"), b);
       for (bool raw : {true, false}) {
