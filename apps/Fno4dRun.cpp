@@ -48,8 +48,18 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   dist::collectively(comm, [&] {
     mf = std::make_unique<Fno4dModelFile>(model);
     const auto& g = mf->spec().grid;
+    std::string spec = grid_spec;
+    if (spec.empty() || spec == "auto") {
+      // Prefer grids that leave A1 whole: the Fourier layers then stream A1 rows (DistributedFft),
+      // and per-rank memory falls about as 1/P.
+      int size = 1;
+      MPI_Comm_size(comm, &size);
+      auto p = dist::ProcessGrid::automatic(size, {1, g[1], g[2], g[3]});
+      if (p[0] != 1) p = dist::ProcessGrid::automatic(size, {g[0], g[1], g[2], g[3]});
+      spec = std::to_string(p[0]) + "x" + std::to_string(p[1]) + "x" + std::to_string(p[2]);
+    }
     grid = std::make_unique<dist::ProcessGrid>(
-        dist::ProcessGrid::from_string(comm, grid_spec, {g[0], g[1], g[2], g[3]}));
+        dist::ProcessGrid::from_string(comm, spec, {g[0], g[1], g[2], g[3]}));
   });
   // One forward pass: each layer's spectral weights are read when it runs (the same reads as
   // holding them all, a third less peak memory at LGR size).

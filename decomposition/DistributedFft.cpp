@@ -22,8 +22,14 @@ long product(const std::array<int, D>& e, std::size_t from, std::size_t to) {
 template <std::size_t D>
 DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optional<Extents> modes,
                                   ExchangeAlgorithm alg, FftKind kind)
-    : comm_(grid.comm()), rank_(grid.rank()), kind_(kind), truncated_(modes.has_value()), n_(n) {
+    : comm_(grid.comm()),
+      rank_(grid.rank()),
+      kind_(kind),
+      truncated_(modes.has_value()),
+      n_(n),
+      alg_(alg) {
   const auto parts = grid.parts_of<D>();
+  parts_ = parts;
   if (parts[D - 1] != 1)
     throw std::invalid_argument("DistributedFft: the process grid must not split T");
   const bool real = kind == FftKind::R2C;
@@ -42,8 +48,7 @@ DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optio
     }
     kn_[a] = low_[a] + high_[a];
   }
-  whole_domain_ = true;
-  for (std::size_t a = 0; a + 1 < D; ++a) whole_domain_ = whole_domain_ && parts[a] == 1;
+  first_axis_whole_ = parts[0] == 1;
   for (std::size_t a = 0; a < D; ++a) {
     // Axis a local: the grid's parts of the space axes with a 1 inserted at a.
     Extents p{}, before{}, after{};

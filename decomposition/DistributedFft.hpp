@@ -61,13 +61,17 @@ class DistributedFft {
   Complex forward(const Complex& x);       // C2C: local complex block -> local spectral block
   Complex backward_c2c(const Complex& s);  // C2C: the inverse (unnormalised)
 
-  // One rank holding the whole domain, truncated R2C: forward() then runs every stage but the
-  // first axis's in groups of first-axis rows (no T-mode tensor of the whole grid), and a caller
-  // can stop the inverse after the first axis and finish it a row group at a time:
-  //   backward_first_axis(s)        the inverse A1 stage: (B, C, n_0, kept modes of the rest);
+  // A grid that leaves the first axis whole (one rank, or PA = 1), truncated R2C: forward()
+  // then runs every stage but the first axis's in groups of first-axis rows, repartitions
+  // included (no T-mode tensor of the whole block), and a caller can stop the inverse after the
+  // first axis and finish it a row group at a time:
+  //   backward_first_axis(s)        the inverse A1 stage: (B, C, n_0, this rank's block of the
+  //                                 other axes' kept modes);
   //   t_modes_of_rows(f, b, r, R)   the inverse of the middle axes for rows [r, r + R) of case
-  //                                 b: (1, C, R, n_1 .. n_{D-2}, m_T), backward_to_t_modes' rows.
-  bool streams_rows() const { return whole_domain_ && kind_ == FftKind::R2C && truncated_; }
+  //                                 b: (1, C, R, local extents, m_T), backward_to_t_modes' rows.
+  // Both are collective when the grid has several ranks: every rank calls them for the same
+  // rows in the same order.
+  bool streams_rows() const { return first_axis_whole_ && kind_ == FftKind::R2C && truncated_; }
   Complex backward_first_axis(const Complex& s);
   Complex t_modes_of_rows(const Complex& first, int b, int r0, int rows) const;
   // The pruned T transform of a truncated R2C plan, or nullptr.
@@ -89,6 +93,13 @@ class DistributedFft {
     std::unique_ptr<Repartition<complexf, D>> to_next, from_next;
     std::unique_ptr<fft::TruncatedDft> pruned;  // truncated complex axes
   };
+  // The stages' repartitions on R first-axis rows (streams_rows() only): to_next[a] and
+  // from_next[a] as in Stage, for a = 2 .. D-1, over layouts whose first axis has R cells.
+  struct RowGroupPlan {
+    std::array<std::unique_ptr<Repartition<complexf, D>>, D> to_next, from_next;
+    std::array<Layout, D> before, after;
+  };
+  const RowGroupPlan& row_plan(int rows) const;
   struct Plans {  // full transforms, per batch size
     std::array<std::unique_ptr<fft::Fft1dPlan>, D> fwd, bwd;
   };
@@ -108,7 +119,10 @@ class DistributedFft {
   FftKind kind_;
   bool truncated_;
   Extents n_, kn_, low_, high_;
-  bool whole_domain_ = false;  // one rank holds every cell: repartitions are identities
+  bool first_axis_whole_ = false;  // the grid does not split the first axis
+  ExchangeAlgorithm alg_;
+  Extents parts_{};                // the grid's parts per axis
+  mutable std::map<int, RowGroupPlan> row_plans_;
   std::array<Stage, D> stage_;
   std::unique_ptr<fft::TruncatedRealDft> t_pruned_;  // truncated R2C only
   std::map<long, Plans> plans_;

@@ -130,9 +130,9 @@ TEST_CASE("distributed 3-D FFT equals the single-process FFTW transform", "[mpi]
               }
       CHECK(err <= 1e-5 * std::max(mag, 1.0));
 
-      // One rank with the whole domain streams rows: the inverse stopped after X, then finished
+      // A grid that leaves X whole streams rows: the inverse stopped after X, then finished
       // through Y a few rows at a time, equals the T modes backward_to_t_modes gives.
-      CHECK(plan.streams_rows() == (truncated && grid.parts()[0] * grid.parts()[1] == 1));
+      CHECK(plan.streams_rows() == (truncated && grid.parts()[0] == 1));
       if (!plan.streams_rows()) continue;
       const CTensor tm = plan.backward_to_t_modes(s);
       const CTensor ym = plan.backward_first_axis(s);
@@ -149,7 +149,7 @@ TEST_CASE("distributed 3-D FFT equals the single-process FFTW transform", "[mpi]
                                                           plan.t_modes_of_rows(ym, n, r0, R));
             for (int c = 0; c < C; ++c)
               for (int i = 0; i < R; ++i)
-                for (int j = 0; j < Y; ++j)
+                for (int j = 0; j < int(ht.extent(3)); ++j)
                   for (int k = 0; k < m[2]; ++k)
                     row_err = std::max(
                         row_err, double(Kokkos::abs(hr(0, c, i, j, k) - ht(n, c, r0 + i, j, k))));
