@@ -1,6 +1,7 @@
-// Distributed FFT benchmark, run under mpiexec with any rank count:
-//  (a) the full distributed 3-D r2c of DistributedFft<3> against FFTW-MPI's r2c on the same ranks,
-//      size and batch, in GFlop/s with the 5 N log2 N convention (N = X*Y*T points per transform);
+// Distributed FFT benchmark over 3 or 4 axes (--size X Y T or A1 A2 A3 T), run under mpiexec with
+// any rank count:
+//  (a) the full distributed r2c of DistributedFft<D> against FFTW-MPI's r2c on the same ranks,
+//      size and batch, in GFlop/s with the 5 N log2 N convention (N points per transform);
 //  (b) the truncated FNO spectral transform (kept modes only) against the full transform of the
 //      same tensor, forward + backward, and the cells each repartition sends per rank.
 // Times are the slowest rank's, between barriers, best of --repeat runs after one warm-up.
@@ -33,13 +34,88 @@ double best_time(int repeat, F&& f) {
   return best;
 }
 
+template <std::size_t D>
+int run(const std::vector<int>& n, const std::vector<int>& modes, int batch, int repeat,
+        int threads, const std::string& grid_spec) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  backend::set_threads(threads);
+  std::array<int, D> N{}, M{};
+  for (std::size_t a = 0; a < D; ++a) N[a] = n[a], M[a] = modes[a];
+  auto grid = dist::ProcessGrid::from_string(MPI_COMM_WORLD, grid_spec, n);
+  double points = 1;
+  for (int v : N) points *= v;
+  const double flops = 5.0 * points * std::log2(points) * batch;
+
+  // (a) ours, full transform
+  dist::DistributedFft<D> full(grid, N);
+  auto x = make_grid_view<D>("x", 1, batch, full.real_layout().box(rank).extents());
+  Kokkos::deep_copy(x, 1.f);
+  const double t_ours = best_time(repeat, [&] { full.forward(x); });
+
+  // (a) FFTW-MPI, slab decomposition along the first axis, `batch` interleaved transforms
+  fftwf_mpi_init();
+  fftwf_plan_with_nthreads(threads);
+  std::array<ptrdiff_t, D> dims{}, cdims{};
+  for (std::size_t a = 0; a < D; ++a) dims[a] = cdims[a] = N[a];
+  cdims[D - 1] = N[D - 1] / 2 + 1;
+  ptrdiff_t local_n0 = 0, local_0 = 0;
+  const ptrdiff_t alloc = fftwf_mpi_local_size_many(int(D), cdims.data(), batch,
+                                                    FFTW_MPI_DEFAULT_BLOCK, MPI_COMM_WORLD,
+                                                    &local_n0, &local_0);
+  float* in = fftwf_alloc_real(2 * alloc);
+  fftwf_complex* out = fftwf_alloc_complex(alloc);
+  fftwf_plan p = fftwf_mpi_plan_many_dft_r2c(int(D), dims.data(), batch, FFTW_MPI_DEFAULT_BLOCK,
+                                             FFTW_MPI_DEFAULT_BLOCK, in, out, MPI_COMM_WORLD,
+                                             FFTW_ESTIMATE);
+  for (ptrdiff_t i = 0; i < 2 * alloc; ++i) in[i] = 1.f;
+  const double t_fftw = best_time(repeat, [&] { fftwf_execute(p); });
+  fftwf_destroy_plan(p);
+  fftwf_free(in);
+  fftwf_free(out);
+
+  // (b) truncated vs full, forward + backward
+  dist::DistributedFft<D> trunc(grid, N, M);
+  const double t_full_fb = best_time(repeat, [&] { full.backward(full.forward(x)); });
+  const double t_trunc_fb = best_time(repeat, [&] { trunc.backward(trunc.forward(x)); });
+  const auto cf = full.cells_sent(), ct = trunc.cells_sent();
+  std::vector<long> cells(cf.begin(), cf.end()), cmax(2 * cf.size());
+  cells.insert(cells.end(), ct.begin(), ct.end());
+  MPI_Allreduce(cells.data(), cmax.data(), int(cells.size()), MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) {
+    auto join = [](const auto& v, const char* sep) {
+      std::string r;
+      for (std::size_t i = 0; i < v.size(); ++i) r += (i ? sep : "") + std::to_string(v[i]);
+      return r;
+    };
+    const double mb = 8.0 * batch / 1e6;  // complex float per cell, x batch
+    std::printf("bench_dfft: %d rank(s) as %s x %d thread(s), grid %s, batch %d, modes %s\n",
+                size, grid.str().c_str(), threads, join(N, "x").c_str(), batch,
+                join(M, "x").c_str());
+    std::printf(
+        "(a) full r2c forward: ufno %.4f s (%.2f GFlop/s)  FFTW-MPI %.4f s (%.2f GFlop/s)  "
+        "ratio fftw/ufno %.2f\n",
+        t_ours, flops / t_ours / 1e9, t_fftw, flops / t_fftw / 1e9, t_fftw / t_ours);
+    std::printf("(b) forward+backward: full %.4f s, truncated %.4f s, speed-up %.2f\n", t_full_fb,
+                t_trunc_fb, t_full_fb / t_trunc_fb);
+    std::printf("    MB sent per rank (max) by each repartition, forward then backward:\n");
+    std::string f = "      full     ", t = "      truncated";
+    for (std::size_t i = 0; i < cf.size(); ++i) {
+      f += " " + std::to_string(cmax[i] * mb).substr(0, 6);
+      t += " " + std::to_string(cmax[cf.size() + i] * mb).substr(0, 6);
+    }
+    std::printf("%s\n%s\n", f.c_str(), t.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
+  int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   int code = 0;
   {
     Kokkos::ScopeGuard kokkos;
@@ -47,79 +123,20 @@ int main(int argc, char** argv) {
     std::vector<int> n{104, 208, 32}, modes{10, 10, 10};
     int batch = 36, repeat = 3, threads = 1;
     std::string grid_spec = "auto";
-    app.add_option("--size", n, "X Y T")->expected(3);
-    app.add_option("--modes", modes, "kept modes mx my mt")->expected(3);
+    app.add_option("--size", n, "X Y T, or A1 A2 A3 T")->expected(3, 4);
+    app.add_option("--modes", modes, "kept modes per axis")->expected(3, 4);
     app.add_option("--batch", batch, "transforms per call (B x C)");
     app.add_option("--repeat", repeat);
     app.add_option("--threads", threads, "FFTW threads per rank");
     app.add_option("--grid", grid_spec);
     try {
       app.parse(argc, argv);
+      if (n.size() != modes.size()) throw CLI::ValidationError("--modes", "one per axis of --size");
     } catch (const CLI::ParseError& e) {
       code = rank == 0 ? app.exit(e) : 1;
     }
-    if (code == 0) {
-      backend::set_threads(threads);
-      const std::array<int, 3> N{n[0], n[1], n[2]};
-      auto grid = dist::ProcessGrid::from_string(MPI_COMM_WORLD, grid_spec, {N[0], N[1], 1});
-      const double points = double(N[0]) * N[1] * N[2];
-      const double flops = 5.0 * points * std::log2(points) * batch;
-
-      // (a) ours, full transform
-      dist::DistributedFft<3> full(grid, N);
-      const auto b0 = full.real_layout().box(rank);
-      Tensor x("x", 1, batch, b0.extent(0), b0.extent(1), b0.extent(2));
-      Kokkos::deep_copy(x, 1.f);
-      const double t_ours = best_time(repeat, [&] { full.forward(x); });
-
-      // (a) FFTW-MPI, slab decomposition along X, `batch` interleaved transforms
-      fftwf_mpi_init();
-      fftwf_plan_with_nthreads(threads);
-      const ptrdiff_t dims[3] = {N[0], N[1], N[2]};
-      ptrdiff_t local_n0 = 0, local_0 = 0;
-      const ptrdiff_t alloc = fftwf_mpi_local_size_many(
-          3, std::array<ptrdiff_t, 3>{N[0], N[1], N[2] / 2 + 1}.data(), batch,
-          FFTW_MPI_DEFAULT_BLOCK, MPI_COMM_WORLD, &local_n0, &local_0);
-      float* in = fftwf_alloc_real(2 * alloc);
-      fftwf_complex* out = fftwf_alloc_complex(alloc);
-      fftwf_plan p = fftwf_mpi_plan_many_dft_r2c(3, dims, batch, FFTW_MPI_DEFAULT_BLOCK,
-                                                 FFTW_MPI_DEFAULT_BLOCK, in, out, MPI_COMM_WORLD,
-                                                 FFTW_ESTIMATE);
-      for (ptrdiff_t i = 0; i < 2 * alloc; ++i) in[i] = 1.f;
-      const double t_fftw = best_time(repeat, [&] { fftwf_execute(p); });
-      fftwf_destroy_plan(p);
-      fftwf_free(in);
-      fftwf_free(out);
-
-      // (b) truncated vs full, forward + backward
-      dist::DistributedFft<3> trunc(grid, N, std::array<int, 3>{modes[0], modes[1], modes[2]});
-      const double t_full_fb = best_time(repeat, [&] { full.backward(full.forward(x)); });
-      const double t_trunc_fb = best_time(repeat, [&] { trunc.backward(trunc.forward(x)); });
-      long cells[8], cmax[8];
-      const auto cf = full.cells_sent(), ct = trunc.cells_sent();
-      for (int i = 0; i < 4; ++i) cells[i] = cf[i], cells[4 + i] = ct[i];
-      MPI_Allreduce(cells, cmax, 8, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
-      if (rank == 0) {
-        const double mb = 8.0 * batch / 1e6;  // complex float per cell, x batch
-        std::printf(
-            "bench_dfft: %d rank(s) as %s x %d thread(s), grid %dx%dx%d, batch %d, modes "
-            "%dx%dx%d\n",
-            size, grid.str().c_str(), threads, N[0], N[1], N[2], batch, modes[0], modes[1],
-            modes[2]);
-        std::printf(
-            "(a) full r2c forward: ufno %.4f s (%.2f GFlop/s)  FFTW-MPI %.4f s (%.2f GFlop/s)  "
-            "ratio fftw/ufno %.2f\n",
-            t_ours, flops / t_ours / 1e9, t_fftw, flops / t_fftw / 1e9, t_fftw / t_ours);
-        std::printf("(b) forward+backward: full %.4f s, truncated %.4f s, speed-up %.2f\n",
-                    t_full_fb, t_trunc_fb, t_full_fb / t_trunc_fb);
-        std::printf(
-            "    MB sent per rank (max) by each repartition: fwd T->Y, Y->X, bwd X->Y, Y->T\n");
-        std::printf("      full      %.2f %.2f %.2f %.2f\n", cmax[0] * mb, cmax[1] * mb,
-                    cmax[2] * mb, cmax[3] * mb);
-        std::printf("      truncated %.2f %.2f %.2f %.2f\n", cmax[4] * mb, cmax[5] * mb,
-                    cmax[6] * mb, cmax[7] * mb);
-      }
-    }
+    if (code == 0) code = n.size() == 3 ? run<3>(n, modes, batch, repeat, threads, grid_spec)
+                                        : run<4>(n, modes, batch, repeat, threads, grid_spec);
   }
   MPI_Finalize();
   return code;

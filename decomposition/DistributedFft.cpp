@@ -109,8 +109,15 @@ void DistributedFft<D>::check_block(const Layout& l, const Extents& e, const cha
 template <std::size_t D>
 typename DistributedFft<D>::Complex DistributedFft<D>::transform_axis(const Complex& a,
                                                                       std::size_t axis,
-                                                                      bool forward, long nl) {
+                                                                      bool forward, long nl,
+                                                                      bool in_place) {
   const Stage& s = stage_[axis];
+  if (!s.pruned && in_place) {  // full: the extents do not change, and `a` is this plan's own
+    LayerTimer::Scope t("  fft 1-d transforms");
+    auto& p = forward ? plans(nl).fwd[axis] : plans(nl).bwd[axis];
+    if (p) p->execute(a.data(), a.data());
+    return a;
+  }
   const Layout& to = forward ? s.after : s.before;
   const Extents from = grid_extents<D>(a);
   Complex out =
@@ -137,7 +144,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_complex_axes(Comp
                                                                             long nl) {
   for (std::size_t axis = from + 1; axis-- > 0;) {
     a = stage_[axis + 1].to_next->apply(a);
-    a = transform_axis(a, axis, true, nl);
+    a = transform_axis(a, axis, true, nl, /*in_place=*/true);
   }
   return a;
 }
@@ -147,7 +154,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::backward_complex_axes(Com
                                                                              std::size_t upto,
                                                                              long nl) {
   for (std::size_t axis = 0; axis <= upto; ++axis) {
-    a = transform_axis(a, axis, false, nl);
+    a = transform_axis(a, axis, false, nl, /*in_place=*/axis > 0);  // not the caller's spectrum
     a = stage_[axis + 1].from_next->apply(a);
   }
   return a;
@@ -178,7 +185,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Complex& x)
   check_kind(FftKind::C2C, "complex forward");
   check_block(real_layout(), grid_extents<D>(x), "input");
   const long nl = long(x.extent(0)) * x.extent(1);
-  return forward_complex_axes(transform_axis(x, D - 1, true, nl), D - 2, nl);
+  return forward_complex_axes(transform_axis(x, D - 1, true, nl, false), D - 2, nl);
 }
 
 template <std::size_t D>
@@ -210,7 +217,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::backward_c2c(const Comple
   check_kind(FftKind::C2C, "complex backward");
   check_block(spectral_layout(), grid_extents<D>(s), "spectral");
   const long nl = long(s.extent(0)) * s.extent(1);
-  return transform_axis(backward_complex_axes(s, D - 2, nl), D - 1, false, nl);
+  return transform_axis(backward_complex_axes(s, D - 2, nl), D - 1, false, nl, true);
 }
 
 template <std::size_t D>

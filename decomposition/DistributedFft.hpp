@@ -112,7 +112,9 @@ class DistributedFft {
   // The inverse of complex axes 0 .. upto, from the spectral block, ending in stage upto's
   // `before` layout moved on to stage upto + 1's `after` layout.
   Complex backward_complex_axes(Complex s, std::size_t upto, long nlead);
-  Complex transform_axis(const Complex& a, std::size_t axis, bool forward, long nlead);
+  // Along one axis; a full transform runs in place when `in_place` (a is the plan's own tensor).
+  Complex transform_axis(const Complex& a, std::size_t axis, bool forward, long nlead,
+                         bool in_place);
 
   MPI_Comm comm_;
   int rank_;
