@@ -60,7 +60,11 @@ HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>&
   }
   a.shape.push_back(std::size_t(channels));
   start.push_back(0);
-  if (values > double(h5::File::kMaxFloatValues))
+  // Basin-scale inputs are large by nature (a rank's block can exceed a GiB); the bound is on
+  // what any rank of this build could hold, so a forged case count cannot make it allocate
+  // without bound.
+  constexpr double kMaxBlockValues = double(1ull << 32);  // 16 GiB of float32
+  if (values > kMaxBlockValues)
     throw InputError(path, "input",
                      std::to_string(s[0]) + " cases make a block of " +
                          std::to_string(long(values)) +

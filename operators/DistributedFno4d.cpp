@@ -15,13 +15,6 @@ using Extents = std::array<int, 4>;
 
 namespace {
 
-// Each rank's box moved by d (empty boxes stay empty).
-PencilLayout<4> shifted(const PencilLayout<4>& l, const Extents& global, const Extents& d) {
-  std::vector<Box4> boxes;
-  for (const Box4& b : l.boxes()) boxes.push_back(b.empty() ? Box4{} : b.shifted(d));
-  return PencilLayout<4>(global, boxes);
-}
-
 // This rank's block of a grid-sized normaliser array, checked against the model's grid.
 Kokkos::View<float*, DeviceSpace> normaliser_block(const WeightSource& w, const std::string& name,
                                                    const Extents& grid, const Box4& box,
@@ -56,12 +49,33 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
   for (int a = 0; a < 4; ++a) minus[a] = -s.padding[a], plus[a] = s.padding[a];
   unpadded_ = PencilLayout<4>::block(n, parts);
   padded_ = PencilLayout<4>::block(np, parts);
-  // Padding: each rank gathers its padded block, seen in unpadded coordinates; what lies outside
-  // the grid is zero. Crop: each rank gathers its unpadded block from the padded blocks.
-  pad_ = std::make_unique<dist::Repartition<float, 4>>(grid.comm(), unpadded_,
-                                                       shifted(padded_, n, minus), alg);
-  crop_ = std::make_unique<dist::Repartition<float, 4>>(grid.comm(), padded_,
-                                                        shifted(unpadded_, np, plus), alg);
+  // Each rank's padded block holds the grid's cells in its interior (the block's part of
+  // [P, P + n)); the interiors, moved back by P, tile the grid. Padding gathers each rank's
+  // interior of the channels-last input (T x C flattened into one axis: T is never split), and
+  // the lift writes the interior of the zero-filled padded block; the head runs on the interior
+  // and the crop moves its one-channel output to the unpadded blocks.
+  std::vector<Box4> interiors, interiors_cl;
+  for (const Box4& b : padded_.boxes()) {
+    Box4 i = b.shifted(minus).intersect(dist::domain_box(n));
+    if (i.empty()) i = Box4{};
+    interiors.push_back(i);
+    Box4 cl = i;
+    cl.hi[3] = i.empty() ? 0 : i.hi[3] * s.in_channels;  // [0, T C) when not empty
+    interiors_cl.push_back(cl);
+  }
+  interiors_ = PencilLayout<4>(n, interiors);
+  Extents n_cl = n;
+  n_cl[3] *= s.in_channels;
+  std::vector<Box4> blocks_cl;
+  for (const Box4& b : unpadded_.boxes()) {
+    Box4 cl = b;
+    cl.lo[3] *= s.in_channels;
+    cl.hi[3] *= s.in_channels;
+    blocks_cl.push_back(cl);
+  }
+  gather_input_ = std::make_unique<dist::Repartition<float, 4>>(
+      grid.comm(), PencilLayout<4>(n_cl, blocks_cl), PencilLayout<4>(n_cl, interiors_cl), alg);
+  crop_ = std::make_unique<dist::Repartition<float, 4>>(grid.comm(), interiors_, unpadded_, alg);
   const int c = s.width;
   fc0_ = Linear::load(w, Fno4dSpec::key("fc0"), s.in_channels, c);
   for (int k = 0; k < s.layers; ++k) {
@@ -80,9 +94,9 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
   fc2_ = Linear::load(w, Fno4dSpec::key("fc2"), s.hidden, 1);
   const Box4& mine = unpadded_.box(rank_);
   const float eps = float(s.normalizer_eps);
-  if (s.input_normalizer) {
-    in_mean_ = normaliser_block(w, "input_normalizer.mean", n, mine, 0.f);
-    in_scale_ = normaliser_block(w, "input_normalizer.std", n, mine, eps);
+  if (s.input_normalizer) {  // encoded as the lift reads it: over this rank's interior
+    in_mean_ = normaliser_block(w, "input_normalizer.mean", n, interiors_.box(rank_), 0.f);
+    in_scale_ = normaliser_block(w, "input_normalizer.std", n, interiors_.box(rank_), eps);
   }
   if (s.output_normalizer) {
     out_mean_ = normaliser_block(w, "output_normalizer.mean", n, mine, 0.f);
@@ -90,37 +104,118 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
   }
 }
 
+// The interior of this rank's padded block, in the block's own coordinates.
+Box4 DistributedFno4d::interior_in_block() const {
+  Box4 i = interiors_.box(rank_);
+  if (i.empty()) return Box4{};
+  Extents to_block{};
+  for (int a = 0; a < 4; ++a) to_block[a] = spec_.padding[a] - padded_.box(rank_).lo[a];
+  return i.shifted(to_block);
+}
+
 DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
-  // (B, a1, a2, a3, t, C) -> (B, C, a1, a2, a3, t), the last channel encoded on the way.
+  // x: (B, a1, a2, a3, t, C) on this rank's unpadded block. Returns the padded block
+  // (B, W, padded extents): zero but for the interior, which holds fc0 of the (encoded) input.
   const Extents e = unpadded_.box(rank_).extents();
-  const int B = x.extent(0), C = spec_.in_channels;
-  const long V = long(e[0]) * e[1] * e[2] * e[3];
+  const int B = x.extent(0), C = spec_.in_channels, W = spec_.width;
   if (int(x.extent(1)) != e[0] || int(x.extent(2)) != e[1] || int(x.extent(3)) != e[2] ||
       int(x.extent(4)) != e[3] || int(x.extent(5)) != C)
     throw std::invalid_argument("DistributedFno4d: input block " + shape_string(x) +
                                 " does not match this rank's block " +
                                 unpadded_.box(rank_).str() + " x " + std::to_string(C) +
                                 " channels");
-  Real cf = make_grid_view<4>("fno4d.channels_first", B, C, e, false);
-  const float* src = x.data();
-  float* dst = cf.data();
+  // This rank's interior of the channels-last input, (B, 1, i0, i1, i2, T C): the input
+  // itself when the interior is the rank's own block (always on one rank).
+  Extents ecl = e;
+  ecl[3] *= C;
+  Real flat(x.data(), B, 1, ecl[0], ecl[1], ecl[2], ecl[3]);
+  Real in = gather_input_->apply(flat);
+  const Extents pe = padded_.box(rank_).extents();
+  Real h = make_grid_view<4>("fno4d.padded", B, W, pe, false);
+  {
+    float* p = h.data();  // zero-filled on all threads (first touch of the largest tensor)
+    ufno::parallel_for("ufno::fno4d_zero", Kokkos::RangePolicy<ExecSpace>(0, long(h.size())),
+                       KOKKOS_LAMBDA(const int64_t i) { p[i] = 0.f; });
+  }
+  const Box4 ib = interior_in_block();
+  if (ib.empty()) return h;
+  const Extents ie = ib.extents();
+  const long row = long(ie[1]) * ie[2] * ie[3];  // voxels of one interior A1 row
+  Kokkos::View<float*, DeviceSpace> cf(Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.cf"),
+                                       long(C) * row);
+  Kokkos::View<float*, DeviceSpace> lifted(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.lifted"), long(W) * row);
   const bool encode = in_mean_.size() > 0;
   auto mean = in_mean_, scale = in_scale_;
-  ufno::parallel_for(
-      "ufno::fno4d_channels_first", Kokkos::RangePolicy<ExecSpace>(0, long(B) * V),
-      KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t b = i / V, v = i % V;
-        for (int ch = 0; ch < C; ++ch) {
-          float val = src[i * C + ch];
-          if (encode && ch == C - 1) val = (val - mean(v)) / scale(v);
-          dst[(b * C + ch) * V + v] = val;
-        }
-      });
-  Real h = make_grid_view<4>("fno4d.lifted", B, spec_.width, e, false);
   for (int b = 0; b < B; ++b)
-    fc0_.apply_columns(cf.data() + long(b) * C * V, V, h.data() + long(b) * spec_.width * V, V, V,
-                       false, Activation::None);
+    for (int r = 0; r < ie[0]; ++r) {
+      // One interior row: channels first (the last channel encoded), fc0, into the block.
+      const float* src = in.data() + (long(b) * ie[0] + r) * row * C;
+      float* c = cf.data();
+      const long v0 = long(r) * row;  // the row's first voxel in the interior (= normaliser) block
+      ufno::parallel_for(
+          "ufno::fno4d_channels_first", Kokkos::RangePolicy<ExecSpace>(0, row),
+          KOKKOS_LAMBDA(const int64_t v) {
+            for (int ch = 0; ch < C; ++ch) {
+              float val = src[v * C + ch];
+              if (encode && ch == C - 1) val = (val - mean(v0 + v)) / scale(v0 + v);
+              c[ch * row + v] = val;
+            }
+          });
+      fc0_.apply_columns(cf.data(), row, lifted.data(), row, row, false, Activation::None);
+      copy_interior_row(lifted.data(), h, b, ib, r, /*into_block=*/true);
+    }
   return h;
+}
+
+void DistributedFno4d::copy_interior_row(float* compact, const Real& h, int b, const Box4& ib,
+                                         int r, bool into_block) const {
+  // compact: (channels, i1, i2, T) of interior row r; h: (B, channels, padded block).
+  const int Wc = h.extent(1);
+  const Extents ie = ib.extents();
+  const long P1 = h.extent(3), P2 = h.extent(4), P3 = h.extent(5), P0 = h.extent(2);
+  const long runs = long(Wc) * ie[1] * ie[2], T = ie[3];
+  float* p = h.data() + long(b) * Wc * P0 * P1 * P2 * P3;
+  const long lo0 = ib.lo[0] + r, lo1 = ib.lo[1], lo2 = ib.lo[2], lo3 = ib.lo[3];
+  const long n1 = ie[1], n2 = ie[2];
+  ufno::parallel_for(
+      "ufno::fno4d_interior_row", Kokkos::RangePolicy<ExecSpace>(0, runs),
+      KOKKOS_LAMBDA(const int64_t q) {
+        const int64_t k = q % n2, j = (q / n2) % n1, w = q / (n1 * n2);
+        float* blk = p + (((w * P0 + lo0) * P1 + lo1 + j) * P2 + lo2 + k) * P3 + lo3;
+        float* cmp = compact + q * T;
+        if (into_block)
+          for (long t = 0; t < T; ++t) blk[t] = cmp[t];
+        else
+          for (long t = 0; t < T; ++t) cmp[t] = blk[t];
+      });
+}
+
+DistributedFno4d::Real DistributedFno4d::head(const Real& h) const {
+  // fc1, GELU, fc2 on the interior of the padded block, one A1 row at a time, into the
+  // interior's one-channel output (B, 1, interior extents).
+  const Box4 ib = interior_in_block();
+  const int B = h.extent(0), W = spec_.width;
+  Real y = make_grid_view<4>("fno4d.head", B, 1, interiors_.box(rank_).extents(), false);
+  if (ib.empty()) return y;
+  const Extents ie = ib.extents();
+  const long row = long(ie[1]) * ie[2] * ie[3];
+  Kokkos::View<float*, DeviceSpace> rows(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.head_rows"), long(W) * row);
+  Kokkos::View<float*, DeviceSpace> hidden(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.hidden"), long(spec_.hidden) * 8192);
+  for (int b = 0; b < B; ++b)
+    for (int r = 0; r < ie[0]; ++r) {
+      copy_interior_row(rows.data(), h, b, ib, r, /*into_block=*/false);
+      float* out = y.data() + (long(b) * ie[0] + r) * row;
+      for (long v = 0; v < row; v += 8192) {
+        const long cols = std::min(8192L, row - v);
+        fc1_.apply_columns(rows.data() + v, row, hidden.data(), 8192, cols, false,
+                           Activation::GELU);
+        fc2_.apply_columns(hidden.data(), 8192, out + v, row, cols, false, Activation::None);
+      }
+    }
+  return y;
 }
 
 void DistributedFno4d::normalise(const Real& y, const Kokkos::View<float*, DeviceSpace>& mean,
@@ -185,7 +280,7 @@ DistributedFno4d::Real DistributedFno4d::forward_raw(const Real& input) {
   Real x;
   {
     Scope t("fc0 + pad");
-    x = pad_->apply(lift(input));
+    x = lift(input);
   }
   for (std::size_t k = 0; k < conv_.size(); ++k) {
     if (conv_[k].fft().streams_rows())
@@ -193,10 +288,10 @@ DistributedFno4d::Real DistributedFno4d::forward_raw(const Real& input) {
     else
       fourier_layer(k, x);
   }
-  Scope t("crop + fc1 + fc2");
-  Real cropped = crop_->apply(x);
+  Scope t("fc1 + fc2 + crop");
+  Real y = head(x);
   x = Real();
-  return pointwise_mlp(cropped, fc1_, Activation::GELU, fc2_);
+  return crop_->apply(y);
 }
 
 DistributedFno4d::Real DistributedFno4d::forward(const Real& input) {

@@ -44,7 +44,12 @@ class DistributedFno4d {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  Real lift(const Real& channels_last) const;  // fc0, channels first
+  Real lift(const Real& channels_last) const;  // fc0 into the zero-padded block
+  Real head(const Real& padded) const;          // fc1, GELU, fc2 on the interior
+  // Copies interior row r of case b between a compact (channels, i1, i2, T) buffer and the
+  // padded block h.
+  void copy_interior_row(float* compact, const Real& h, int b, const dist::Box4& interior, int r,
+                         bool into_block) const;
   void normalise(const Real& y, const Kokkos::View<float*, DeviceSpace>& mean,
                  const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
 
@@ -54,13 +59,14 @@ class DistributedFno4d {
   template <class F>
   auto with_layer_weights(std::size_t k, F&& run);
   void fourier_layer(std::size_t k, const Real& x);
+  dist::Box4 interior_in_block() const;
   void fourier_layer_in_row_groups(std::size_t k, const Real& x);
 
   Fno4dSpec spec_;
   int rank_;
   const WeightSource* per_layer_source_ = nullptr;  // WeightResidency::PerLayer
-  dist::PencilLayout<4> unpadded_, padded_;
-  std::unique_ptr<dist::Repartition<float, 4>> pad_, crop_;
+  dist::PencilLayout<4> unpadded_, padded_, interiors_;
+  std::unique_ptr<dist::Repartition<float, 4>> gather_input_, crop_;
   Linear fc0_, fc1_, fc2_;
   std::vector<DistributedSpectralConv<4>> conv_;
   std::vector<Linear> w_;
