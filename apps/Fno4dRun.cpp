@@ -84,7 +84,21 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
     Kokkos::deep_copy(xd, h);
   }
   x = HostArray();
-  const std::vector<float> values = time_major(net->forward(xd));
+  std::vector<float> values;
+  try {
+    values = time_major(net->forward(xd));
+  } catch (const std::exception& e) {
+    // Kokkos reports a failed allocation as a runtime_error of several lines; say it in one.
+    if (std::string(e.what()).find("allocate") == std::string::npos) throw;
+    const auto pe = s.padded_grid();
+    const double block = double(pe[0]) * pe[1] * pe[2] * pe[3] / grid->size();
+    throw InputError(model, "grid",
+                     "not enough memory on rank " + std::to_string(grid->rank()) +
+                         ": a padded block of about " + std::to_string(long(block / 1e6)) +
+                         "M cells x width " + std::to_string(s.width) + " needs about " +
+                         std::to_string(int(block * s.width * 4.4 / 1e9 + 0.5)) +
+                         " GB; use more ranks (--grid) or nodes");
+  }
   r.seconds_predict = since(t0);
   if (grid->rank() == 0) LayerTimer::instance().report("ufno_predict (FNO4D)");
   t0 = std::chrono::steady_clock::now();
