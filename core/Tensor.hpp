@@ -58,6 +58,19 @@ GridView<D, T> make_grid_view(const std::string& label, std::size_t b, std::size
                                                     std::make_index_sequence<D>());
 }
 
+namespace detail {
+template <class V, class T, class E, std::size_t... I>
+V grid_view_on(T* data, std::size_t b, std::size_t c, const E& e, std::index_sequence<I...>) {
+  return V(data, b, c, std::size_t(e[I])...);
+}
+}  // namespace detail
+
+// An unmanaged (b, c, e...) grid view on memory the caller owns (at least b c prod(e) elements).
+template <std::size_t D, class T>
+GridView<D, T> grid_view_on(T* data, std::size_t b, std::size_t c, const std::array<int, D>& e) {
+  return detail::grid_view_on<GridView<D, T>>(data, b, c, e, std::make_index_sequence<D>());
+}
+
 // The grid extents of a (B, C, grid...) view.
 template <std::size_t D, class View>
 std::array<int, D> grid_extents(const View& v) {

@@ -72,21 +72,35 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(con
   {
     LayerTimer::Scope t("  fft pruned axes in row groups (gemm)");
     const int G = std::min(kRowsPerGroup, X);
+    // Two group buffers for the whole call, used in turn: pruned axes only shrink a group, so its
+    // T-mode form is the largest. (A repartition that moves data returns a tensor of its own.)
+    long group_size = 0;  // the largest local group block of any stage
+    for (std::size_t a = 1; a < D; ++a)
+      for (const Layout* l : {&row_plan(G).before[a], &row_plan(G).after[a]})
+        group_size = std::max(group_size, long(nc) * l->box(rank_).count());
+    Kokkos::View<complexf*, DeviceSpace> buf[2] = {
+        Kokkos::View<complexf*, DeviceSpace>(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "dfft.group_a"), group_size),
+        Kokkos::View<complexf*, DeviceSpace>(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "dfft.group_b"), group_size)};
+    auto in_buffer = [&](int which, const Extents& e) {
+      return grid_view_on<D>(buf[which].data(), 1, nc, e);
+    };
     for (int b = 0; b < nb; ++b)
       for (int r0 = 0; r0 < X; r0 += G) {
         const int R = std::min(G, X - r0);
         const RowGroupPlan& plan = row_plan(R);
         // T, every channel's rows [r0, r0 + R) at once -> (1, nc, R, local extents, KT).
-        Complex g = make_grid_view<D, complexf>("dfft.group", 1, nc,
-                                                plan.after[D - 1].box(rank_).extents(), false);
+        Complex g = in_buffer(0, plan.after[D - 1].box(rank_).extents());
         t_pruned_->forward_batched(x.data() + (long(b) * nc * X + r0) * row_cells,
                                    long(X) * row_cells, g.data(), long(R) * mid * KT, nc,
                                    long(R) * mid);
+        int which = 0;
         for (std::size_t a = D - 2; a >= 1; --a) {  // the middle axes, last to second
           g = plan.to_next[a + 1]->apply(g);
           const Extents eb = grid_extents<D>(g);
-          Complex next = make_grid_view<D, complexf>("dfft.group", 1, nc,
-                                                     plan.after[a].box(rank_).extents(), false);
+          which = g.data() == buf[0].data() ? 1 : 0;  // the buffer g does not use
+          Complex next = in_buffer(which, plan.after[a].box(rank_).extents());
           stage_[a].pruned->forward(g.data(), next.data(), long(nc) * product(eb, 0, a),
                                     product(eb, a + 1, D));
           g = next;
