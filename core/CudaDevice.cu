@@ -4,6 +4,8 @@
 #include "core/CudaCheck.cuh"
 #include "core/CudaDevice.hpp"
 
+#include <Kokkos_Core.hpp>
+
 namespace ufno::backend::cuda {
 
 DeviceQuery query_devices() {
@@ -21,6 +23,19 @@ DeviceQuery query_devices() {
 }
 
 void synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+void* kokkos_stream() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return Kokkos::DefaultExecutionSpace().cuda_stream();
+#else
+  return nullptr;  // the default stream
+#endif
+}
+
+void synchronize_stream() {
+  check_cuda(cudaStreamSynchronize(static_cast<cudaStream_t>(kokkos_stream())),
+             "cudaStreamSynchronize");
+}
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes > 0) check_cuda(cudaMalloc(&p_, bytes), "cudaMalloc");
@@ -44,12 +59,18 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes) {
   if (bytes > bytes_) throw std::invalid_argument("DeviceBuffer: upload larger than the buffer");
-  if (bytes > 0) check_cuda(cudaMemcpy(p_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy H2D");
+  if (bytes == 0) return;
+  const auto stream = static_cast<cudaStream_t>(kokkos_stream());
+  check_cuda(cudaMemcpyAsync(p_, host, bytes, cudaMemcpyHostToDevice, stream), "cudaMemcpy H2D");
+  synchronize_stream();
 }
 
 void DeviceBuffer::download(void* host, std::size_t bytes) const {
   if (bytes > bytes_) throw std::invalid_argument("DeviceBuffer: download larger than the buffer");
-  if (bytes > 0) check_cuda(cudaMemcpy(host, p_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy D2H");
+  if (bytes == 0) return;
+  const auto stream = static_cast<cudaStream_t>(kokkos_stream());
+  check_cuda(cudaMemcpyAsync(host, p_, bytes, cudaMemcpyDeviceToHost, stream), "cudaMemcpy D2H");
+  synchronize_stream();
 }
 
 }  // namespace ufno::backend::cuda

@@ -17,6 +17,17 @@ DeviceQuery query_devices();
 // Waits for all work queued on the current device; errors of asynchronous kernels surface here.
 void synchronize();
 
+// The stream of the default Kokkos execution space, as a cudaStream_t (void* here so that no CUDA
+// type appears in this header). Every library call of the backend (cuBLAS, cuFFT, cuDNN) and its
+// own kernels run on it, so they are ordered with the Kokkos kernels that write their inputs and
+// read their outputs, with no fence before and no device synchronisation after. In a build whose
+// Kokkos has no CUDA (the backend is then only compiled and tested directly) it is the default
+// stream.
+void* kokkos_stream();
+
+// Waits for the work queued on kokkos_stream() (before results are read on the host).
+void synchronize_stream();
+
 // An owning, move-only allocation of device memory.
 class DeviceBuffer {
  public:
@@ -35,7 +46,8 @@ class DeviceBuffer {
   }
   std::size_t bytes() const { return bytes_; }
 
-  // Blocking copies of the first `bytes` bytes.
+  // Copies of the first `bytes` bytes, on kokkos_stream(), returning when they are done (after
+  // the work queued before them on that stream).
   void upload(const void* host, std::size_t bytes);
   void download(void* host, std::size_t bytes) const;
 

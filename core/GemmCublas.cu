@@ -1,7 +1,7 @@
 // Gemm<Cuda> (core/Gemm.hpp): row-major GEMM through column-major cuBLAS. A row-major X is the
 // column-major X^T with the same leading dimension, and C^T = B^T A^T, so cuBLAS computes C^T
-// (N x M) from B^T and A^T: the operands are swapped and nothing is transposed or copied. Each
-// call first waits for the Kokkos kernels that wrote its operands, then for the device.
+// (N x M) from B^T and A^T: the operands are swapped and nothing is transposed or copied. Every
+// call runs on the Kokkos stream (core/CudaDevice.hpp): ordered with the kernels around it.
 #include <cublas_v2.h>
 
 #include <string>
@@ -39,6 +39,13 @@ cublasHandle_t handle() {
   return h;
 }
 
+// The handle on the Kokkos stream (set per call: cheap, and right whichever stream is current).
+cublasHandle_t on_stream() {
+  check_cublas(cublasSetStream(handle(), static_cast<cudaStream_t>(cuda::kokkos_stream())),
+               "cublasSetStream");
+  return handle();
+}
+
 // act over the M x N block of a row-major matrix with leading dimension ldc.
 __global__ void activate_block(float* c, long long M, long long N, long long ldc, int act,
                                float slope) {
@@ -54,12 +61,13 @@ __global__ void activate_block(float* c, long long M, long long N, long long ldc
 void cublas_gemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                  float beta, float* C, int ldc, Activation act, float slope) {
   if (M == 0 || N == 0) return;
-  check_cublas(cublasSgemm(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
+  check_cublas(cublasSgemm(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
                            &beta, C, ldc),
                "cublasSgemm");
   if (act == Activation::None) return;
   const long long total = (long long)M * N;
-  activate_block<<<grid_for(total), kThreads>>>(C, M, N, ldc, int(act), slope);
+  activate_block<<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(
+      C, M, N, ldc, int(act), slope);
   check_launch("activate_block");
 }
 
@@ -70,7 +78,7 @@ void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long st
   const float one = 1.f;
   // Column-major C_i^T = B_i^T A_i^T; a batch stride of 0 gives every entry the same operand.
   check_cublas(
-      cublasSgemmStridedBatched(handle(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb, stride_b,
+      cublasSgemmStridedBatched(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb, stride_b,
                                 A, lda, stride_a, &beta, C, ldc, stride_c, batch),
       "cublasSgemmStridedBatched");
 }
@@ -79,17 +87,13 @@ void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long st
 
 void Gemm<Cuda>::run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                      int ldb, float beta, float* C, int ldc, Activation act, float slope) {
-  Kokkos::fence();
   cublas_gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, act, slope);
-  cuda::synchronize();
 }
 
 void Gemm<Cuda>::batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                          const float* B, long stride_b, int ldb, float beta, float* C,
                          long stride_c, int ldc) {
-  Kokkos::fence();
   cublas_gemm_batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C, stride_c, ldc);
-  cuda::synchronize();
 }
 
 }  // namespace ufno::backend

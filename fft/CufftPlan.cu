@@ -92,6 +92,9 @@ class CufftPlan1d final : public Fft1dPlan {
 
   void execute(void* in, void* out) override {
     if (b_.outer == 0) return;
+    // On the Kokkos stream: ordered with the kernels that write the input and read the output.
+    const auto stream = static_cast<cudaStream_t>(backend::cuda::kokkos_stream());
+    check_cufft(cufftSetStream(plan_, stream), "cufftSetStream");
     const bool real = t_ == Transform::R2C || t_ == Transform::C2R;
     if (real && in == out)
       throw std::invalid_argument("fft: the cuFFT backend runs real transforms out of place only");
@@ -107,8 +110,8 @@ class CufftPlan1d final : public Fft1dPlan {
         auto* src = static_cast<cufftComplex*>(in);
         auto* dst = static_cast<cufftReal*>(out);
         const long long nc = b_.n / 2 + 1, lines = b_.outer * b_.inner;
-        zero_hermitian_imag<<<grid_for(lines), kThreads>>>(src, b_.outer, nc, b_.inner,
-                                                           b_.n % 2 == 0);
+        zero_hermitian_imag<<<grid_for(lines), kThreads, 0, stream>>>(src, b_.outer, nc,
+                                                                      b_.inner, b_.n % 2 == 0);
         check_launch("zero_hermitian_imag");
         for (long long c = 0; c < calls_; ++c)
           check_cufft(cufftExecC2R(plan_, src + c * in_step_, dst + c * out_step_), "cufftExecC2R");
@@ -143,28 +146,9 @@ std::unique_ptr<Fft1dPlan> make_cufft_plan(Transform t, const Batch1d& b) {
 
 namespace ufno::fft {
 
-namespace {
-
-// A cuFFT plan that waits for the Kokkos kernels before it and for the device after it.
-class FencedPlan final : public Fft1dPlan {
- public:
-  explicit FencedPlan(std::unique_ptr<Fft1dPlan> plan) : plan_(std::move(plan)) {}
-  Transform transform() const override { return plan_->transform(); }
-  const Batch1d& batch() const override { return plan_->batch(); }
-  void execute(void* in, void* out) override {
-    Kokkos::fence();
-    plan_->execute(in, out);
-    backend::cuda::synchronize();
-  }
-
- private:
-  std::unique_ptr<Fft1dPlan> plan_;
-};
-
-}  // namespace
 
 std::unique_ptr<Fft1dPlan> FftPlans<backend::Cuda>::make(Transform t, const Batch1d& b) {
-  return std::make_unique<FencedPlan>(cuda::make_cufft_plan(t, b));
+  return cuda::make_cufft_plan(t, b);  // on the Kokkos stream: no fence needed
 }
 
 }  // namespace ufno::fft

@@ -50,7 +50,7 @@ struct FftPlans<backend::Host> {  // FFTW (fft/FftwBackend.cpp)
 
 template <>
 struct FftPlans<backend::Cuda> {  // cuFFT (fft/CufftPlan.cu, in ufno_cuda)
-  // Each execute first waits for the Kokkos kernels that wrote its input, then for the device.
+  // Each execute runs on the Kokkos execution space's stream (core/CudaDevice.hpp).
   static std::unique_ptr<Fft1dPlan> make(Transform t, const Batch1d& b);
 };
 

@@ -32,6 +32,7 @@ if [ "$STEP" = kokkos ] || [ "$STEP" = all ]; then
       -DCMAKE_CXX_COMPILER="$OUT/kokkos-src/bin/nvcc_wrapper" -DCMAKE_CXX_STANDARD=17 \
       -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_SERIAL=ON -DKokkos_ARCH_HOPPER90=ON \
       -DKokkos_ENABLE_CUDA_CONSTEXPR=ON -DKokkos_ENABLE_TESTS=OFF -DKokkos_ENABLE_EXAMPLES=OFF \
+      -DKokkos_ENABLE_IMPL_CUDA_MALLOC_ASYNC=OFF \
       -DCMAKE_INSTALL_PREFIX="$OUT/kokkos"
     cmake --build "$OUT/kokkos-build" -j "$JOBS"
     cmake --install "$OUT/kokkos-build"

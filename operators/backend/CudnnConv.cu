@@ -157,6 +157,9 @@ class CudnnConv final : public DeviceConv {
     const std::array<int, 6> key{B, X, Y, T, int(src_layout), int(dst_layout)};
     Plan& p = plan_for(key);
     const float one = 1.f, zero = 0.f;
+    // On the Kokkos stream (core/CudaDevice.hpp): ordered with the kernels around the call.
+    const auto stream = static_cast<cudaStream_t>(kokkos_stream());
+    check_cudnn(cudnnSetStream(handle(), stream), "cudnnSetStream");
     if (!s_.transposed) {
       check_cudnn(
           cudnnConvolutionForward(handle(), &one, p.src.d, src, filter_.d, weights_.get(), conv_.d,
@@ -174,7 +177,7 @@ class CudnnConv final : public DeviceConv {
     if (!s_.has_bias && act == kNone) return;
     const long long voxels = (long long)p.out[2] * p.out[3] * p.out[4];
     const long long total = voxels * p.out[0] * p.out[1];
-    bias_activation<<<grid_for(total), kThreads>>>(
+    bias_activation<<<grid_for(total), kThreads, 0, stream>>>(
         dst, s_.has_bias ? bias_.as<float>() : nullptr, total, voxels, s_.out_channels,
         dst_layout == Layout::ChannelsLast, act, s_.slope);
     check_launch("bias_activation");

@@ -1,10 +1,7 @@
 // ConvPrimitives<Cuda>: the cuDNN convolution (CudnnConv.cu) behind ConvPrimitive, so that
 // Conv3d and ConvTranspose3d run on it unchanged when the tensors live on the GPU.
-//
-// Synchronisation is deliberately blunt: Kokkos may run its kernels on a stream of its own,
-// while the backend uses CUDA's default stream, so the input is fenced before the convolution
-// and the device synchronised after it. Passing Kokkos' stream to cudnnSetStream instead would
-// save the waits; it needs a GPU to get right, and there is none here (docs/gpu.md).
+// The convolution runs on the Kokkos stream (CudnnConv.cu): no fence before, no synchronisation
+// after.
 #include <stdexcept>
 #include <string>
 
@@ -30,9 +27,7 @@ class CudnnConvPrimitive final : public ConvPrimitive {
                                   to_string(out) + " do not fit " +
                                   std::to_string(spec_.in_channels) + " -> " +
                                   std::to_string(spec_.out_channels) + " channels");
-    Kokkos::fence();
     conv_->forward(src.data(), in[0], in[2], in[3], in[4], dst.data(), src_layout, dst_layout);
-    synchronize();
   }
 
  private:
