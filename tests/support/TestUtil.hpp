@@ -1,5 +1,6 @@
 #pragma once
 // Shared helpers of the unit tests: random data, host <-> device copies, error norms, fixtures.
+#include <cstdlib>
 #include <cmath>
 #include <map>
 #include <random>
@@ -12,8 +13,11 @@
 
 namespace ufno::test {
 
+// The fixtures: tests/data of the source tree, or $UFNO_TEST_DATA_DIR (a bundle run elsewhere,
+// scripts/gpu-run.sh).
 inline std::string data_path(const std::string& name) {
-  return std::string(UFNO_TEST_DATA_DIR) + "/" + name;
+  const char* dir = std::getenv("UFNO_TEST_DATA_DIR");
+  return std::string(dir && *dir ? dir : UFNO_TEST_DATA_DIR) + "/" + name;
 }
 
 inline std::vector<float> random_vector(std::size_t n, unsigned seed, float lo = -1.f,

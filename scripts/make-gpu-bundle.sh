@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The bundle for the lent GPU machine (issue 17, docs/gpu.md): the GPU build's programs, tests and
+# benchmarks (scripts/build-gpu.sh project first) and the Debian 12 shared libraries they load,
+# except glibc's and CUDA's (that machine has a newer glibc, and its CUDA libraries come from its
+# PyTorch wheels), plus Open MPI's and PMIx's plugins and help files, relocated with OPAL_PREFIX.
+# Written to build-gpu/bundle.tar.xz (carried by the device tool; scripts/gpu-run.sh unpacks it).
+# Usage: scripts/make-gpu-bundle.sh [BUILD_DIR (default build-gpu/ufno)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build-gpu/ufno}
+OUT=build-gpu/bundle
+rm -rf "$OUT" build-gpu/bundle.tar.xz
+mkdir -p "$OUT/bin" "$OUT/lib"
+progs=(apps/ufno_predict tests/test_cuda_backend tests/test_model_parity tests/test_mpi_fno4d
+       tests/test_mpi_fft4d tests/test_mpi_model benchmarks/bench_model benchmarks/bench_dfft)
+for p in "${progs[@]}"; do
+  [ -x "$BUILD/$p" ] || { echo "make-gpu-bundle: $BUILD/$p is missing (scripts/build-gpu.sh project)" >&2; exit 1; }
+  cp "$BUILD/$p" "$OUT/bin/"
+done
+strip --strip-unneeded "$OUT"/bin/* 2>/dev/null || true
+# Shared libraries: everything ldd resolves, but glibc's, the dynamic loader and CUDA's.
+skip='^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux-x86-64|libcuda|libcudart|libcublas|libcublasLt|libcufft|libcudnn[a-z_]*|libnvrtc|libnvJitLink|libnvidia-[a-z]*)\.so'
+for p in "$OUT"/bin/*; do
+  ldd "$p" | awk '/=> \//{print $1, $3}'
+done | sort -u | while read -r name path; do
+  if ! [[ "$name" =~ $skip ]]; then cp -L "$path" "$OUT/lib/$name"; fi
+done
+# Open MPI (singleton start-up runs orted) and PMIx, under a prefix of their own (OPAL_PREFIX).
+MPI="$OUT/usr"
+mkdir -p "$MPI/bin" "$MPI/lib/x86_64-linux-gnu/openmpi/lib" "$MPI/share"
+cp -L /usr/bin/orted /usr/bin/mpirun "$MPI/bin/"
+cp -rL /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 "$MPI/lib/x86_64-linux-gnu/openmpi/lib/"
+cp -rL /usr/share/openmpi "$MPI/share/"
+if [ -d /usr/lib/x86_64-linux-gnu/pmix2 ]; then
+  mkdir -p "$MPI/lib/x86_64-linux-gnu/pmix2"
+  cp -rL /usr/lib/x86_64-linux-gnu/pmix2/lib "$MPI/lib/x86_64-linux-gnu/pmix2/"
+  [ -d /usr/share/pmix ] && cp -rL /usr/share/pmix "$MPI/share/"
+fi
+for p in "$MPI"/bin/* "$MPI"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
+         $(find "$MPI/lib/x86_64-linux-gnu/pmix2" -name '*.so' 2>/dev/null); do
+  ldd "$p" 2>/dev/null | awk '/=> \//{print $1, $3}'
+done | sort -u | while read -r name path; do
+  if ! [[ "$name" =~ $skip ]] && [ ! -e "$OUT/lib/$name" ]; then cp -L "$path" "$OUT/lib/$name"; fi
+done
+# What the runs read: fixtures, models, examples, benchmark scripts come with the working tree.
+echo "$(git rev-parse HEAD) $(date -u +%FT%TZ)" > "$OUT/VERSION"
+tar cJf build-gpu/bundle.tar.xz -C build-gpu bundle
+echo "make-gpu-bundle: build-gpu/bundle.tar.xz, $(du -h build-gpu/bundle.tar.xz | cut -f1)" \
+     "($(du -sh "$OUT" | cut -f1) unpacked, $(ls "$OUT/lib" | wc -l) libraries)"
