@@ -64,8 +64,8 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   // One forward pass: each layer's spectral weights are read when it runs (the same reads as
   // holding them all, a third less peak memory at LGR size).
   dist::collectively(comm, [&] {
-    net = std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, alg,
-                                             WeightResidency::PerLayer);
+    net =
+        std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, alg, WeightResidency::PerLayer);
   });
   const Fno4dSpec& s = mf->spec();
   r.seconds_load = since(t0);

@@ -44,10 +44,9 @@ int run(int argc, char** argv, int rank, int size) {
                  "model file (HDF5); give twice for an SG and a dP model (default: the shipped "
                  "models/sg_ufno.h5 and models/dp_ufno.h5)")
       ->check(CLI::ExistingFile);
-  auto* opt_tensor =
-      app.add_option("--tensor", tensor,
-                     "encoded input: dataset /input (B,X,Y,T,12) for a U-FNO/FNO, "
-                     "(B,A1,A2,A3,T,C) for a 4-D FNO (FNO4D)");
+  auto* opt_tensor = app.add_option("--tensor", tensor,
+                                    "encoded input: dataset /input (B,X,Y,T,12) for a U-FNO/FNO, "
+                                    "(B,A1,A2,A3,T,C) for a 4-D FNO (FNO4D)");
   auto* opt_case = app.add_option("--case", case_path, "reservoir case file (docs/case-format.md)");
   auto* opt_cases =
       app.add_option("--cases", cases, "batch: a directory of case files, or a list file");
@@ -137,9 +136,9 @@ int run(int argc, char** argv, int rank, int size) {
   }
   if (fno4d_models == 1) {
     const auto t4 = std::chrono::steady_clock::now();
-    const ufno::Fno4dRunSummary s = ufno::run_fno4d_tensor(
-        models[0], tensor, out, grid_spec, ufno::dist::parse_exchange_algorithm(exchange),
-        MPI_COMM_WORLD);
+    const ufno::Fno4dRunSummary s =
+        ufno::run_fno4d_tensor(models[0], tensor, out, grid_spec,
+                               ufno::dist::parse_exchange_algorithm(exchange), MPI_COMM_WORLD);
     if (rank == 0)
       std::printf(
           "ufno_predict: %d case(s) %s on %s (FNO4D) in %.3f s (load %.3f s, predict %.3f s, "

@@ -61,14 +61,13 @@ int run(const std::vector<int>& n, const std::vector<int>& modes, int batch, int
   for (std::size_t a = 0; a < D; ++a) dims[a] = cdims[a] = N[a];
   cdims[D - 1] = N[D - 1] / 2 + 1;
   ptrdiff_t local_n0 = 0, local_0 = 0;
-  const ptrdiff_t alloc = fftwf_mpi_local_size_many(int(D), cdims.data(), batch,
-                                                    FFTW_MPI_DEFAULT_BLOCK, MPI_COMM_WORLD,
-                                                    &local_n0, &local_0);
+  const ptrdiff_t alloc = fftwf_mpi_local_size_many(
+      int(D), cdims.data(), batch, FFTW_MPI_DEFAULT_BLOCK, MPI_COMM_WORLD, &local_n0, &local_0);
   float* in = fftwf_alloc_real(2 * alloc);
   fftwf_complex* out = fftwf_alloc_complex(alloc);
-  fftwf_plan p = fftwf_mpi_plan_many_dft_r2c(int(D), dims.data(), batch, FFTW_MPI_DEFAULT_BLOCK,
-                                             FFTW_MPI_DEFAULT_BLOCK, in, out, MPI_COMM_WORLD,
-                                             FFTW_ESTIMATE);
+  fftwf_plan p =
+      fftwf_mpi_plan_many_dft_r2c(int(D), dims.data(), batch, FFTW_MPI_DEFAULT_BLOCK,
+                                  FFTW_MPI_DEFAULT_BLOCK, in, out, MPI_COMM_WORLD, FFTW_ESTIMATE);
   for (ptrdiff_t i = 0; i < 2 * alloc; ++i) in[i] = 1.f;
   const double t_fftw = best_time(repeat, [&] { fftwf_execute(p); });
   fftwf_destroy_plan(p);
@@ -90,9 +89,8 @@ int run(const std::vector<int>& n, const std::vector<int>& modes, int batch, int
       return r;
     };
     const double mb = 8.0 * batch / 1e6;  // complex float per cell, x batch
-    std::printf("bench_dfft: %d rank(s) as %s x %d thread(s), grid %s, batch %d, modes %s\n",
-                size, grid.str().c_str(), threads, join(N, "x").c_str(), batch,
-                join(M, "x").c_str());
+    std::printf("bench_dfft: %d rank(s) as %s x %d thread(s), grid %s, batch %d, modes %s\n", size,
+                grid.str().c_str(), threads, join(N, "x").c_str(), batch, join(M, "x").c_str());
     std::printf(
         "(a) full r2c forward: ufno %.4f s (%.2f GFlop/s)  FFTW-MPI %.4f s (%.2f GFlop/s)  "
         "ratio fftw/ufno %.2f\n",
@@ -135,8 +133,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       code = rank == 0 ? app.exit(e) : 1;
     }
-    if (code == 0) code = n.size() == 3 ? run<3>(n, modes, batch, repeat, threads, grid_spec)
-                                        : run<4>(n, modes, batch, repeat, threads, grid_spec);
+    if (code == 0)
+      code = n.size() == 3 ? run<3>(n, modes, batch, repeat, threads, grid_spec)
+                           : run<4>(n, modes, batch, repeat, threads, grid_spec);
   }
   MPI_Finalize();
   return code;

@@ -66,8 +66,9 @@ void cublas_gemm(int M, int N, int K, float alpha, const float* A, int lda, cons
                "cublasSgemm");
   if (act == Activation::None) return;
   const long long total = (long long)M * N;
-  activate_block<<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(
-      C, M, N, ldc, int(act), slope);
+  activate_block<<<grid_for(total), kThreads, 0,
+                   static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(C, M, N, ldc, int(act),
+                                                                       slope);
   check_launch("activate_block");
 }
 
@@ -78,8 +79,8 @@ void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long st
   const float one = 1.f;
   // Column-major C_i^T = B_i^T A_i^T; a batch stride of 0 gives every entry the same operand.
   check_cublas(
-      cublasSgemmStridedBatched(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb, stride_b,
-                                A, lda, stride_a, &beta, C, ldc, stride_c, batch),
+      cublasSgemmStridedBatched(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb,
+                                stride_b, A, lda, stride_a, &beta, C, ldc, stride_c, batch),
       "cublasSgemmStridedBatched");
 }
 

@@ -43,8 +43,8 @@ using GridView = Kokkos::View<typename ViewData<T, D + 2>::type, Kokkos::LayoutR
 
 namespace detail {
 template <class V, class E, std::size_t... I>
-V allocate_grid_view(const std::string& label, bool zero, std::size_t b, std::size_t c,
-                     const E& e, std::index_sequence<I...>) {
+V allocate_grid_view(const std::string& label, bool zero, std::size_t b, std::size_t c, const E& e,
+                     std::index_sequence<I...>) {
   if (zero) return V(label, b, c, std::size_t(e[I])...);
   return V(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), b, c, std::size_t(e[I])...);
 }

@@ -65,8 +65,8 @@ DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optio
   for (std::size_t a = 1; a < D; ++a) {
     stage_[a].to_next = std::make_unique<Repartition<complexf, D>>(comm_, stage_[a].after,
                                                                    stage_[a - 1].before, alg);
-    stage_[a].from_next = std::make_unique<Repartition<complexf, D>>(
-        comm_, stage_[a - 1].before, stage_[a].after, alg);
+    stage_[a].from_next = std::make_unique<Repartition<complexf, D>>(comm_, stage_[a - 1].before,
+                                                                     stage_[a].after, alg);
   }
   if (modes && real) t_pruned_ = std::make_unique<fft::TruncatedRealDft>(n[D - 1], low_[D - 1]);
 }

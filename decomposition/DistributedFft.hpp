@@ -41,8 +41,7 @@ class DistributedFft {
   // n: global extents; modes: kept per axis or nullopt for the full transform. The grid must
   // have D axes and leave the last one whole.
   DistributedFft(const ProcessGrid& grid, Extents n, std::optional<Extents> modes = std::nullopt,
-                 ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv,
-                 FftKind kind = FftKind::R2C);
+                 ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv, FftKind kind = FftKind::R2C);
 
   // Real input layout (T-local blocks) and the spectral output layout (A1-local), over the mode
   // index extents: (2 m_0, ..., 2 m_{D-2}, m_T) truncated, (n_0, ..., n_T/2+1) full. In the
@@ -123,7 +122,7 @@ class DistributedFft {
   Extents n_, kn_, low_, high_;
   bool first_axis_whole_ = false;  // the grid does not split the first axis
   ExchangeAlgorithm alg_;
-  Extents parts_{};                // the grid's parts per axis
+  Extents parts_{};  // the grid's parts per axis
   mutable std::map<int, RowGroupPlan> row_plans_;
   std::array<Stage, D> stage_;
   std::unique_ptr<fft::TruncatedRealDft> t_pruned_;  // truncated R2C only

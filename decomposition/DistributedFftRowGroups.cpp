@@ -53,10 +53,10 @@ const typename DistributedFft<D>::RowGroupPlan& DistributedFft<D>::row_plan(int 
     p.after[a] = Layout::block(after, parts);
   }
   for (std::size_t a = 2; a < D; ++a) {
-    p.to_next[a] = std::make_unique<Repartition<complexf, D>>(comm_, p.after[a], p.before[a - 1],
-                                                              alg_);
-    p.from_next[a] = std::make_unique<Repartition<complexf, D>>(comm_, p.before[a - 1],
-                                                                p.after[a], alg_);
+    p.to_next[a] =
+        std::make_unique<Repartition<complexf, D>>(comm_, p.after[a], p.before[a - 1], alg_);
+    p.from_next[a] =
+        std::make_unique<Repartition<complexf, D>>(comm_, p.before[a - 1], p.after[a], alg_);
   }
   return row_plans_.emplace(R, std::move(p)).first->second;
 }
@@ -143,8 +143,8 @@ typename DistributedFft<D>::Complex DistributedFft<D>::t_modes_of_rows(const Com
   LayerTimer::Scope t("  fft pruned axes in row groups (gemm)");
   const long row_modes = product(ef, 1, D);
   const RowGroupPlan& plan = row_plan(R);
-  Complex g = make_grid_view<D, complexf>("idfft.group", 1, nc, plan.after[1].box(rank_).extents(),
-                                          false);
+  Complex g =
+      make_grid_view<D, complexf>("idfft.group", 1, nc, plan.after[1].box(rank_).extents(), false);
   copy_rows(first.data() + long(b) * nc * X * row_modes, X, r0, g.data(), R, 0, nc, R, row_modes,
             "ufno::idfft_rows_gather");
   for (std::size_t a = 1; a + 1 < D; ++a) {  // the middle axes, second to last

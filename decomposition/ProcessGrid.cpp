@@ -15,8 +15,7 @@ ProcessGrid::ProcessGrid(MPI_Comm comm, std::vector<int> parts)
   MPI_Comm_size(comm, &size_);
   long product = 1;
   for (int p : parts_) product *= p;
-  if (parts_.size() < 2 || *std::min_element(parts_.begin(), parts_.end()) < 1 ||
-      product != size_)
+  if (parts_.size() < 2 || *std::min_element(parts_.begin(), parts_.end()) < 1 || product != size_)
     throw std::invalid_argument("ProcessGrid: " + str() + " does not match " +
                                 std::to_string(size_) + " ranks");
 }

@@ -161,7 +161,7 @@ typename Repartition<T, D>::View Repartition<T, D>::apply(const View& in) const 
 
 template <class T, std::size_t D>
 void Repartition<T, D>::apply(const View& in, const View& out) const {
-  const Box<D> &bi = in_.box(rank_), &bo = out_.box(rank_);
+  const Box<D>&bi = in_.box(rank_), &bo = out_.box(rank_);
   if (grid_extents<D>(in) != bi.extents() || grid_extents<D>(out) != bo.extents() ||
       in.extent(0) != out.extent(0) || in.extent(1) != out.extent(1))
     throw std::invalid_argument("Repartition: local tensors do not match the boxes " + bi.str() +
@@ -177,7 +177,7 @@ void Repartition<T, D>::apply(const View& in, const View& out) const {
 
 template <class T, std::size_t D>
 void Repartition<T, D>::exchange(const View& in, const View& out, long nl) const {
-  const Box<D> &bi = in_.box(rank_), &bo = out_.box(rank_);
+  const Box<D>&bi = in_.box(rank_), &bo = out_.box(rank_);
   Kokkos::View<T*, DeviceSpace> sbuf("repartition.send", nl * send_cells_);
   Kokkos::View<T*, DeviceSpace> rbuf("repartition.recv", nl * recv_cells_);
   for (const Peer& p : sends_)

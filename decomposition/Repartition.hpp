@@ -1,11 +1,11 @@
 #pragma once
 // Repartition: moves a distributed (B, C, grid...) tensor of D grid axes from one layout to another
 // with a single exchange. Leading dimensions (B, C) are always local; each rank holds the box its
-// layout gives it. Planned once from the two layouts (which overlaps go to which rank, buffer offsets), executed
-// many times. The destination boxes need not tile the domain: they may overlap (halos) or reach
-// outside it, and every destination cell no source box covers is set to zero (zero padding).
-// The exchange algorithm is a runtime choice: one MPI_Alltoallv, or point-to-point messages to
-// the ranks that actually share data. Pack and unpack are Kokkos kernels.
+// layout gives it. Planned once from the two layouts (which overlaps go to which rank, buffer
+// offsets), executed many times. The destination boxes need not tile the domain: they may overlap
+// (halos) or reach outside it, and every destination cell no source box covers is set to zero (zero
+// padding). The exchange algorithm is a runtime choice: one MPI_Alltoallv, or point-to-point
+// messages to the ranks that actually share data. Pack and unpack are Kokkos kernels.
 #include <mpi.h>
 
 #include <string>
@@ -55,7 +55,7 @@ class Repartition {
   struct Peer {
     int rank;
     Box<D> overlap;  // global indices
-    long offset;   // in cells of one (B, C) slice, within the send or receive buffer
+    long offset;     // in cells of one (B, C) slice, within the send or receive buffer
   };
   MPI_Comm comm_;
   int rank_ = 0;

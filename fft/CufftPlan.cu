@@ -110,8 +110,8 @@ class CufftPlan1d final : public Fft1dPlan {
         auto* src = static_cast<cufftComplex*>(in);
         auto* dst = static_cast<cufftReal*>(out);
         const long long nc = b_.n / 2 + 1, lines = b_.outer * b_.inner;
-        zero_hermitian_imag<<<grid_for(lines), kThreads, 0, stream>>>(src, b_.outer, nc,
-                                                                      b_.inner, b_.n % 2 == 0);
+        zero_hermitian_imag<<<grid_for(lines), kThreads, 0, stream>>>(src, b_.outer, nc, b_.inner,
+                                                                      b_.n % 2 == 0);
         check_launch("zero_hermitian_imag");
         for (long long c = 0; c < calls_; ++c)
           check_cufft(cufftExecC2R(plan_, src + c * in_step_, dst + c * out_step_), "cufftExecC2R");
@@ -145,7 +145,6 @@ std::unique_ptr<Fft1dPlan> make_cufft_plan(Transform t, const Batch1d& b) {
 }  // namespace ufno::fft::cuda
 
 namespace ufno::fft {
-
 
 std::unique_ptr<Fft1dPlan> FftPlans<backend::Cuda>::make(Transform t, const Batch1d& b) {
   return cuda::make_cufft_plan(t, b);  // on the Kokkos stream: no fence needed

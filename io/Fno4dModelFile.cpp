@@ -16,8 +16,7 @@ void Fno4dModelFile::read_spec() {
   const auto& f = file_;
   const std::string arch = model_architecture(f);
   if (arch != "FNO4D")
-    throw InputError(f.path(), "architecture",
-                     "is \"" + arch + "\", not a 4-D FNO (\"FNO4D\")");
+    throw InputError(f.path(), "architecture", "is \"" + arch + "\", not a 4-D FNO (\"FNO4D\")");
   Fno4dSpec& s = spec_;
   s.variable = f.string_attribute_required("variable");
   if (s.variable != "SG" && s.variable != "dP")
@@ -103,8 +102,7 @@ bool is_std(const std::string& name) {
 }
 }  // namespace
 
-HostArray Fno4dModelFile::get_block(const std::string& name,
-                                    const std::vector<std::size_t>& start,
+HostArray Fno4dModelFile::get_block(const std::string& name, const std::vector<std::size_t>& start,
                                     const std::vector<std::size_t>& count) const {
   const auto s = shape(name);
   if (s.size() != start.size() || s.size() != count.size())
@@ -125,7 +123,8 @@ HostArray Fno4dModelFile::get_block(const std::string& name,
       throw InputError(file_.path(), name,
                        "holds a value of magnitude " + std::to_string(std::abs(v)) +
                            ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
-    if (deviation && v < 0) throw InputError(file_.path(), name, "a standard deviation is negative");
+    if (deviation && v < 0)
+      throw InputError(file_.path(), name, "a standard deviation is negative");
   }
   return b;
 }

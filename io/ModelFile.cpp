@@ -130,6 +130,8 @@ std::vector<std::size_t> ModelFile::shape(const std::string& name) const {
   return file_.shape(name);
 }
 
-HostArray ModelFile::get(const std::string& name) const { return read_checked_weights(file_, name); }
+HostArray ModelFile::get(const std::string& name) const {
+  return read_checked_weights(file_, name);
+}
 
 }  // namespace ufno

@@ -32,9 +32,9 @@ HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& g
   return a;
 }
 
-HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid,
-                              int channels, const std::array<int, 4>& lo,
-                              const std::array<int, 4>& count, MPI_Comm comm) {
+HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid, int channels,
+                              const std::array<int, 4>& lo, const std::array<int, 4>& count,
+                              MPI_Comm comm) {
   h5::File f = h5::File::open_read(path, comm);
   if (!f.has_dataset("input")) throw InputError(path, "input", "dataset is missing");
   if (f.kind("input") != h5::Kind::Float)

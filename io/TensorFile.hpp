@@ -19,8 +19,8 @@ HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& g
 // (A1, A2, A3, T) block [lo, lo + count) of every case and channel (collective with a
 // communicator). Checks the rank, the grid and channels against the model's, a case count that
 // fits this build's limits, and that every value read is finite and below 1e6 in magnitude.
-HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid,
-                              int channels, const std::array<int, 4>& lo,
-                              const std::array<int, 4>& count, MPI_Comm comm = MPI_COMM_NULL);
+HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid, int channels,
+                              const std::array<int, 4>& lo, const std::array<int, 4>& count,
+                              MPI_Comm comm = MPI_COMM_NULL);
 
 }  // namespace ufno

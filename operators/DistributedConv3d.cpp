@@ -26,8 +26,8 @@ Tensor empty_block(const Tensor& x, int channels, const dist::Box3& b) {
 }  // namespace
 
 DistributedConv3d::DistributedConv3d(const Conv3d& conv, MPI_Comm comm,
-                                     const dist::PencilLayout<3>& in, const dist::PencilLayout<3>& out,
-                                     dist::ExchangeAlgorithm alg)
+                                     const dist::PencilLayout<3>& in,
+                                     const dist::PencilLayout<3>& out, dist::ExchangeAlgorithm alg)
     : local_(conv.with_padding(0)),
       padded_(conv),
       whole_domain_(holds_whole_domain(comm, in, out)),

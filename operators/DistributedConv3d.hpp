@@ -50,7 +50,8 @@ class DistributedConvTranspose3d {
 };
 
 // True when this rank's blocks of both layouts are their whole domains: nothing is exchanged.
-bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout<3>& in, const dist::PencilLayout<3>& out);
+bool holds_whole_domain(MPI_Comm comm, const dist::PencilLayout<3>& in,
+                        const dist::PencilLayout<3>& out);
 
 // Output extents of a convolution layer for input extents n.
 std::array<int, 3> conv_output_extents(const backend::ConvSpec& s, const std::array<int, 3>& n);

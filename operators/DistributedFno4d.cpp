@@ -121,9 +121,8 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
   if (int(x.extent(1)) != e[0] || int(x.extent(2)) != e[1] || int(x.extent(3)) != e[2] ||
       int(x.extent(4)) != e[3] || int(x.extent(5)) != C)
     throw std::invalid_argument("DistributedFno4d: input block " + shape_string(x) +
-                                " does not match this rank's block " +
-                                unpadded_.box(rank_).str() + " x " + std::to_string(C) +
-                                " channels");
+                                " does not match this rank's block " + unpadded_.box(rank_).str() +
+                                " x " + std::to_string(C) + " channels");
   // This rank's interior of the channels-last input, (B, 1, i0, i1, i2, T C): the input
   // itself when the interior is the rank's own block (always on one rank).
   Extents ecl = e;
@@ -134,8 +133,9 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
   Real h = make_grid_view<4>("fno4d.padded", B, W, pe, false);
   {
     float* p = h.data();  // zero-filled on all threads (first touch of the largest tensor)
-    ufno::parallel_for("ufno::fno4d_zero", Kokkos::RangePolicy<ExecSpace>(0, long(h.size())),
-                       KOKKOS_LAMBDA(const int64_t i) { p[i] = 0.f; });
+    ufno::parallel_for(
+        "ufno::fno4d_zero", Kokkos::RangePolicy<ExecSpace>(0, long(h.size())),
+        KOKKOS_LAMBDA(const int64_t i) { p[i] = 0.f; });
   }
   const Box4 ib = interior_in_block();
   if (ib.empty()) return h;

@@ -45,7 +45,7 @@ class DistributedFno4d {
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
   Real lift(const Real& channels_last) const;  // fc0 into the zero-padded block
-  Real head(const Real& padded) const;          // fc1, GELU, fc2 on the interior
+  Real head(const Real& padded) const;         // fc1, GELU, fc2 on the interior
   // Copies interior row r of case b between a compact (channels, i1, i2, T) buffer and the
   // padded block h.
   void copy_interior_row(float* compact, const Real& h, int b, const dist::Box4& interior, int r,

@@ -27,8 +27,7 @@ DistributedSpectralConv<D>::DistributedSpectralConv(const dist::ProcessGrid& gri
       rank_(grid.rank()),
       scale_(inverse_size(n)),
       fft_(std::make_shared<Fft>(grid, n, modes, alg)) {
-  w_ = combine_corner_weights<D>(in, out, modes, corners,
-                                 fft_->spectral_layout().box(grid.rank()));
+  w_ = combine_corner_weights<D>(in, out, modes, corners, fft_->spectral_layout().box(grid.rank()));
 }
 
 template <std::size_t D>
@@ -57,12 +56,9 @@ void DistributedSpectralConv<D>::load_weights(const WeightSource& w, const std::
 }
 
 template <std::size_t D>
-DistributedSpectralConv<D> DistributedSpectralConv<D>::load(const WeightSource& w,
-                                                            const std::string& prefix,
-                                                            const dist::ProcessGrid& grid,
-                                                            Extents n, int in, int out,
-                                                            Extents modes,
-                                                            dist::ExchangeAlgorithm alg) {
+DistributedSpectralConv<D> DistributedSpectralConv<D>::load(
+    const WeightSource& w, const std::string& prefix, const dist::ProcessGrid& grid, Extents n,
+    int in, int out, Extents modes, dist::ExchangeAlgorithm alg) {
   DistributedSpectralConv c = without_weights(grid, n, in, out, modes, alg);
   c.load_weights(w, prefix);
   return c;
@@ -71,9 +67,8 @@ DistributedSpectralConv<D> DistributedSpectralConv<D>::load(const WeightSource& 
 template <std::size_t D>
 void DistributedSpectralConv<D>::add_output_bias(const std::vector<float>& bias) {
   if (int(bias.size()) != out_)
-    throw std::invalid_argument("DistributedSpectralConv: bias of " +
-                                std::to_string(bias.size()) + " values for " +
-                                std::to_string(out_) + " output channels");
+    throw std::invalid_argument("DistributedSpectralConv: bias of " + std::to_string(bias.size()) +
+                                " values for " + std::to_string(out_) + " output channels");
   const auto& box = fft_->spectral_layout().box(rank_);
   if (box.empty() || box.lo != Extents{}) return;
   if (!dc_bias_.size()) dc_bias_ = Kokkos::View<float*, DeviceSpace>("spectral.dc_bias", out_);

@@ -56,8 +56,8 @@ class DistributedSpectralConv {
   Complex mixed_modes(const Real& x);  // forward transform, mode mix, DC bias
 
  private:
-  DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int in, int out,
-                          Extents modes, std::shared_ptr<Fft> fft);
+  DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int in, int out, Extents modes,
+                          std::shared_ptr<Fft> fft);
   int in_, out_;
   Extents modes_;
   int rank_;

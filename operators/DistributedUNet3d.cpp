@@ -19,8 +19,10 @@ DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::arr
   const auto n1 = conv_output_extents(p.conv1.spec(), n);
   const auto n2 = conv_output_extents(p.conv2.spec(), n1);
   const auto n3 = conv_output_extents(p.conv3.spec(), n2);
-  const PencilLayout<3> l0 = PencilLayout<3>::block(n, parts), l1 = PencilLayout<3>::block(n1, parts),
-                     l2 = PencilLayout<3>::block(n2, parts), l3 = PencilLayout<3>::block(n3, parts);
+  const PencilLayout<3> l0 = PencilLayout<3>::block(n, parts),
+                        l1 = PencilLayout<3>::block(n1, parts),
+                        l2 = PencilLayout<3>::block(n2, parts),
+                        l3 = PencilLayout<3>::block(n3, parts);
   // Every level is a block layout of the same grid: holding the finest whole means holding all.
   // A rank holding the whole domain runs the single-process U-Net; the distributed layers and
   // their weight copies are not built.

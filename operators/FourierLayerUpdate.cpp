@@ -97,8 +97,7 @@ template <std::size_t D>
 void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                const GridView<D, complexf>& t_modes_rows,
                                const fft::TruncatedRealDft& t_inverse, const Linear& w,
-                               const GridView<D>& u_rows, Activation act,
-                               long columns_per_chunk) {
+                               const GridView<D>& u_rows, Activation act, long columns_per_chunk) {
   check_layer(x, t_inverse, w);
   const int C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
   const int m = t_inverse.kept(), R = t_modes_rows.extent(2);
@@ -111,15 +110,14 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
     fits = fits && t_modes_rows.extent(a) == x.extent(a);
   }
   if (u_rows.data()) {
-    fits = fits && u_rows.extent(0) == 1 && int(u_rows.extent(1)) == C &&
-           int(u_rows.extent(2)) == R;
+    fits =
+        fits && u_rows.extent(0) == 1 && int(u_rows.extent(1)) == C && int(u_rows.extent(2)) == R;
     for (std::size_t a = 3; a < D + 2; ++a) fits = fits && u_rows.extent(a) == x.extent(a);
   }
   if (!fits)
-    throw std::invalid_argument("fourier_layer_update_rows: x " + shape_string(x) +
-                                ", rows from " + std::to_string(r0) + ", T modes " +
-                                shape_string(t_modes_rows) + ", U-Net rows " +
-                                shape_string(u_rows) + " do not fit together");
+    throw std::invalid_argument("fourier_layer_update_rows: x " + shape_string(x) + ", rows from " +
+                                std::to_string(r0) + ", T modes " + shape_string(t_modes_rows) +
+                                ", U-Net rows " + shape_string(u_rows) + " do not fit together");
   const long plane = long(X) * row * T, cols = long(R) * row;
   UnetTerm ut;
   if (u_rows.data()) ut = {u_rows.data(), cols * T};

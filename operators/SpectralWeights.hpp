@@ -61,8 +61,8 @@ inline std::string corner_name(const std::string& prefix, std::size_t q) {
 }
 
 template <std::size_t D>
-std::vector<HostArray> load_corner_weights(const WeightSource& w, const std::string& prefix,
-                                           int in, int out, const std::array<int, D>& m) {
+std::vector<HostArray> load_corner_weights(const WeightSource& w, const std::string& prefix, int in,
+                                           int out, const std::array<int, D>& m) {
   std::vector<HostArray> c;
   for (std::size_t q = 0; q < (std::size_t(1) << (D - 1)); ++q)
     c.push_back(w.take(corner_name(prefix, q), corner_shape<D>(in, out, m)));
@@ -133,8 +133,7 @@ SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& 
       for (int co = 0; co < out; ++co) {
         complexf* dst = &h(ci, co, 0);
         for (long r = 0; r < runs; ++r, src += 2 * run)
-          for (long v = 0; v < run; ++v)
-            dst[run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
+          for (long v = 0; v < run; ++v) dst[run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
       }
   }
   Kokkos::deep_copy(wv, h);

@@ -44,7 +44,8 @@ TEST_CASE("the fused Fourier-layer update equals the unfused sum", "[fourier]") 
   }
   Tensor x = test::to_device(xv, {B, C, X, Y, T});
   Tensor wrong("wrong", B, C, X, Y, T + 1);
-  CHECK_THROWS_AS(fourier_layer_update<3>(x, modes, t_inverse, w, wrong, Activation::ReLU), std::invalid_argument);
+  CHECK_THROWS_AS(fourier_layer_update<3>(x, modes, t_inverse, w, wrong, Activation::ReLU),
+                  std::invalid_argument);
 }
 
 TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
@@ -107,10 +108,10 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
   }
   Tensor x = test::to_device(xv, {B, C, X, Y, T});
   CTensor tm("tm", 1, C, 2, Y, m);
-  CHECK_THROWS_AS(fourier_layer_update_rows<3>(x, 0, X - 1, tm, t_inverse, w, Tensor(), Activation::ReLU),
-                  std::invalid_argument);
   CHECK_THROWS_AS(
-      fourier_layer_update_rows<3>(x, 0, 0, tm, t_inverse, w, Tensor("u", 1, C + 1, 2, Y, T),
-                                      Activation::ReLU),
+      fourier_layer_update_rows<3>(x, 0, X - 1, tm, t_inverse, w, Tensor(), Activation::ReLU),
       std::invalid_argument);
+  CHECK_THROWS_AS(fourier_layer_update_rows<3>(x, 0, 0, tm, t_inverse, w,
+                                               Tensor("u", 1, C + 1, 2, Y, T), Activation::ReLU),
+                  std::invalid_argument);
 }

@@ -191,7 +191,7 @@ TEST_CASE("distributed 3-D c2c FFT equals the single-process FFTW transform", "[
     for (bool truncated : {false, true}) {
       INFO("grid " << grid.str() << (truncated ? " truncated" : " full"));
       DistributedFft<3> plan(grid, {X, Y, T}, truncated ? std::optional(m) : std::nullopt,
-                            ExchangeAlgorithm::PointToPoint, FftKind::C2C);
+                             ExchangeAlgorithm::PointToPoint, FftKind::C2C);
       CTensor x = block_of<std::complex<float>, CTensor>(
           std::vector<std::complex<float>>(g.begin(), g.end()), shape, plan.real_layout().box(me));
       CTensor s = plan.forward(x);

@@ -2,7 +2,8 @@
 // double-precision sums: every 1-D DFT of the reference is a plain sum over exp(-2 pi i j k / n),
 // no FFT library. R2C full and truncated, C2C truncated, on every process grid over one, two and
 // three axes that the rank count allows, with odd extents (uneven blocks, empty ranks at 3 and 4
-// ranks). The spectral convolution is also checked against PyTorch (tests/data/spectral4d_small.h5).
+// ranks). The spectral convolution is also checked against PyTorch
+// (tests/data/spectral4d_small.h5).
 #include <mpi.h>
 
 #include <catch2/catch.hpp>
@@ -122,8 +123,7 @@ TEST_CASE("distributed 4-D FFT equals direct sums on every process grid", "[mpi]
         Ext k{};
         for (int a = 3; a >= 0; --a) k[a] = rest % kn[a], rest /= kn[a];
         Ext g{};
-        for (int a = 0; a < 4; ++a)
-          g[a] = truncated && a < 3 ? bin(k[a], m[a], m[a], n[a]) : k[a];
+        for (int a = 0; a < 4; ++a) g[a] = truncated && a < 3 ? bin(k[a], m[a], m[a], n[a]) : k[a];
         const cd want = spec[(((rest * n[0] + g[0]) * n[1] + g[1]) * n[2] + g[2]) * n[3] + g[3]];
         const cd got(hs.data()[i].real(), hs.data()[i].imag());
         e2 += std::norm(got - want);
@@ -143,8 +143,8 @@ TEST_CASE("distributed 4-D FFT equals direct sums on every process grid", "[mpi]
         bool keep = true;
         for (int a = 0; a < 4 && truncated; ++a)
           keep = keep && (a < 3 ? kept(k[a], m[a], m[a], n[a]) : k[a] < m[3]);
-        half[f] = keep ? spec[(((rest * n[0] + k[0]) * n[1] + k[1]) * n[2] + k[2]) * n[3] + k[3]]
-                       : cd(0);
+        half[f] =
+            keep ? spec[(((rest * n[0] + k[0]) * n[1] + k[1]) * n[2] + k[2]) * n[3] + k[3]] : cd(0);
       }
       for (int a = 0; a < 3; ++a) dft_axis(half, nl, nh, a, +1);
       std::vector<cd> masked(std::size_t(nl) * cells(n));
@@ -235,7 +235,8 @@ TEST_CASE("distributed 4-D complex FFT, truncated, equals direct sums", "[mpi][f
     for (long f = 0; f < long(masked.size()); ++f) {
       long rest = f;
       bool keep = true;
-      for (int a = 3; a >= 0; --a) keep = keep && kept(int(rest % n[a]), m[a], m[a], n[a]), rest /= n[a];
+      for (int a = 3; a >= 0; --a)
+        keep = keep && kept(int(rest % n[a]), m[a], m[a], n[a]), rest /= n[a];
       if (!keep) masked[f] = 0;
     }
     for (int a = 0; a < 4; ++a) dft_axis(masked, nl, n, a, +1);
@@ -254,8 +255,8 @@ TEST_CASE("distributed 4-D complex FFT, truncated, equals direct sums", "[mpi][f
 TEST_CASE("the 4-D spectral convolution equals PyTorch's on every process grid",
           "[mpi][spectral][4d]") {
   auto io = test::read_all(test::data_path("spectral4d_small.h5"));
-  const HostArray& in = io.arrays.at("input");    // (B, I, n1, n2, n3, n4)
-  const HostArray& out = io.arrays.at("output");  // (B, O, n1, n2, n3, n4)
+  const HostArray& in = io.arrays.at("input");     // (B, I, n1, n2, n3, n4)
+  const HostArray& out = io.arrays.at("output");   // (B, O, n1, n2, n3, n4)
   const HostArray& w1 = io.arrays.at("weights1");  // (I, O, m1, m2, m3, m4, 2)
   const int B = in.shape[0], I = in.shape[1], O = out.shape[1];
   const Ext n{int(in.shape[2]), int(in.shape[3]), int(in.shape[4]), int(in.shape[5])};

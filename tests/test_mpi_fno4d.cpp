@@ -38,13 +38,12 @@ GridView<4> input_block(const HostArray& in, const Box4& b) {
         for (int k = b.lo[2]; k < b.hi[2]; ++k)
           for (int t = b.lo[3]; t < b.hi[3]; ++t)
             for (int c = 0; c < C; ++c)
-              h.data()[f++] = in.data[(((((std::size_t(n) * in.shape[1] + i) * in.shape[2] + j) *
-                                             in.shape[3] +
-                                         k) *
-                                            in.shape[4] +
-                                        t) *
-                                           C +
-                                       c)];
+              h.data()[f++] = in.data[(
+                  ((((std::size_t(n) * in.shape[1] + i) * in.shape[2] + j) * in.shape[3] + k) *
+                       in.shape[4] +
+                   t) *
+                      C +
+                  c)];
   Kokkos::deep_copy(v, h);
   return v;
 }
@@ -79,9 +78,9 @@ void check_model(const std::string& model, const std::string& io_name, bool norm
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
       // Weights held throughout with one algorithm, read per layer with the other.
-      DistributedFno4d net(mf.spec(), mf, grid, alg,
-                           alg == ExchangeAlgorithm::Alltoallv ? WeightResidency::All
-                                                               : WeightResidency::PerLayer);
+      DistributedFno4d net(
+          mf.spec(), mf, grid, alg,
+          alg == ExchangeAlgorithm::Alltoallv ? WeightResidency::All : WeightResidency::PerLayer);
       const Box4 b = net.layout().box(grid.rank());
       const auto x = input_block(io.arrays.at("input"), b);
       for (bool raw : {true, false}) {

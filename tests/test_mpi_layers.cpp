@@ -77,7 +77,8 @@ TEST_CASE("distributed Conv3d and ConvTranspose3d equal the single-process layer
     ConvTranspose3d deconv(t, test::random_vector(std::size_t(ci) * co * 64, 11),
                            test::random_vector(co, 12));
     Tensor ref = deconv.forward(x);
-    const PencilLayout<3> out = PencilLayout<3>::block(conv_output_extents(deconv.spec(), n), parts);
+    const PencilLayout<3> out =
+        PencilLayout<3>::block(conv_output_extents(deconv.spec(), n), parts);
     DistributedConvTranspose3d ddeconv(deconv, MPI_COMM_WORLD, in, out,
                                        dist::ExchangeAlgorithm::PointToPoint);
     const double err =

@@ -21,8 +21,7 @@ class SpectralConv3d {
  public:
   SpectralConv3d() = default;
   // corners[q] = weights{q+1} as (in, out, mx, my, mt, 2) float arrays (re, im).
-  SpectralConv3d(int in, int out, std::array<int, 3> modes,
-                 const std::vector<HostArray>& corners);
+  SpectralConv3d(int in, int out, std::array<int, 3> modes, const std::vector<HostArray>& corners);
   static SpectralConv3d load(const WeightSource& w, const std::string& prefix, int in, int out,
                              std::array<int, 3> modes);
 

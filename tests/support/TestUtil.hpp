@@ -1,7 +1,7 @@
 #pragma once
 // Shared helpers of the unit tests: random data, host <-> device copies, error norms, fixtures.
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <string>
