@@ -47,3 +47,26 @@ echo "$(git rev-parse HEAD) $(date -u +%FT%TZ)" > "$OUT/VERSION"
 tar cJf build-gpu/bundle.tar.xz -C build-gpu bundle
 echo "make-gpu-bundle: build-gpu/bundle.tar.xz, $(du -h build-gpu/bundle.tar.xz | cut -f1)" \
      "($(du -sh "$OUT" | cut -f1) unpacked, $(ls "$OUT/lib" | wc -l) libraries)"
+
+# Self-check (as root, where unshare works): with the system's Open MPI and PMIx plugin folders
+# hidden in a private mount namespace, a singleton MPI start with the bundle's relocated plugins
+# must work (the CPU build's ufno_predict on a test model; the GPU programs need a driver).
+if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null && [ -x build/apps/ufno_predict ]; then
+  B=$(pwd)/$OUT
+  mkdir -p /tmp/ufno-empty
+  if unshare -m bash -c "
+      mount --bind /tmp/ufno-empty /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 &&
+      mount --bind /tmp/ufno-empty /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix &&
+      mount --bind /tmp/ufno-empty /usr/share/openmpi &&
+      OPAL_PREFIX=$B/usr PATH=$B/usr/bin:\$PATH LD_LIBRARY_PATH=$B/lib \
+      PMIX_MCA_mca_base_component_path=$B/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix \
+      timeout 60 build/apps/ufno_predict --model tests/data/fno4d_small.h5 \
+        --tensor tests/data/fno4d_small_io.h5 --out /tmp/ufno-bundle-check.h5 --threads 1" \
+      > /tmp/ufno-bundle-check.log 2>&1; then
+    echo "make-gpu-bundle: self-check passed (MPI starts from the bundle's plugins alone)"
+  else
+    echo "make-gpu-bundle: self-check FAILED (/tmp/ufno-bundle-check.log)" >&2
+    exit 1
+  fi
+  rm -f /tmp/ufno-bundle-check.h5
+fi
