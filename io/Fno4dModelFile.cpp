@@ -30,18 +30,13 @@ void Fno4dModelFile::read_spec() {
   s.padding = int_array_attr<4>(f, "padding", 0);
   s.grid = int_array_attr<4>(f, "grid", 1);
   s.normalizer_eps = double_attr(f, "normalizer_eps");
-  auto bound = [&](const char* attr, long v, long hi) {
-    if (v > hi)
-      throw InputError(f.path(), attr,
-                       "value " + std::to_string(v) + " exceeds " + std::to_string(hi));
-  };
-  bound("width", s.width, 4096);
-  bound("hidden", s.hidden, 65536);
-  bound("in_channels", s.in_channels, 1024);
-  bound("n_layers", s.layers, 64);
+  check_at_most(f, "width", s.width, 4096);
+  check_at_most(f, "hidden", s.hidden, 65536);
+  check_at_most(f, "in_channels", s.in_channels, 1024);
+  check_at_most(f, "n_layers", s.layers, 64);
   for (int a = 0; a < 4; ++a) {
-    bound("grid", s.grid[a], 1 << 20);
-    bound("padding", s.padding[a], 1 << 12);
+    check_at_most(f, "grid", s.grid[a], 1 << 20);
+    check_at_most(f, "padding", s.padding[a], 1 << 12);
   }
   if (!(s.normalizer_eps > 0 && s.normalizer_eps <= 1))
     throw InputError(f.path(), "normalizer_eps", "must be in (0, 1]");
@@ -96,37 +91,12 @@ HostArray Fno4dModelFile::get(const std::string& name) const {
   return read_checked_weights(file_, name);
 }
 
-namespace {
-bool is_std(const std::string& name) {
-  return name.size() > 4 && name.compare(name.size() - 4, 4, ".std") == 0;
-}
-}  // namespace
-
 HostArray Fno4dModelFile::get_block(const std::string& name, const std::vector<std::size_t>& start,
                                     const std::vector<std::size_t>& count) const {
   const auto s = shape(name);
   if (s.size() != start.size() || s.size() != count.size())
     throw InputError(file_.path(), name, "block of the wrong rank requested");
-  for (std::size_t a = 0; a < s.size(); ++a)
-    if (start[a] + count[a] > s[a])
-      throw InputError(file_.path(), name, "block reaches beyond shape " + shape_string(s));
-  HostArray b;
-  b.shape = count;
-  std::size_t n = 1;
-  for (std::size_t c : count) n *= c;
-  if (n == 0) return b;  // a rank that owns no cells
-  b.data = file_.read_block(name, start, count);
-  const bool deviation = is_std(name);
-  for (float v : b.data) {
-    if (!std::isfinite(v)) throw InputError(file_.path(), name, "contains NaN or Inf");
-    if (std::abs(v) > kMaxWeight)
-      throw InputError(file_.path(), name,
-                       "holds a value of magnitude " + std::to_string(std::abs(v)) +
-                           ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
-    if (deviation && v < 0)
-      throw InputError(file_.path(), name, "a standard deviation is negative");
-  }
-  return b;
+  return read_checked_block(file_, name, start, count);
 }
 
 }  // namespace ufno

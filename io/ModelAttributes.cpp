@@ -64,22 +64,54 @@ double double_attr(const h5::File& f, const std::string& attr) {
   return v[0];
 }
 
-HostArray read_checked_weights(const h5::File& f, const std::string& name) {
-  HostArray a;
-  a.data = f.read_floats(name, &a.shape);
-  const std::string suffix = "running_var";
-  const bool variance = name.size() >= suffix.size() &&
-                        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  for (float v : a.data) {
+void check_at_most(const h5::File& f, const std::string& attr, long value, long limit) {
+  if (value > limit)
+    throw InputError(f.path(), attr,
+                     "value " + std::to_string(value) + " exceeds " + std::to_string(limit));
+}
+
+namespace {
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+void check_weight_values(const h5::File& f, const std::string& name,
+                         const std::vector<float>& values) {
+  // Variances and standard deviations (BatchNorm running_var, normaliser std) are never negative.
+  const bool spread = ends_with(name, "running_var") || ends_with(name, ".std");
+  for (float v : values) {
     if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
     if (std::abs(v) > kMaxWeight)
       throw InputError(f.path(), name,
                        "holds a value of magnitude " + std::to_string(std::abs(v)) +
                            ", beyond any trained model (limit " + std::to_string(kMaxWeight) + ")");
-    if (variance && v < 0)
-      throw InputError(f.path(), name, "a BatchNorm running variance is negative");
+    if (spread && v < 0)
+      throw InputError(f.path(), name,
+                       ends_with(name, ".std") ? "a standard deviation is negative"
+                                               : "a BatchNorm running variance is negative");
   }
+}
+
+HostArray read_checked_weights(const h5::File& f, const std::string& name) {
+  HostArray a;
+  a.data = f.read_floats(name, &a.shape);
+  check_weight_values(f, name, a.data);
   return a;
+}
+
+HostArray read_checked_block(const h5::File& f, const std::string& name,
+                             const std::vector<std::size_t>& start,
+                             const std::vector<std::size_t>& count) {
+  HostArray b;
+  b.shape = count;
+  std::size_t n = 1;
+  for (std::size_t c : count) n *= c;
+  if (n == 0) return b;                       // a rank that owns no cells
+  b.data = f.read_block(name, start, count);  // checks the block against the dataset's shape
+  check_weight_values(f, name, b.data);
+  return b;
 }
 
 }  // namespace ufno

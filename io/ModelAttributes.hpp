@@ -29,8 +29,17 @@ std::array<int, N> int_array_attr(const h5::File& f, const std::string& attr, in
   return r;
 }
 
-// A float32 dataset, refused if any value is not finite or beyond kMaxWeight (and, for a
-// BatchNorm running variance, negative).
+// InputError naming `attr` when value > limit (sizes checked before anything is allocated).
+void check_at_most(const h5::File& f, const std::string& attr, long value, long limit);
+
+// Refuses a dataset's values that are not finite or beyond kMaxWeight, and negative values of a
+// BatchNorm running variance or a normaliser's std.
+void check_weight_values(const h5::File& f, const std::string& name,
+                         const std::vector<float>& values);
+// A float32 dataset, whole or its hyperslab [start, start + count), checked as above.
 HostArray read_checked_weights(const h5::File& f, const std::string& name);
+HostArray read_checked_block(const h5::File& f, const std::string& name,
+                             const std::vector<std::size_t>& start,
+                             const std::vector<std::size_t>& count);
 
 }  // namespace ufno

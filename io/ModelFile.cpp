@@ -72,21 +72,16 @@ void ModelFile::read_spec() {
 void ModelFile::check_sizes() const {
   const ModelSpec& s = spec_;
   const auto& f = file_;
-  auto bound = [&](const char* attr, long v, long hi) {
-    if (v > hi)
-      throw InputError(f.path(), attr,
-                       "value " + std::to_string(v) + " exceeds " + std::to_string(hi));
-  };
-  bound("width", s.width, 4096);
-  bound("hidden", s.hidden, 65536);
-  bound("in_channels", s.in_channels, 1024);
-  bound("n_fourier", s.n_fourier, 64);
-  bound("n_ufourier", s.n_ufourier, 64);
+  check_at_most(f, "width", s.width, 4096);
+  check_at_most(f, "hidden", s.hidden, 65536);
+  check_at_most(f, "in_channels", s.in_channels, 1024);
+  check_at_most(f, "n_fourier", s.n_fourier, 64);
+  check_at_most(f, "n_ufourier", s.n_ufourier, 64);
   for (int a = 0; a < 3; ++a) {
-    bound("grid", s.grid[a], 1 << 20);
+    check_at_most(f, "grid", s.grid[a], 1 << 20);
     // The paper pads 8 cells; padding beyond the grid itself buys nothing.
-    bound("padding", s.padding[a], s.grid[a] + 64);
-    bound("modes", s.modes[a], 1 << 20);
+    check_at_most(f, "padding", s.padding[a], s.grid[a] + 64);
+    check_at_most(f, "modes", s.modes[a], 1 << 20);
   }
   const auto p = s.padded_grid();
   const double cells = double(p[0]) * p[1] * p[2];

@@ -44,15 +44,6 @@ void dft_axis(std::vector<cd>& v, int nl, const Ext& e, int a, int sign) {
     }
 }
 
-// Every grid (pa, pb, pc, 1) for p ranks.
-std::vector<std::array<int, 4>> grids_3d(int p) {
-  std::vector<std::array<int, 4>> g;
-  for (int a = 1; a <= p; ++a)
-    for (int b = 1; a * b <= p; ++b)
-      if (p % (a * b) == 0) g.push_back({a, b, p / (a * b), 1});
-  return g;
-}
-
 // The cells of box `b` of a global (nl, n) array, in the block's row-major order, as (flat
 // global index) per block cell.
 std::vector<long> block_indices(int nl, const Ext& n, const Box4& b) {
@@ -103,7 +94,7 @@ TEST_CASE("distributed 4-D FFT equals direct sums on every process grid", "[mpi]
   std::vector<cd> spec(real.begin(), real.end());
   for (int a = 3; a >= 0; --a) dft_axis(spec, nl, n, a, -1);
   const Ext m{2, 3, 2, 3};
-  for (auto parts : grids_3d(test::mpi_size())) {
+  for (auto parts : test::grids_3d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     const int me = grid.rank();
     for (bool truncated : {false, true}) {
@@ -212,7 +203,7 @@ TEST_CASE("distributed 4-D complex FFT, truncated, equals direct sums", "[mpi][f
   spec = input;
   for (int a = 3; a >= 0; --a) dft_axis(spec, nl, n, a, -1);
   const Ext m{1, 2, 1, 3};
-  for (auto parts : grids_3d(test::mpi_size())) {
+  for (auto parts : test::grids_3d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     INFO("grid " << grid.str());
     DistributedFft<4> plan(grid, n, m, ExchangeAlgorithm::PointToPoint, FftKind::C2C);
@@ -263,7 +254,7 @@ TEST_CASE("the 4-D spectral convolution equals PyTorch's on every process grid",
   const Ext m{int(w1.shape[2]), int(w1.shape[3]), int(w1.shape[4]), int(w1.shape[5])};
   std::vector<HostArray> corners;
   for (int q = 1; q <= 8; ++q) corners.push_back(io.arrays.at("weights" + std::to_string(q)));
-  for (auto parts : grids_3d(test::mpi_size())) {
+  for (auto parts : test::grids_3d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     INFO("grid " << grid.str());
     DistributedSpectralConv<4> conv(grid, n, I, O, m, corners, ExchangeAlgorithm::Alltoallv);

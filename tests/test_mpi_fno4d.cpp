@@ -18,14 +18,6 @@ using namespace ufno::dist;
 
 namespace {
 
-std::vector<std::array<int, 4>> grids_3d(int p) {
-  std::vector<std::array<int, 4>> g;
-  for (int a = 1; a <= p; ++a)
-    for (int b = 1; a * b <= p; ++b)
-      if (p % (a * b) == 0) g.push_back({a, b, p / (a * b), 1});
-  return g;
-}
-
 // This rank's block `b` of a global channels-last (B, A1, A2, A3, T, C) array.
 GridView<4> input_block(const HostArray& in, const Box4& b) {
   const int B = in.shape[0], C = in.shape[5];
@@ -74,7 +66,7 @@ void check_model(const std::string& model, const std::string& io_name, bool norm
   CHECK(mf.spec().input_normalizer == normalised);
   CHECK(mf.spec().output_normalizer == normalised);
   auto io = test::read_all(test::data_path(io_name));
-  for (auto parts : grids_3d(test::mpi_size())) {
+  for (auto parts : test::grids_3d(test::mpi_size())) {
     ProcessGrid grid(MPI_COMM_WORLD, parts);
     for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
       // Weights held throughout with one algorithm, read per layer with the other.

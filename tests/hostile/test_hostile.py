@@ -74,12 +74,34 @@ def refused(tool, args, names, code=2, timeout=120):
           (rc, err, changed))
 
 
-def case_variant(name, edit):
-    """A copy of the example case with one edit (a function of the open h5py file)."""
-    shutil.copy(EXAMPLE, name)
+def variant(source, name, edit):
+    """A copy of file `source` named `name` with one edit (a function of the open h5py file)."""
+    shutil.copy(source, name)
     with h5py.File(name, "r+") as f:
         edit(f)
     return name
+
+
+def poison(key, value):
+    """An edit setting the first value of dataset `key` to `value`."""
+    def edit(f):
+        a = f[key][()]
+        a.flat[0] = value
+        f[key][...] = a
+    return edit
+
+
+def replace(key, array):
+    """An edit replacing dataset `key` by `array`."""
+    def edit(f):
+        del f[key]
+        f.create_dataset(key, data=array)
+    return edit
+
+
+def case_variant(name, edit):
+    """A copy of the example case with one edit."""
+    return variant(EXAMPLE, name, edit)
 
 
 def set_value(name, value):
@@ -197,18 +219,6 @@ def model_cases():
     P = "ufno_predict"
     io = MODEL.replace("ufno_small", "ufno_small_io")
 
-    def variant(name, edit):
-        shutil.copy(MODEL, name)
-        with h5py.File(name, "r+") as f:
-            edit(f)
-        return name
-
-    def poison(key, value):
-        def edit(f):
-            a = f[key][()]
-            a.flat[0] = value
-            f[key][...] = a
-        return edit
 
     def attr(key, value):
         return lambda f: f.attrs.__setitem__(key, value)
@@ -229,7 +239,7 @@ def model_cases():
             ("m_arch.h5", attr("architecture", b"Transformer"), "architecture"),
             ("m_int.h5", attr("grid", np.array([1e10, 24, 8])), "grid"),
             ("m_huge.h5", huge_dataset("conv1.fc1.weight", (1 << 30, 1 << 30)), "conv1.fc1.weight")):
-        variant(name, edit)
+        variant(MODEL, name, edit)
         refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
 
@@ -252,31 +262,6 @@ def fno4d_cases():
     check("ufno_predict runs a 4-D FNO on a tensor and writes /dP (B,T,A1,A2,A3) in bar", ok,
           (p.returncode, p.stderr))
 
-    def tensor(name, edit):
-        shutil.copy(io, name)
-        with h5py.File(name, "r+") as f:
-            edit(f)
-        return name
-
-    def model_variant(name, edit):
-        shutil.copy(model, name)
-        with h5py.File(name, "r+") as f:
-            edit(f)
-        return name
-
-    def replace(key, array):
-        def edit(f):
-            del f[key]
-            f.create_dataset(key, data=array)
-        return edit
-
-    def poison(key, value):
-        def edit(f):
-            a = f[key][()]
-            a.flat[0] = value
-            f[key][...] = a
-        return edit
-
     x = h5py.File(io)["input"][()]
     ufno_io = MODEL.replace("ufno_small", "ufno_small_io")
     refused(P, ["--model", model, "--tensor", ufno_io, "--out", "o.h5"],
@@ -286,7 +271,7 @@ def fno4d_cases():
             ("t_chan.h5", replace("input", x[..., :2]), "input"),
             ("t_nan.h5", poison("input", np.nan), "input"),
             ("t_huge.h5", huge_dataset("input", (1 << 30,) + x.shape[1:]), "input")):
-        tensor(name, edit)
+        variant(io, name, edit)
         refused(P, ["--model", model, "--tensor", name, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
     mean = h5py.File(model)["input_normalizer.mean"][()]
@@ -301,7 +286,7 @@ def fno4d_cases():
             ("m4_layers.h5", lambda f: f.attrs.__setitem__("n_layers", np.int32(5)),
              "conv.conv4.weights1"),
             ("m4_w.h5", poison("conv.conv2.weights7", np.inf), "conv.conv2.weights7")):
-        model_variant(name, edit)
+        variant(model, name, edit)
         refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
     refused(P, ["--model", model, "--tensor", io, "--out", "o.h5", "--grid", "2x2"],

@@ -32,6 +32,15 @@ inline std::vector<std::array<int, 3>> grids_2d(int p) {
   return g;
 }
 
+// Process grids (pa, pb, pc, 1) over three space axes for p ranks: every factorisation.
+inline std::vector<std::array<int, 4>> grids_3d(int p) {
+  std::vector<std::array<int, 4>> g;
+  for (int a = 1; a <= p; ++a)
+    for (int b = 1; a * b <= p; ++b)
+      if (p % (a * b) == 0) g.push_back({a, b, p / (a * b), 1});
+  return g;
+}
+
 // The block `b` of the spatial dims (2, 3, 4) of a channel-first tensor, or of dims (1, 2, 3) of
 // a channel-last one.
 inline Tensor block_of(const Tensor& g, const dist::Box3& b, bool channel_last = false) {
