@@ -81,6 +81,15 @@ void check_weight_values(const h5::File& f, const std::string& name,
                          const std::vector<float>& values) {
   // Variances and standard deviations (BatchNorm running_var, normaliser std) are never negative.
   const bool spread = ends_with(name, "running_var") || ends_with(name, ".std");
+  // A branch-free scan first (it vectorises: a 4-D FNO layer's weights are 300 MB, read at every
+  // pass); NaN fails the comparison. Only a file that fails it is walked again for the message.
+  const float limit = float(kMaxWeight);
+  bool out_of_range = false, negative = false;
+  for (float v : values) {
+    out_of_range |= !(std::abs(v) <= limit);
+    negative |= v < 0.f;
+  }
+  if (!out_of_range && !(spread && negative)) return;
   for (float v : values) {
     if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
     if (std::abs(v) > kMaxWeight)

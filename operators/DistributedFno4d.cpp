@@ -83,7 +83,7 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
     // Read per layer: only the shapes now (a value that is not finite is refused when the layer
     // reads it, before any output exists).
     if (per_layer_source_)
-      check_corner_shapes<4>(w, Fno4dSpec::key("conv", k), c, c, s.modes);
+      conv_.back().stream_weights_from(w, Fno4dSpec::key("conv", k));
     else
       conv_.back().load_weights(w, Fno4dSpec::key("conv", k));
     w_.push_back(Linear::load(w, Fno4dSpec::key("w", k), c, c, /*conv1d=*/true));
@@ -232,24 +232,13 @@ void DistributedFno4d::normalise(const Real& y, const Kokkos::View<float*, Devic
       });
 }
 
-template <class F>
-auto DistributedFno4d::with_layer_weights(std::size_t k, F&& run) {
-  if (per_layer_source_) {
-    LayerTimer::Scope t("  spectral weights read");
-    conv_[k].load_weights(*per_layer_source_, Fno4dSpec::key("conv", int(k)));
-  }
-  auto r = run();
-  if (per_layer_source_) conv_[k].release_weights();
-  return r;
-}
-
 void DistributedFno4d::fourier_layer(std::size_t k, const Real& x) {
   using Scope = LayerTimer::Scope;
   const Activation act = int(k) + 1 < spec_.layers ? Activation::GELU : Activation::None;
   GridView<4, complexf> t_modes;
   {
     Scope t("spectral conv");
-    t_modes = with_layer_weights(k, [&] { return conv_[k].forward_t_modes(x); });
+    t_modes = conv_[k].forward_t_modes(x);
   }
   Scope t("T inverse + w + gelu, fused");
   fourier_layer_update<4>(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], Real(), act);
@@ -261,7 +250,7 @@ void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x)
   GridView<4, complexf> first;
   {
     Scope t("spectral conv");
-    first = with_layer_weights(k, [&] { return conv_[k].forward_first_axis_modes(x); });
+    first = conv_[k].forward_first_axis_modes(x);
   }
   Scope t("T inverse + w + gelu, fused, in row groups");
   const auto& fft = conv_[k].fft();

@@ -20,9 +20,10 @@
 namespace ufno {
 
 // Where the spectral weights live between forward passes: all layers' in memory (many passes),
-// or each layer's read from the weight source when the layer runs and dropped after it (one
-// pass, as ufno_predict makes: the same reads, and peak memory holds one layer's weights, not
-// all of them). With PerLayer the weight source must outlive the model.
+// or read from the weight source while each layer runs, one corner's part at a time
+// (DistributedSpectralConv::stream_weights_from; one pass, as ufno_predict makes: the same reads,
+// and memory holds one corner of one layer, not all layers). With PerLayer the weight source must
+// outlive the model.
 enum class WeightResidency { All, PerLayer };
 
 class DistributedFno4d {
@@ -54,10 +55,6 @@ class DistributedFno4d {
                  const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
 
  private:
-  // The spectral branch of layer k up to what `run` returns, with its weights loaded around it
-  // when they are read per layer.
-  template <class F>
-  auto with_layer_weights(std::size_t k, F&& run);
   void fourier_layer(std::size_t k, const Real& x);
   dist::Box4 interior_in_block() const;
   void fourier_layer_in_row_groups(std::size_t k, const Real& x);

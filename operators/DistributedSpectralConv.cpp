@@ -56,6 +56,32 @@ void DistributedSpectralConv<D>::load_weights(const WeightSource& w, const std::
 }
 
 template <std::size_t D>
+void DistributedSpectralConv<D>::stream_weights_from(const WeightSource& w,
+                                                     const std::string& prefix) {
+  check_corner_shapes<D>(w, prefix, in_, out_, modes_);
+  w_ = SpectralWeightView();
+  stream_source_ = &w;
+  stream_prefix_ = prefix;
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mix_streamed(
+    const Complex& a) const {
+  const auto& owned = fft_->spectral_layout().box(rank_);
+  // No initialisation: the corner parts tile the owned modes, each written once.
+  auto out = make_grid_view<D, complexf>("spec.mixed", a.extent(0), out_, grid_extents<D>(a), false);
+  for (const CornerPart<D>& p : owned_corner_parts<D>(in_, out_, modes_, owned)) {
+    HostArray part;
+    {
+      LayerTimer::Scope t("  spectral weights read");
+      part = stream_source_->get_block(corner_name(stream_prefix_, p.corner), p.start, p.count);
+    }
+    spectral_mix_part<D>(a, part, p, out, scale_);
+  }
+  return out;
+}
+
+template <std::size_t D>
 DistributedSpectralConv<D> DistributedSpectralConv<D>::load(
     const WeightSource& w, const std::string& prefix, const dist::ProcessGrid& grid, Extents n,
     int in, int out, Extents modes, dist::ExchangeAlgorithm alg) {
@@ -83,9 +109,13 @@ typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_m
   // The 1/N of the inverse transform is folded into the mode multiply.
   Complex a = fft_->forward(x);
   LayerTimer::Scope t("  spectral mix");
-  if (w_.extent(2) != std::size_t(fft_->spectral_layout().box(rank_).count()))
-    throw std::logic_error("DistributedSpectralConv: forward without the mode weights loaded");
-  a = spectral_mix<D>(a, w_, scale_);
+  if (stream_source_) {
+    a = mix_streamed(a);
+  } else {
+    if (w_.extent(2) != std::size_t(fft_->spectral_layout().box(rank_).count()))
+      throw std::logic_error("DistributedSpectralConv: forward without the mode weights loaded");
+    a = spectral_mix<D>(a, w_, scale_);
+  }
   if (dc_bias_.size() && a.size()) {
     auto d = dc_bias_;
     const int O = out_;

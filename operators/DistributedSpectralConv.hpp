@@ -36,6 +36,12 @@ class DistributedSpectralConv {
                                                  dist::ExchangeAlgorithm alg);
   void load_weights(const WeightSource& w, const std::string& prefix);
   void release_weights() { w_ = SpectralWeightView(); }
+  // Or, instead of holding them, read the weights from `w` (which must outlive the layer) at
+  // every forward call, one corner's owned part at a time, and multiply the modes of each part
+  // as it arrives: the layer's memory then holds one corner's part of one layer's weights, not
+  // the whole layer's (a 4-D FNO reads each layer once per pass either way). Checks the corner
+  // shapes now; values are checked as they are read.
+  void stream_weights_from(const WeightSource& w, const std::string& prefix);
 
   Real forward(const Real& x);  // local real block -> local real block (same layout)
   // All of forward() but its last step: the kept T bins of the output on x's block,
@@ -64,6 +70,9 @@ class DistributedSpectralConv {
   float scale_;
   std::shared_ptr<Fft> fft_;
   SpectralWeightView w_;                       // owned modes only
+  const WeightSource* stream_source_ = nullptr;  // stream_weights_from()
+  std::string stream_prefix_;
+  Complex mix_streamed(const Complex& a) const;
   Kokkos::View<float*, DeviceSpace> dc_bias_;  // empty unless this rank owns the zero mode
 };
 

@@ -82,6 +82,64 @@ void check_corner_shapes(const WeightSource& w, const std::string& prefix, int i
                            " implied by the model attributes");
 }
 
+// Corner q's part of the owned modes: the box `part` (kept-mode indices, inside the corner and
+// the owned box), the hyperslab of the corner's (in, out, m..., 2) array that holds it, and where
+// each run of the part along the last axis starts in the owned box (flattened row-major), so a
+// part read as (in, out, part cells) maps onto the owned layout run by run.
+template <std::size_t D>
+struct CornerPart {
+  std::size_t corner = 0;
+  dist::Box<D> part;
+  std::vector<std::size_t> start, count;
+  std::vector<long> run_at;
+  long run() const { return part.extent(D - 1); }
+};
+
+// The non-empty parts of every corner in `owned`, corner by corner. The corners tile the kept-mode
+// index box, so the parts tile `owned`: every owned mode is in exactly one part.
+template <std::size_t D>
+std::vector<CornerPart<D>> owned_corner_parts(int in, int out, const std::array<int, D>& m,
+                                              const dist::Box<D>& owned) {
+  const auto order = corner_order<D>();
+  const auto oe = owned.extents();
+  std::vector<CornerPart<D>> parts;
+  for (std::size_t q = 0; q < order.size(); ++q) {
+    dist::Box<D> corner;
+    for (std::size_t a = 0; a < D; ++a) {
+      const bool high = a + 1 < D && order[q][a];
+      corner.lo[a] = high ? m[a] : 0;
+      corner.hi[a] = corner.lo[a] + m[a];
+    }
+    CornerPart<D> p;
+    p.corner = q;
+    p.part = corner.intersect(owned);
+    if (p.part.empty()) continue;
+    p.start = {0, 0};
+    p.count = {std::size_t(in), std::size_t(out)};
+    for (std::size_t a = 0; a < D; ++a) {
+      p.start.push_back(std::size_t(p.part.lo[a] - corner.lo[a]));
+      p.count.push_back(std::size_t(p.part.extent(a)));
+    }
+    p.start.push_back(0);
+    p.count.push_back(2);
+    const auto pe = p.part.extents();
+    const long runs = p.part.count() / p.run();
+    p.run_at.resize(runs);
+    for (long r = 0; r < runs; ++r) {
+      long rest = r, stride = oe[D - 1];
+      p.run_at[r] = p.part.lo[D - 1] - owned.lo[D - 1];
+      for (std::size_t a = D - 1; a-- > 0;) {
+        const int i = int(rest % pe[a]);
+        rest /= pe[a];
+        p.run_at[r] += long(p.part.lo[a] - owned.lo[a] + i) * stride;
+        stride *= oe[a];
+      }
+    }
+    parts.push_back(std::move(p));
+  }
+  return parts;
+}
+
 // The weights of the modes in `owned` (a box of kept-mode indices), read corner by corner and
 // only the part of each corner that falls in `owned` (WeightSource::get_block): a rank never
 // holds another rank's modes, not even while loading, and a file-backed source reads only them.
@@ -89,51 +147,22 @@ template <std::size_t D>
 SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& prefix, int in,
                                       int out, const std::array<int, D>& m,
                                       const dist::Box<D>& owned) {
-  const auto order = corner_order<D>();
   check_corner_shapes<D>(w, prefix, in, out, m);  // every corner's, before any reading
-  SpectralWeightView wv("spectral.w", in, out, owned.count());
-  auto h = Kokkos::create_mirror_view(wv);
-  const auto oe = owned.extents();
-  for (std::size_t q = 0; q < order.size(); ++q) {
-    // The corner's box in kept-mode indices, and the part of it this rank owns.
-    dist::Box<D> corner;
-    for (std::size_t a = 0; a < D; ++a) {
-      const bool high = a + 1 < D && order[q][a];
-      corner.lo[a] = high ? m[a] : 0;
-      corner.hi[a] = corner.lo[a] + m[a];
-    }
-    const dist::Box<D> part = corner.intersect(owned);
-    if (part.empty()) continue;
-    std::vector<std::size_t> start{0, 0}, count{std::size_t(in), std::size_t(out)};
-    for (std::size_t a = 0; a < D; ++a) {
-      start.push_back(std::size_t(part.lo[a] - corner.lo[a]));
-      count.push_back(std::size_t(part.extent(a)));
-    }
-    start.push_back(0);
-    count.push_back(2);
-    const HostArray c = w.get_block(corner_name(prefix, q), start, count);
-    const long cells = part.count();
-    const auto pe = part.extents();
-    // Each run of the part along the last axis is one contiguous run in the owned box.
-    const long run = pe[D - 1], runs = cells / std::max(run, 1L);
-    std::vector<long> run_at(runs);
-    for (long r = 0; r < runs; ++r) {
-      long rest = r, stride = oe[D - 1];
-      run_at[r] = part.lo[D - 1] - owned.lo[D - 1];
-      for (std::size_t a = D - 1; a-- > 0;) {
-        const int i = int(rest % pe[a]);
-        rest /= pe[a];
-        run_at[r] += long(part.lo[a] - owned.lo[a] + i) * stride;
-        stride *= oe[a];
-      }
-    }
-    // The corner block is (in, out, cells, 2): read in order, one (ci, co) plane at a time.
-    const float* src = c.data.data();
+  // No initialisation: the parts tile the owned box.
+  SpectralWeightView wv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spectral.w"), in, out,
+                        owned.count());
+  auto h = Kokkos::create_mirror_view(wv);  // wv itself on the host
+  for (const CornerPart<D>& p : owned_corner_parts<D>(in, out, m, owned)) {
+    const HostArray c = w.get_block(corner_name(prefix, p.corner), p.start, p.count);
+    // The part is (in, out, cells, 2): one (ci, co) plane at a time, run by run.
+    const long run = p.run(), cells = p.part.count();
     for (int ci = 0; ci < in; ++ci)
       for (int co = 0; co < out; ++co) {
+        const float* src = c.data.data() + (long(ci) * out + co) * cells * 2;
         complexf* dst = &h(ci, co, 0);
-        for (long r = 0; r < runs; ++r, src += 2 * run)
-          for (long v = 0; v < run; ++v) dst[run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
+        for (std::size_t r = 0; r < p.run_at.size(); ++r, src += 2 * run)
+          for (long v = 0; v < run; ++v)
+            dst[p.run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
       }
   }
   Kokkos::deep_copy(wv, h);
@@ -190,6 +219,41 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
         dst[idx] = acc * scale;
       });
   return out;
+}
+
+// out[b, o, modes of one corner part] = scale * sum_i a[b, i, ...] * w[i, o, ...], with the
+// part's weights as read from the file, (in, out, part cells) complex: the mode multiply of a
+// layer whose weights are streamed from their source a corner at a time (no owned-box copy of
+// all corners exists). `out` is (B, O, owned modes) like `a`.
+template <std::size_t D>
+void spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_weights,
+                       const CornerPart<D>& p, const GridView<D, complexf>& out, float scale) {
+  const int B = a.extent(0), I = a.extent(1), O = out.extent(1);
+  long M = 1;
+  for (int v : grid_extents<D>(a)) M *= v;
+  const long P = p.part.count(), run = p.run();
+  if (part_weights.data.size() != std::size_t(I) * O * P * 2)
+    throw std::invalid_argument("spectral_mix_part: weights of the wrong size");
+  using HostComplex = Kokkos::View<const complexf*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  using HostLong = Kokkos::View<const long*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
+  // Views over host memory; on a GPU build these copy to the device, on the host they alias.
+  auto w = Kokkos::create_mirror_view_and_copy(
+      DeviceSpace(),
+      HostComplex(reinterpret_cast<const complexf*>(part_weights.data.data()), std::size_t(I) * O * P));
+  auto at = Kokkos::create_mirror_view_and_copy(DeviceSpace(),
+                                                HostLong(p.run_at.data(), p.run_at.size()));
+  const complexf* in = a.data();
+  const complexf* wp = w.data();
+  complexf* dst = out.data();
+  ufno::parallel_for(
+      "ufno::spectral_mix_part", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * P),
+      KOKKOS_LAMBDA(const int64_t idx) {
+        const int64_t q = idx % P, bo = idx / P, o = bo % O, b = bo / O;
+        const int64_t mode = at(q / run) + q % run;
+        complexf acc(0.f, 0.f);
+        for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * wp[(i * O + o) * P + q];
+        dst[(b * O + o) * M + mode] = acc * scale;
+      });
 }
 
 }  // namespace ufno
