@@ -1,7 +1,7 @@
 #pragma once
 // The GEMM of the pointwise layers and the pruned transforms, per backend (core/Backend.hpp):
 // row-major C[M,N] = act(alpha * A[M,K] * B[K,N] + beta * C), the activation fused into the
-// product's epilogue, and a batched form C_i = A_i * B_i + beta * C_i with X_i = X + i * stride_x,
+// product's epilogue, and a batched form C_i = act(A_i * B_i + beta * C_i), X_i = X + i * stride_x,
 // where a stride of 0 shares that operand across the batch (one DFT matrix for every slice).
 // Pointers are in the backend's memory space.
 #include "core/Activation.hpp"
@@ -19,7 +19,10 @@ struct Gemm<Host> {
                   int ldb, float beta, float* C, int ldc, Activation act, float slope);
   static void batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                       const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
-                      int ldc);
+                      int ldc, Activation act = Activation::None);
+  // The epilogue alone, in place on n contiguous values (for a product whose own epilogue would
+  // be slow: oneDNN 2.6 runs batched products with an eltwise post-op in a slow kernel).
+  static void activate(float* C, long n, Activation act);
 };
 
 // cuBLAS (core/GemmCublas.cu, in ufno_cuda): after the Kokkos kernels that wrote the operands.
@@ -29,7 +32,10 @@ struct Gemm<Cuda> {
                   int ldb, float beta, float* C, int ldc, Activation act, float slope);
   static void batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                       const float* B, long stride_b, int ldb, float beta, float* C, long stride_c,
-                      int ldc);
+                      int ldc, Activation act = Activation::None);
+  // The epilogue alone, in place on n contiguous values (for a product whose own epilogue would
+  // be slow: oneDNN 2.6 runs batched products with an eltwise post-op in a slow kernel).
+  static void activate(float* C, long n, Activation act);
 };
 
 // The layers' GEMM: the backend of the tensors' memory space.
@@ -39,11 +45,15 @@ inline void gemm(int M, int N, int K, float alpha, const float* A, int lda, cons
   Gemm<Default>::run(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, act, slope);
 }
 
+inline void activate_in_place(float* C, long n, Activation act) {
+  if (act != Activation::None && n > 0) Gemm<Default>::activate(C, n, act);
+}
+
 inline void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                          const float* B, long stride_b, int ldb, float beta, float* C,
-                         long stride_c, int ldc) {
-  Gemm<Default>::batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C, stride_c,
-                         ldc);
+                         long stride_c, int ldc, Activation act = Activation::None) {
+  Gemm<Default>::batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C, stride_c, ldc,
+                         act);
 }
 
 }  // namespace ufno::backend

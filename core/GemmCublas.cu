@@ -74,7 +74,7 @@ void cublas_gemm(int M, int N, int K, float alpha, const float* A, int lda, cons
 
 void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                          const float* B, long stride_b, int ldb, float beta, float* C,
-                         long stride_c, int ldc) {
+                         long stride_c, int ldc, Activation act) {
   if (batch == 0 || M == 0 || N == 0) return;
   const float one = 1.f;
   // Column-major C_i^T = B_i^T A_i^T; a batch stride of 0 gives every entry the same operand.
@@ -82,9 +82,23 @@ void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long st
       cublasSgemmStridedBatched(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb,
                                 stride_b, A, lda, stride_a, &beta, C, ldc, stride_c, batch),
       "cublasSgemmStridedBatched");
+  if (act == Activation::None) return;
+  const long long total = (long long)M * N;
+  for (int i = 0; i < batch; ++i) {
+    activate_block<<<grid_for(total), kThreads, 0,
+                     static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(C + i * stride_c, M, N,
+                                                                         ldc, int(act), 0.f);
+    check_launch("activate_block");
+  }
 }
 
 }  // namespace
+
+void Gemm<Cuda>::activate(float* C, long n, Activation act) {
+  activate_block<<<grid_for(n), kThreads, 0, static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(
+      C, 1, n, n, int(act), 0.f);
+  check_launch("activate_block");
+}
 
 void Gemm<Cuda>::run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                      int ldb, float beta, float* C, int ldc, Activation act, float slope) {
@@ -93,8 +107,9 @@ void Gemm<Cuda>::run(int M, int N, int K, float alpha, const float* A, int lda, 
 
 void Gemm<Cuda>::batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                          const float* B, long stride_b, int ldb, float beta, float* C,
-                         long stride_c, int ldc) {
-  cublas_gemm_batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C, stride_c, ldc);
+                         long stride_c, int ldc, Activation act) {
+  cublas_gemm_batched(batch, M, N, K, A, stride_a, lda, B, stride_b, ldb, beta, C, stride_c, ldc,
+                      act);
 }
 
 }  // namespace ufno::backend

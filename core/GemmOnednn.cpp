@@ -9,6 +9,7 @@
 
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <tuple>
 
 #include "core/Gemm.hpp"
@@ -82,7 +83,35 @@ void execute(const Product& p, const float* A, const float* B, float* C) {
   strm.wait();
 }
 
+dnnl::eltwise_forward make_eltwise(long n, Activation act) {
+  const memory::desc d({n}, memory::data_type::f32, memory::format_tag::a);
+  const auto alg =
+      act == Activation::GELU ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_relu;
+  dnnl::eltwise_forward::desc e(dnnl::prop_kind::forward_inference, alg, d, 0.f, 0.f);
+  return dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(e, engine()));
+}
+
 }  // namespace
+
+void Gemm<Host>::activate(float* C, long n, Activation act) {
+  if (act == Activation::LeakyReLU)
+    throw std::invalid_argument("Gemm<Host>::activate: LeakyReLU needs its slope");
+  static std::mutex mutex;
+  static std::map<std::pair<long, int>, dnnl::eltwise_forward> cache;
+  dnnl::eltwise_forward prim;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto key = std::make_pair(n, int(act));
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, make_eltwise(n, act)).first;
+    prim = it->second;
+  }
+  auto& eng = engine();
+  dnnl::stream strm(eng);
+  memory m({{n}, memory::data_type::f32, memory::format_tag::a}, eng, C);
+  prim.execute(strm, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
+  strm.wait();
+}
 
 void Gemm<Host>::run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                      int ldb, float beta, float* C, int ldc, Activation act, float slope) {
@@ -91,10 +120,9 @@ void Gemm<Host>::run(int M, int N, int K, float alpha, const float* A, int lda, 
 
 void Gemm<Host>::batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
                          const float* B, long stride_b, int ldb, float beta, float* C,
-                         long stride_c, int ldc) {
-  execute({batch, M, N, K, stride_a, stride_b, stride_c, lda, ldb, ldc, 1.f, beta, Activation::None,
-           0.f},
-          A, B, C);
+                         long stride_c, int ldc, Activation act) {
+  execute({batch, M, N, K, stride_a, stride_b, stride_c, lda, ldb, ldc, 1.f, beta, act, 0.f}, A, B,
+          C);
 }
 
 }  // namespace ufno::backend

@@ -49,6 +49,13 @@ class WeightSource {
     return b;
   }
 
+  // get_block into `out`, whose storage a file-backed source reuses when it already has the
+  // block's size (a layer streaming equal corner blocks reads them into one buffer).
+  virtual void get_block_into(const std::string& name, const std::vector<std::size_t>& start,
+                              const std::vector<std::size_t>& count, HostArray& out) const {
+    out = get_block(name, start, count);
+  }
+
   // The array `name` with exactly the shape `expected`, checked before the array is read: a
   // file declaring a huge dataset is refused without allocating for it.
   HostArray take(const std::string& name, const std::vector<std::size_t>& expected) const {

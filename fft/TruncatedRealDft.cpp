@@ -51,10 +51,11 @@ void TruncatedRealDft::backward(const complexf* in, float* out, long rows) const
 }
 
 void TruncatedRealDft::backward_batched(const complexf* in, long in_stride, float* out,
-                                        long out_stride, int batch, long rows, float beta) const {
+                                        long out_stride, int batch, long rows, float beta,
+                                        Activation act) const {
   if (rows == 0 || batch == 0) return;
   backend::gemm_batched(batch, int(rows), n_, 2 * m_, reinterpret_cast<const float*>(in),
-                        2 * in_stride, 2 * m_, g_.data(), 0, n_, beta, out, out_stride, n_);
+                        2 * in_stride, 2 * m_, g_.data(), 0, n_, beta, out, out_stride, n_, act);
 }
 
 }  // namespace ufno::fft

@@ -13,6 +13,7 @@
 // Conventions match FFTW's: forward unnormalised with exp(-i...), backward unnormalised with
 // exp(+i...) over the Hermitian completion, so the imaginary parts of bin 0 and of the Nyquist bin
 // (n even, m = n/2 + 1) are ignored, as a c2r ignores them.
+#include "core/Activation.hpp"
 #include "core/Tensor.hpp"
 
 namespace ufno::fft {
@@ -32,9 +33,9 @@ class TruncatedRealDft {
   // in (rows, m) complex -> out (rows, n) real. Device pointers; in is not modified.
   void backward(const complexf* in, float* out, long rows) const;
   // The same on `batch` blocks of `rows` rows, in_i = in + i * in_stride (complex elements),
-  // out_i = out + i * out_stride (floats), accumulating: out_i = beta * out_i + inverse(in_i).
+  // out_i = out + i * out_stride (floats), accumulating: out_i = act(beta * out_i + inverse(in_i)).
   void backward_batched(const complexf* in, long in_stride, float* out, long out_stride, int batch,
-                        long rows, float beta) const;
+                        long rows, float beta, Activation act = Activation::None) const;
 
  private:
   int n_, m_;

@@ -280,19 +280,28 @@ void select(hid_t space, const std::vector<std::size_t>& start,
 
 std::vector<float> File::read_block(const std::string& name, const std::vector<std::size_t>& start,
                                     const std::vector<std::size_t>& count) const {
-  return read_block_as<float>(name, H5T_NATIVE_FLOAT, start, count);
+  std::vector<float> v;
+  read_block_as<float>(name, H5T_NATIVE_FLOAT, start, count, v);
+  return v;
+}
+
+void File::read_block_into(const std::string& name, const std::vector<std::size_t>& start,
+                           const std::vector<std::size_t>& count, std::vector<float>& out) const {
+  read_block_as<float>(name, H5T_NATIVE_FLOAT, start, count, out);
 }
 
 std::vector<double> File::read_block_double(const std::string& name,
                                             const std::vector<std::size_t>& start,
                                             const std::vector<std::size_t>& count) const {
-  return read_block_as<double>(name, H5T_NATIVE_DOUBLE, start, count);
+  std::vector<double> v;
+  read_block_as<double>(name, H5T_NATIVE_DOUBLE, start, count, v);
+  return v;
 }
 
 template <class T>
-std::vector<T> File::read_block_as(const std::string& name, hid_t memtype,
-                                   const std::vector<std::size_t>& start,
-                                   const std::vector<std::size_t>& count) const {
+void File::read_block_as(const std::string& name, hid_t memtype,
+                         const std::vector<std::size_t>& start,
+                         const std::vector<std::size_t>& count, std::vector<T>& v) const {
   const Kind k = kind(name);
   if (k != Kind::Float && k != Kind::Integer)
     throw InputError(path_, name, "has a non-numeric datatype (expected float32 or float64)");
@@ -310,12 +319,11 @@ std::vector<T> File::read_block_as(const std::string& name, hid_t memtype,
   const hsize_t m = n;
   Handle ms(H5Screate_simple(1, &m, nullptr));
   if (n == 0) H5Sselect_none(ms.id());
-  std::vector<T> v(n);
+  v.resize(n);
   Handle dxpl = transfer_list(parallel_);
   T dummy = 0;
   if (H5Dread(d.id(), memtype, ms.id(), fs.id(), dxpl.id(), n ? v.data() : &dummy) < 0)
     throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
-  return v;
 }
 
 void File::write_block(const std::string& name, const std::vector<std::size_t>& global,

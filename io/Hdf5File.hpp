@@ -81,6 +81,10 @@ class File {
   // parallel file: every rank calls it, possibly with an empty count).
   std::vector<float> read_block(const std::string& name, const std::vector<std::size_t>& start,
                                 const std::vector<std::size_t>& count) const;
+  // The same into `out`, resized to the block (no reallocation or zero-fill when it already
+  // has that size: a stream of equal blocks reuses one buffer).
+  void read_block_into(const std::string& name, const std::vector<std::size_t>& start,
+                       const std::vector<std::size_t>& count, std::vector<float>& out) const;
   // The same, converted to double (for physical properties that float32 could underflow).
   std::vector<double> read_block_double(const std::string& name,
                                         const std::vector<std::size_t>& start,
@@ -96,9 +100,8 @@ class File {
 
  private:
   template <class T>
-  std::vector<T> read_block_as(const std::string& name, hid_t memtype,
-                               const std::vector<std::size_t>& start,
-                               const std::vector<std::size_t>& count) const;
+  void read_block_as(const std::string& name, hid_t memtype, const std::vector<std::size_t>& start,
+                     const std::vector<std::size_t>& count, std::vector<T>& out) const;
   File(std::string path, hid_t id, bool parallel)
       : path_(std::move(path)), file_(id), parallel_(parallel) {}
   Handle open_dataset(const std::string& name) const;

@@ -114,13 +114,22 @@ HostArray read_checked_block(const h5::File& f, const std::string& name,
                              const std::vector<std::size_t>& start,
                              const std::vector<std::size_t>& count) {
   HostArray b;
-  b.shape = count;
+  read_checked_block_into(f, name, start, count, b);
+  return b;
+}
+
+void read_checked_block_into(const h5::File& f, const std::string& name,
+                             const std::vector<std::size_t>& start,
+                             const std::vector<std::size_t>& count, HostArray& out) {
+  out.shape = count;
   std::size_t n = 1;
   for (std::size_t c : count) n *= c;
-  if (n == 0) return b;                       // a rank that owns no cells
-  b.data = f.read_block(name, start, count);  // checks the block against the dataset's shape
-  check_weight_values(f, name, b.data);
-  return b;
+  if (n == 0) {  // a rank that owns no cells
+    out.data.clear();
+    return;
+  }
+  f.read_block_into(name, start, count, out.data);  // checks the block against the dataset
+  check_weight_values(f, name, out.data);
 }
 
 }  // namespace ufno

@@ -41,5 +41,9 @@ HostArray read_checked_weights(const h5::File& f, const std::string& name);
 HostArray read_checked_block(const h5::File& f, const std::string& name,
                              const std::vector<std::size_t>& start,
                              const std::vector<std::size_t>& count);
+// The same into `out`, reusing its storage (h5::File::read_block_into).
+void read_checked_block_into(const h5::File& f, const std::string& name,
+                             const std::vector<std::size_t>& start,
+                             const std::vector<std::size_t>& count, HostArray& out);
 
 }  // namespace ufno

@@ -246,21 +246,31 @@ void DistributedFno4d::fourier_layer(std::size_t k, const Real& x) {
 
 void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x) {
   using Scope = LayerTimer::Scope;
-  const Activation act = int(k) + 1 < spec_.layers ? Activation::GELU : Activation::None;
+  const bool last = int(k) + 1 == spec_.layers;
+  const Activation act = last ? Activation::None : Activation::GELU;
   GridView<4, complexf> first;
   {
     Scope t("spectral conv");
     first = conv_[k].forward_first_axis_modes(x);
   }
   Scope t("T inverse + w + gelu, fused, in row groups");
+  // The padding is known: the first layer's input is zero outside the interior (the lift writes
+  // only there), and the last layer's output is cropped to it. Its first-axis rows are the same
+  // on every rank (the grid leaves A1 whole), so every rank asks for the same row groups.
+  const Support support = k == 0 ? Support::InputInside
+                          : last ? Support::OutputInside
+                                 : Support::All;
+  const Box4 inside = interior_in_block();
+  const int X = x.extent(2);
+  const int row_lo = last ? spec_.padding[0] : 0;
+  const int row_hi = last ? spec_.padding[0] + spec_.grid[0] : X;
   const auto& fft = conv_[k].fft();
   constexpr int kRows = 4;
-  const int X = x.extent(2);
   for (int b = 0; b < int(x.extent(0)); ++b)
-    for (int r0 = 0; r0 < X; r0 += kRows) {
-      const int rows = std::min(kRows, X - r0);
+    for (int r0 = row_lo; r0 < row_hi; r0 += kRows) {
+      const int rows = std::min(kRows, row_hi - r0);
       fourier_layer_update_rows<4>(x, b, r0, fft.t_modes_of_rows(first, b, r0, rows),
-                                   *fft.pruned_t(), w_[k], Real(), act);
+                                   *fft.pruned_t(), w_[k], act, support, inside);
     }
 }
 

@@ -69,12 +69,13 @@ typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mix_str
     const Complex& a) const {
   const auto& owned = fft_->spectral_layout().box(rank_);
   // No initialisation: the corner parts tile the owned modes, each written once.
-  auto out = make_grid_view<D, complexf>("spec.mixed", a.extent(0), out_, grid_extents<D>(a), false);
+  auto out =
+      make_grid_view<D, complexf>("spec.mixed", a.extent(0), out_, grid_extents<D>(a), false);
+  HostArray part;  // one buffer for every corner's part
   for (const CornerPart<D>& p : owned_corner_parts<D>(in_, out_, modes_, owned)) {
-    HostArray part;
     {
       LayerTimer::Scope t("  spectral weights read");
-      part = stream_source_->get_block(corner_name(stream_prefix_, p.corner), p.start, p.count);
+      stream_source_->get_block_into(corner_name(stream_prefix_, p.corner), p.start, p.count, part);
     }
     spectral_mix_part<D>(a, part, p, out, scale_);
   }

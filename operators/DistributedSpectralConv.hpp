@@ -69,7 +69,7 @@ class DistributedSpectralConv {
   int rank_;
   float scale_;
   std::shared_ptr<Fft> fft_;
-  SpectralWeightView w_;                       // owned modes only
+  SpectralWeightView w_;                         // owned modes only
   const WeightSource* stream_source_ = nullptr;  // stream_weights_from()
   std::string stream_prefix_;
   Complex mix_streamed(const Complex& a) const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
 
 namespace ufno {
@@ -18,10 +19,12 @@ struct UnetTerm {
 
 // x <- act(T^-1(modes) + w(x) + u) on `cols` columns of T values for every channel: x's channel
 // c starts at xb + c * x_plane, its T modes at mb + c * m_plane, all at the block's first column.
-void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, UnetTerm u,
-                    long cols, const fft::TruncatedRealDft& t_inverse, const Linear& w,
+// w null: x is zero on these columns, so w(x) is w's bias, which the Fourier layers add through
+// the spectral layer's zero mode: x <- act(T^-1(modes) + u).
+void update_columns(int C, float* xb, long x_plane, const complexf* mb, long m_plane, UnetTerm u,
+                    long cols, const fft::TruncatedRealDft& t_inverse, const Linear* w,
                     Activation act, long chunk) {
-  const int C = w.in_channels(), T = t_inverse.length(), m = t_inverse.kept();
+  const int T = t_inverse.length(), m = t_inverse.kept();
   if (cols == 0) return;
   const long R = std::max(1L, std::min(chunk, cols));
   Kokkos::View<float*, DeviceSpace> tmp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.tmp"),
@@ -39,7 +42,10 @@ void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, U
           });
     }
     t_inverse.backward_batched(mb + r0 * m, m_plane, t, n, C, n / T, u.data ? 1.f : 0.f);
-    w.apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, act);
+    if (w)
+      w->apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, act);
+    else
+      backend::activate_in_place(t, long(C) * n, act);
     ufno::parallel_for(
         "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C),
         KOKKOS_LAMBDA(const int64_t c) {
@@ -47,6 +53,61 @@ void update_columns(float* xb, long x_plane, const complexf* mb, long m_plane, U
           for (long v = 0; v < n; ++v) dst[v] = t[c * n + v];
         });
   }
+}
+
+// The columns of one first-axis row that lie in a box: runs of `len` consecutive columns
+// (the box's extent on the last axis before T), starting at `start` (columns counted from the
+// row's first, row-major over the axes between the first and T).
+struct ColumnRuns {
+  Kokkos::View<long*, DeviceSpace> start;
+  long len = 0;
+  long columns() const { return long(start.size()) * len; }
+};
+
+template <std::size_t D>
+ColumnRuns column_runs(const std::array<int, D>& e, const dist::Box<D>& box) {
+  static_assert(D >= 3, "column_runs: a row needs axes between the first and T");
+  // Axes 1 .. D-2 are the row's column axes; the runs go along the last of them.
+  long runs = 1;
+  for (std::size_t a = 1; a + 2 < D; ++a) runs *= box.extent(a);
+  ColumnRuns r;
+  r.len = box.extent(D - 2);
+  r.start = Kokkos::View<long*, DeviceSpace>("flu.runs", r.len > 0 ? runs : 0);
+  auto h = Kokkos::create_mirror_view(r.start);
+  for (long i = 0; i < long(h.size()); ++i) {
+    long rest = i, col = 0;
+    for (std::size_t a = 1; a + 1 < D; ++a) {
+      long stride_after = 1, inner_runs = 1;
+      for (std::size_t q = a + 1; q + 1 < D; ++q) stride_after *= e[q];
+      for (std::size_t q = a + 1; q + 2 < D; ++q) inner_runs *= box.extent(q);
+      const long idx = a + 2 < D ? rest / inner_runs : 0;
+      if (a + 2 < D) rest %= inner_runs;
+      col += (box.lo[a] + idx) * stride_after;
+    }
+    h(i) = col;
+  }
+  Kokkos::deep_copy(r.start, h);
+  return r;
+}
+
+// Copies the run columns of one row between x (channel c at x + c * x_plane, `width` values per
+// column) and a compact (C, columns, width) buffer.
+template <class T>
+void copy_run_columns(T* x, long x_plane, T* compact, const ColumnRuns& runs, int C, long width,
+                      bool to_compact) {
+  const auto start = runs.start;
+  const long len = runs.len, nruns = long(start.size()), per_channel = runs.columns() * width;
+  ufno::parallel_for(
+      "ufno::flu_run_columns", Kokkos::RangePolicy<ExecSpace>(0, long(C) * nruns),
+      KOKKOS_LAMBDA(const int64_t i) {
+        const int64_t c = i / nruns, r = i % nruns;
+        T* xs = x + c * x_plane + start(r) * width;
+        T* cs = compact + c * per_channel + r * len * width;
+        if (to_compact)
+          for (long v = 0; v < len * width; ++v) cs[v] = xs[v];
+        else
+          for (long v = 0; v < len * width; ++v) xs[v] = cs[v];
+      });
 }
 
 template <class View>
@@ -88,8 +149,9 @@ void fourier_layer_update(const GridView<D>& x, const GridView<D, complexf>& t_m
   for (int b = 0; b < B; ++b) {
     UnetTerm ut;
     if (u.data()) ut = {u.data() + long(b) * C * plane, plane};
-    update_columns(x.data() + long(b) * C * plane, plane, t_modes.data() + long(b) * C * cols * m,
-                   cols * m, ut, cols, t_inverse, w, act, columns_per_chunk);
+    update_columns(C, x.data() + long(b) * C * plane, plane,
+                   t_modes.data() + long(b) * C * cols * m, cols * m, ut, cols, t_inverse, &w, act,
+                   columns_per_chunk);
   }
 }
 
@@ -121,8 +183,70 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   const long plane = long(X) * row * T, cols = long(R) * row;
   UnetTerm ut;
   if (u_rows.data()) ut = {u_rows.data(), cols * T};
-  update_columns(x.data() + long(b) * C * plane + long(r0) * row * T, plane, t_modes_rows.data(),
-                 cols * m, ut, cols, t_inverse, w, act, columns_per_chunk);
+  update_columns(C, x.data() + long(b) * C * plane + long(r0) * row * T, plane, t_modes_rows.data(),
+                 cols * m, ut, cols, t_inverse, &w, act, columns_per_chunk);
+}
+
+template <std::size_t D>
+void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
+                               const GridView<D, complexf>& t_modes_rows,
+                               const fft::TruncatedRealDft& t_inverse, const Linear& w,
+                               Activation act, Support support, const dist::Box<D>& inside) {
+  if (support == Support::All) {
+    fourier_layer_update_rows<D>(x, b, r0, t_modes_rows, t_inverse, w, GridView<D>(), act);
+    return;
+  }
+  check_layer(x, t_inverse, w);
+  if (support == Support::InputInside && w.has_bias())
+    throw std::invalid_argument(
+        "fourier_layer_update_rows: InputInside needs w's bias moved into the spectral branch "
+        "(w(0) is then 0)");
+  const int C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
+  const int m = t_inverse.kept(), R = t_modes_rows.extent(2);
+  const std::array<int, D> e = grid_extents<D>(x);
+  long row = 1;
+  bool fits = b >= 0 && b < int(x.extent(0)) && r0 >= 0 && r0 + R <= X &&
+              t_modes_rows.extent(0) == 1 && int(t_modes_rows.extent(1)) == C &&
+              int(t_modes_rows.extent(D + 1)) == m;
+  for (std::size_t a = 3; a < D + 1; ++a) {
+    row *= x.extent(a);
+    fits = fits && t_modes_rows.extent(a) == x.extent(a);
+  }
+  for (std::size_t a = 0; a + 1 < D; ++a)
+    fits = fits && (inside.empty() || (inside.lo[a] >= 0 && inside.hi[a] <= e[a]));
+  if (!fits)
+    throw std::invalid_argument("fourier_layer_update_rows: x " + shape_string(x) + ", rows from " +
+                                std::to_string(r0) + ", T modes " + shape_string(t_modes_rows) +
+                                ", box " + inside.str() + " do not fit together");
+  const long plane = long(X) * row * T, m_plane = long(R) * row * m;
+  float* xb = x.data() + long(b) * C * plane;
+  const complexf* mb = t_modes_rows.data();
+  // Rows of the group inside the box, and its columns in each of them.
+  const int in0 = inside.empty() ? r0 : std::max(r0, inside.lo[0]);
+  const int in1 = inside.empty() ? r0 : std::min(r0 + R, inside.hi[0]);
+  const ColumnRuns runs = column_runs<D>(e, inside);
+  const long cols = runs.columns(), rows_in = cols > 0 ? std::max(0, in1 - in0) : 0;
+  // The box's x in each of those rows, taken before anything is written (InputInside writes
+  // every column first), and one row's T modes at a time.
+  Kokkos::View<float*, DeviceSpace> xin(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.inside_x"), rows_in * C * cols * T);
+  Kokkos::View<complexf*, DeviceSpace> mc(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.inside_modes"),
+      rows_in > 0 ? long(C) * cols * m : 0);
+  const long compact = long(C) * cols * T;  // one row's box
+  for (long i = 0; i < rows_in; ++i)
+    copy_run_columns<float>(xb + (in0 + i) * row * T, plane, xin.data() + i * compact, runs, C, T,
+                            true);
+  if (support == Support::InputInside)  // every column, w left out (x is zero but in the box)
+    update_columns(C, xb + long(r0) * row * T, plane, mb, m_plane, UnetTerm(), long(R) * row,
+                   t_inverse, nullptr, act, 512);
+  for (long i = 0; i < rows_in; ++i) {  // the box: the whole update on the compact columns
+    float* xi = xin.data() + i * compact;
+    copy_run_columns<complexf>(const_cast<complexf*>(mb) + (in0 + i - r0) * row * m, m_plane,
+                               mc.data(), runs, C, m, true);
+    update_columns(C, xi, cols * T, mc.data(), cols * m, UnetTerm(), cols, t_inverse, &w, act, 512);
+    copy_run_columns<float>(xb + (in0 + i) * row * T, plane, xi, runs, C, T, false);
+  }
 }
 
 template void fourier_layer_update<3>(const GridView<3>&, const GridView<3, complexf>&,
@@ -139,5 +263,14 @@ template void fourier_layer_update_rows<4>(const GridView<4>&, int, int,
                                            const GridView<4, complexf>&,
                                            const fft::TruncatedRealDft&, const Linear&,
                                            const GridView<4>&, Activation, long);
+
+template void fourier_layer_update_rows<3>(const GridView<3>&, int, int,
+                                           const GridView<3, complexf>&,
+                                           const fft::TruncatedRealDft&, const Linear&, Activation,
+                                           Support, const dist::Box<3>&);
+template void fourier_layer_update_rows<4>(const GridView<4>&, int, int,
+                                           const GridView<4, complexf>&,
+                                           const fft::TruncatedRealDft&, const Linear&, Activation,
+                                           Support, const dist::Box<4>&);
 
 }  // namespace ufno

@@ -10,10 +10,18 @@
 // cache-sized groups of columns and written back over x, whose columns are not needed again once
 // their group is done. No layer output is allocated (100 MB at paper size, a third of the FNO's
 // activation memory), and the inverse transform's result is summed while still in cache.
+#include "decomposition/Box.hpp"
 #include "fft/TruncatedRealDft.hpp"
 #include "operators/Linear.hpp"
 
 namespace ufno {
+
+// Where a row-group update may use that x is known outside a box of the block (all of T
+// taken): a 4-D FNO's zero-padded grid. All: nowhere. InputInside: x is zero outside the box, so
+// w(x) is only computed inside it (the first layer, whose input is the zero-padded lift).
+// OutputInside: only the box's cells of the result are needed, so nothing outside it is
+// computed or written (the last layer, whose output is cropped).
+enum class Support { All, InputInside, OutputInside };
 
 template <std::size_t D>
 void fourier_layer_update(const GridView<D>& x, const GridView<D, complexf>& t_modes,
@@ -30,5 +38,15 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                const fft::TruncatedRealDft& t_inverse, const Linear& w,
                                const GridView<D>& u_rows, Activation act,
                                long columns_per_chunk = 512);
+
+// The same, knowing `support` about the box `inside` of x's block (block coordinates; its T
+// range is ignored). Without a U-Net term; InputInside needs w without a bias (the Fourier layers
+// move it into the spectral branch: Linear::release_bias). InputInside and OutputInside give the
+// same cells inside the box as the update above; OutputInside leaves x outside the box as it was.
+template <std::size_t D>
+void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
+                               const GridView<D, complexf>& t_modes_rows,
+                               const fft::TruncatedRealDft& t_inverse, const Linear& w,
+                               Activation act, Support support, const dist::Box<D>& inside);
 
 }  // namespace ufno

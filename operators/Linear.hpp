@@ -34,6 +34,7 @@ class Linear {
   void apply_columns(const float* x, long ldx, float* y, long ldy, long cols, bool accumulate,
                      Activation act) const;
 
+  bool has_bias() const { return has_bias_; }
   int in_channels() const { return in_; }
   int out_channels() const { return out_; }
 

@@ -238,8 +238,8 @@ void spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
   using HostLong = Kokkos::View<const long*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
   // Views over host memory; on a GPU build these copy to the device, on the host they alias.
   auto w = Kokkos::create_mirror_view_and_copy(
-      DeviceSpace(),
-      HostComplex(reinterpret_cast<const complexf*>(part_weights.data.data()), std::size_t(I) * O * P));
+      DeviceSpace(), HostComplex(reinterpret_cast<const complexf*>(part_weights.data.data()),
+                                 std::size_t(I) * O * P));
   auto at = Kokkos::create_mirror_view_and_copy(DeviceSpace(),
                                                 HostLong(p.run_at.data(), p.run_at.size()));
   const complexf* in = a.data();

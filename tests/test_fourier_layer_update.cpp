@@ -115,3 +115,113 @@ TEST_CASE("the row-group update equals the whole-block update", "[fourier]") {
                                                Tensor("u", 1, C + 1, 2, Y, T), Activation::ReLU),
                   std::invalid_argument);
 }
+
+namespace {
+
+// A 4-D block (1, C, X, Y, Z, T) with its T modes, for the Support tests.
+struct Block4 {
+  static constexpr int C = 3, X = 6, Y = 5, Z = 7, T = 8, m = 3;
+  std::vector<complexf> modes = [] {
+    auto v = test::random_vector(std::size_t(C) * X * Y * Z * m * 2, 71);
+    std::vector<complexf> c(v.size() / 2);
+    for (std::size_t i = 0; i < c.size(); ++i) c[i] = complexf(v[2 * i], v[2 * i + 1]);
+    return c;
+  }();
+  static long at(int c, int i, int y, int z, int t) {
+    return (((long(c) * X + i) * Y + y) * Z + z) * T + t;
+  }
+  GridView<4> tensor(const std::vector<float>& v) const {
+    GridView<4> x = make_grid_view<4>("x", 1, C, {X, Y, Z, T}, false);
+    auto h = Kokkos::create_mirror_view(x);
+    std::copy(v.begin(), v.end(), h.data());
+    Kokkos::deep_copy(x, h);
+    return x;
+  }
+  static std::vector<float> host(const GridView<4>& x) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+    return std::vector<float>(h.data(), h.data() + h.size());
+  }
+  // Rows [r0, r0 + R) of the T modes, (1, C, R, Y, Z, m).
+  GridView<4, complexf> rows(int r0, int R) const {
+    auto t = make_grid_view<4, complexf>("tm", 1, C, {R, Y, Z, m}, false);
+    auto h = Kokkos::create_mirror_view(t);
+    for (int c = 0; c < C; ++c)
+      for (int i = 0; i < R; ++i)
+        for (long v = 0; v < long(Y) * Z * m; ++v)
+          h.data()[(long(c) * R + i) * Y * Z * m + v] =
+              modes[(long(c) * X + r0 + i) * Y * Z * m + v];
+    Kokkos::deep_copy(t, h);
+    return t;
+  }
+  // The update in row groups of R rows, with or without what is known about `box`.
+  std::vector<float> update(const std::vector<float>& xv, const Linear& w, int R, Support s,
+                            const dist::Box<4>& box) const {
+    fft::TruncatedRealDft t_inverse(T, m);
+    GridView<4> x = tensor(xv);
+    for (int r0 = 0; r0 < X; r0 += R) {
+      const int rows_here = std::min(R, X - r0);
+      if (s == Support::All)
+        fourier_layer_update_rows<4>(x, 0, r0, rows(r0, rows_here), t_inverse, w, GridView<4>(),
+                                     Activation::GELU, 4);
+      else
+        fourier_layer_update_rows<4>(x, 0, r0, rows(r0, rows_here), t_inverse, w, Activation::GELU,
+                                     s, box);
+    }
+    return host(x);
+  }
+};
+
+bool in_box(const dist::Box<4>& b, int i, int y, int z) {
+  return i >= b.lo[0] && i < b.hi[0] && y >= b.lo[1] && y < b.hi[1] && z >= b.lo[2] && z < b.hi[2];
+}
+
+}  // namespace
+
+TEST_CASE("an update that knows the padding equals the full update where it must", "[fourier]") {
+  using B4 = Block4;
+  const B4 blk;
+  Linear w(B4::C, B4::C, test::random_array({std::size_t(B4::C), std::size_t(B4::C)}, 72),
+           HostArray{{std::size_t(B4::C)}, std::vector<float>(B4::C, 0.f)});
+  dist::Box<4> box;
+  box.lo = {1, 2, 1, 0};
+  box.hi = {5, 4, 5, B4::T};
+  const auto xv = test::random_vector(std::size_t(B4::C) * B4::X * B4::Y * B4::Z * B4::T, 73);
+  std::vector<float> zero_outside = xv;  // the first layer's input: zero outside the box
+  for (int c = 0; c < B4::C; ++c)
+    for (int i = 0; i < B4::X; ++i)
+      for (int y = 0; y < B4::Y; ++y)
+        for (int z = 0; z < B4::Z; ++z)
+          for (int t = 0; t < B4::T; ++t)
+            if (!in_box(box, i, y, z)) zero_outside[B4::at(c, i, y, z, t)] = 0.f;
+  for (int R : {1, 4}) {
+    INFO(R << " rows per group");
+    // InputInside: every cell as the full update (w left out only where x is zero).
+    const auto full_in = blk.update(zero_outside, w, R, Support::All, box);
+    const auto known_in = blk.update(zero_outside, w, R, Support::InputInside, box);
+    CHECK(test::rel_l2(known_in, std::vector<double>(full_in.begin(), full_in.end())) < 1e-6);
+    // OutputInside: the box as the full update, everything else untouched.
+    const auto full = blk.update(xv, w, R, Support::All, box);
+    const auto known_out = blk.update(xv, w, R, Support::OutputInside, box);
+    double worst_in = 0, worst_out = 0;
+    for (int c = 0; c < B4::C; ++c)
+      for (int i = 0; i < B4::X; ++i)
+        for (int y = 0; y < B4::Y; ++y)
+          for (int z = 0; z < B4::Z; ++z)
+            for (int t = 0; t < B4::T; ++t) {
+              const long a = B4::at(c, i, y, z, t);
+              if (in_box(box, i, y, z))
+                worst_in = std::max(worst_in, double(std::abs(known_out[a] - full[a])));
+              else
+                worst_out = std::max(worst_out, double(std::abs(known_out[a] - xv[a])));
+            }
+    CHECK(worst_in < 1e-5);
+    CHECK(worst_out == 0.0);
+    // An empty box: OutputInside computes nothing.
+    CHECK(blk.update(xv, w, R, Support::OutputInside, dist::Box<4>{}) == xv);
+  }
+  // w with a bias cannot be left out where x is zero.
+  Linear biased(B4::C, B4::C, test::random_array({std::size_t(B4::C), std::size_t(B4::C)}, 74),
+                test::random_array({std::size_t(B4::C)}, 75));
+  CHECK_THROWS_AS(blk.update(zero_outside, biased, 2, Support::InputInside, box),
+                  std::invalid_argument);
+}
