@@ -181,6 +181,15 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Real& x) {
 }
 
 template <std::size_t D>
+typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Real& x,
+                                                               const ZeroOutside& known) {
+  check_kind(FftKind::R2C, "real forward");
+  check_block(real_layout(), grid_extents<D>(x), "input");
+  if (streams_rows()) return forward_in_row_groups(x, &known);
+  return forward(x);
+}
+
+template <std::size_t D>
 typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Complex& x) {
   check_kind(FftKind::C2C, "complex forward");
   check_block(real_layout(), grid_extents<D>(x), "input");

@@ -51,7 +51,16 @@ class DistributedFft {
   Extents spectral_extents() const { return kn_; }
   const Extents& extents() const { return n_; }
 
-  Complex forward(const Real& x);   // R2C: local real block -> local spectral block
+  Complex forward(const Real& x);  // R2C: local real block -> local spectral block
+  // What a caller knows of a real input that is zero on some first-axis rows (the first layer
+  // of a zero-padded grid): `rows`, the rows [first, last) outside which every rank's block is
+  // zero, the same on every rank (row groups are collective).
+  struct ZeroOutside {
+    std::array<int, 2> rows{};
+  };
+  // forward(x) of such an x: a plan that streams rows skips the row groups that are zero (their
+  // modes are zero); other plans transform all of x.
+  Complex forward(const Real& x, const ZeroOutside& known);
   Real backward(const Complex& s);  // R2C: the inverse (unnormalised)
   // R2C: the inverse up to, not including, the last step, the T transform: the kept T bins on
   // the real layout's block, (B, C, local extents but T -> m_T), that pruned_t()->backward turns
@@ -82,7 +91,8 @@ class DistributedFft {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  Complex forward_in_row_groups(const Real& x);  // streams_rows() only
+  Complex forward_in_row_groups(const Real& x,
+                                const ZeroOutside* known = nullptr);  // streams_rows() only
 
  private:
   // Axis a's stage: the a-local layouts before and after transforming a, the repartitions from

@@ -62,7 +62,8 @@ const typename DistributedFft<D>::RowGroupPlan& DistributedFft<D>::row_plan(int 
 }
 
 template <std::size_t D>
-typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(const Real& x) {
+typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(
+    const Real& x, const ZeroOutside* known) {
   const int nb = x.extent(0), nc = x.extent(1), X = n_[0], KT = kn_[D - 1];
   const Extents e = real_layout().box(rank_).extents();  // (n_0, local extents, n_T)
   const long row_cells = product(e, 1, D), mid = product(e, 1, D - 1);
@@ -89,6 +90,18 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(con
     for (int b = 0; b < nb; ++b)
       for (int r0 = 0; r0 < X; r0 += G) {
         const int R = std::min(G, X - r0);
+        complexf* dst = first.data() + long(b) * nc * X * row_modes;
+        if (known && (r0 + R <= known->rows[0] || r0 >= known->rows[1])) {
+          // Every rank's rows here are zero, so are their modes (and no rank exchanges them).
+          const long per_channel = long(R) * row_modes;
+          ufno::parallel_for(
+              "ufno::dfft_zero_rows", Kokkos::RangePolicy<ExecSpace>(0, nc * per_channel),
+              KOKKOS_LAMBDA(const int64_t i) {
+                dst[((i / per_channel) * X + r0) * row_modes + i % per_channel] =
+                    complexf(0.f, 0.f);
+              });
+          continue;
+        }
         const RowGroupPlan& plan = row_plan(R);
         // T, every channel's rows [r0, r0 + R) at once -> (1, nc, R, local extents, KT).
         Complex g = in_buffer(0, plan.after[D - 1].box(rank_).extents());
@@ -105,8 +118,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(con
                                     product(eb, a + 1, D));
           g = next;
         }
-        copy_rows(g.data(), R, 0, first.data() + long(b) * nc * X * row_modes, X, r0, nc, R,
-                  row_modes, "ufno::dfft_rows_scatter");
+        copy_rows(g.data(), R, 0, dst, X, r0, nc, R, row_modes, "ufno::dfft_rows_scatter");
       }
   }
   LayerTimer::Scope t("  fft pruned axes (gemm)");

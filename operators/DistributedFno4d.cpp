@@ -248,19 +248,25 @@ void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x)
   using Scope = LayerTimer::Scope;
   const bool last = int(k) + 1 == spec_.layers;
   const Activation act = last ? Activation::None : Activation::GELU;
-  GridView<4, complexf> first;
-  {
-    Scope t("spectral conv");
-    first = conv_[k].forward_first_axis_modes(x);
-  }
-  Scope t("T inverse + w + gelu, fused, in row groups");
   // The padding is known: the first layer's input is zero outside the interior (the lift writes
   // only there), and the last layer's output is cropped to it. Its first-axis rows are the same
   // on every rank (the grid leaves A1 whole), so every rank asks for the same row groups.
+  const Box4 inside = interior_in_block();
+  GridView<4, complexf> first;
+  {
+    Scope t("spectral conv");
+    if (k == 0) {
+      dist::DistributedFft<4>::ZeroOutside known;
+      known.rows = {spec_.padding[0], spec_.padding[0] + spec_.grid[0]};
+      first = conv_[k].forward_first_axis_modes(x, known);
+    } else {
+      first = conv_[k].forward_first_axis_modes(x);
+    }
+  }
+  Scope t("T inverse + w + gelu, fused, in row groups");
   const Support support = k == 0 ? Support::InputInside
                           : last ? Support::OutputInside
                                  : Support::All;
-  const Box4 inside = interior_in_block();
   const int X = x.extent(2);
   const int row_lo = last ? spec_.padding[0] : 0;
   const int row_hi = last ? spec_.padding[0] + spec_.grid[0] : X;

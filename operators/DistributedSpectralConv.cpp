@@ -106,9 +106,9 @@ void DistributedSpectralConv<D>::add_output_bias(const std::vector<float>& bias)
 
 template <std::size_t D>
 typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_modes(
-    const Real& x) {
+    const Real& x, const typename Fft::ZeroOutside* known) {
   // The 1/N of the inverse transform is folded into the mode multiply.
-  Complex a = fft_->forward(x);
+  Complex a = known ? fft_->forward(x, *known) : fft_->forward(x);
   LayerTimer::Scope t("  spectral mix");
   if (stream_source_) {
     a = mix_streamed(a);
@@ -144,6 +144,12 @@ template <std::size_t D>
 typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_first_axis_modes(
     const Real& x) {
   return fft_->backward_first_axis(mixed_modes(x));
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_first_axis_modes(
+    const Real& x, const typename Fft::ZeroOutside& known) {
+  return fft_->backward_first_axis(mixed_modes(x, &known));
 }
 
 template class DistributedSpectralConv<3>;

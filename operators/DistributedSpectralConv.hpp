@@ -51,6 +51,8 @@ class DistributedSpectralConv {
   // One rank holding the whole domain (fft().streams_rows()): forward() up to the inverse A1
   // stage; fft().t_modes_of_rows() gives forward_t_modes()'s rows from it.
   Complex forward_first_axis_modes(const Real& x);
+  // The same for an x known to be zero outside a box (DistributedFft::forward(x, known)).
+  Complex forward_first_axis_modes(const Real& x, const typename Fft::ZeroOutside& known);
   // Adds a constant per output channel to the layer's output at no cost: a constant field is
   // exactly the zero mode of the unnormalised inverse transform, so it goes into that bin of the
   // mixed spectrum (on the rank that owns it).
@@ -59,7 +61,8 @@ class DistributedSpectralConv {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  Complex mixed_modes(const Real& x);  // forward transform, mode mix, DC bias
+  // Forward transform (of an x known to be zero outside a box, when given), mode mix, DC bias.
+  Complex mixed_modes(const Real& x, const typename Fft::ZeroOutside* known = nullptr);
 
  private:
   DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int in, int out, Extents modes,

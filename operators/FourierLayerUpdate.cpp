@@ -5,6 +5,7 @@
 
 #include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
+#include "decomposition/ColumnRuns.hpp"
 
 namespace ufno {
 
@@ -55,45 +56,29 @@ void update_columns(int C, float* xb, long x_plane, const complexf* mb, long m_p
   }
 }
 
-// The columns of one first-axis row that lie in a box: runs of `len` consecutive columns
-// (the box's extent on the last axis before T), starting at `start` (columns counted from the
-// row's first, row-major over the axes between the first and T).
-struct ColumnRuns {
+// A box's column runs in one row (decomposition/ColumnRuns.hpp), starts on the device.
+struct DeviceRuns {
   Kokkos::View<long*, DeviceSpace> start;
   long len = 0;
   long columns() const { return long(start.size()) * len; }
 };
 
 template <std::size_t D>
-ColumnRuns column_runs(const std::array<int, D>& e, const dist::Box<D>& box) {
-  static_assert(D >= 3, "column_runs: a row needs axes between the first and T");
-  // Axes 1 .. D-2 are the row's column axes; the runs go along the last of them.
-  long runs = 1;
-  for (std::size_t a = 1; a + 2 < D; ++a) runs *= box.extent(a);
-  ColumnRuns r;
-  r.len = box.extent(D - 2);
-  r.start = Kokkos::View<long*, DeviceSpace>("flu.runs", r.len > 0 ? runs : 0);
-  auto h = Kokkos::create_mirror_view(r.start);
-  for (long i = 0; i < long(h.size()); ++i) {
-    long rest = i, col = 0;
-    for (std::size_t a = 1; a + 1 < D; ++a) {
-      long stride_after = 1, inner_runs = 1;
-      for (std::size_t q = a + 1; q + 1 < D; ++q) stride_after *= e[q];
-      for (std::size_t q = a + 1; q + 2 < D; ++q) inner_runs *= box.extent(q);
-      const long idx = a + 2 < D ? rest / inner_runs : 0;
-      if (a + 2 < D) rest %= inner_runs;
-      col += (box.lo[a] + idx) * stride_after;
-    }
-    h(i) = col;
-  }
-  Kokkos::deep_copy(r.start, h);
-  return r;
+DeviceRuns device_runs(const std::array<int, D>& e, const dist::Box<D>& box) {
+  const dist::ColumnRuns r = dist::column_runs<D>(e, box);
+  DeviceRuns d;
+  d.len = r.length;
+  d.start = Kokkos::View<long*, DeviceSpace>("flu.runs", r.start.size());
+  auto h = Kokkos::create_mirror_view(d.start);
+  for (std::size_t i = 0; i < r.start.size(); ++i) h(i) = r.start[i];
+  Kokkos::deep_copy(d.start, h);
+  return d;
 }
 
 // Copies the run columns of one row between x (channel c at x + c * x_plane, `width` values per
 // column) and a compact (C, columns, width) buffer.
 template <class T>
-void copy_run_columns(T* x, long x_plane, T* compact, const ColumnRuns& runs, int C, long width,
+void copy_run_columns(T* x, long x_plane, T* compact, const DeviceRuns& runs, int C, long width,
                       bool to_compact) {
   const auto start = runs.start;
   const long len = runs.len, nruns = long(start.size()), per_channel = runs.columns() * width;
@@ -224,7 +209,7 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   // Rows of the group inside the box, and its columns in each of them.
   const int in0 = inside.empty() ? r0 : std::max(r0, inside.lo[0]);
   const int in1 = inside.empty() ? r0 : std::min(r0 + R, inside.hi[0]);
-  const ColumnRuns runs = column_runs<D>(e, inside);
+  const DeviceRuns runs = device_runs<D>(e, inside);
   const long cols = runs.columns(), rows_in = cols > 0 ? std::max(0, in1 - in0) : 0;
   // The box's x in each of those rows, taken before anything is written (InputInside writes
   // every column first), and one row's T modes at a time.
