@@ -69,6 +69,86 @@ DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optio
                                                                      stage_[a].after, alg);
   }
   if (modes && real) t_pruned_ = std::make_unique<fft::TruncatedRealDft>(n[D - 1], low_[D - 1]);
+  if (!modes && real && fft::fft_multi_axis) {
+    auto same = [](const Layout& a, const Layout& b) {
+      return a.global() == b.global() && a.boxes() == b.boxes();
+    };
+    for (std::size_t hi = D - 1;; hi = groups_.back()[0] - 1) {
+      std::size_t lo = hi;
+      while (lo > 0 && same(stage_[lo].after, stage_[lo - 1].before)) --lo;
+      groups_.push_back({lo, hi});
+      if (lo == 0) break;
+    }
+    if (groups_.size() == D) groups_.clear();  // one axis per group: the per-axis path
+  }
+}
+
+template <std::size_t D>
+std::vector<typename DistributedFft<D>::GroupPlan>& DistributedFft<D>::group_plans(long nl) {
+  auto it = group_plans_.find(nl);
+  if (it != group_plans_.end()) return it->second;
+  std::vector<GroupPlan> plans;
+  for (const auto& [lo, hi] : groups_) {
+    // The group's axes are whole in its layout; n is T's real length in the R2C group.
+    const Extents e = stage_[lo].after.box(rank_).extents();
+    fft::Batch1d b{nl * product(e, 0, lo), hi == D - 1 ? n_[D - 1] : e[hi], product(e, hi + 1, D),
+                   std::vector<int>(e.begin() + lo, e.begin() + hi)};
+    GroupPlan g;
+    if (b.outer > 0 && b.inner > 0 && product(e, lo, hi) > 0) {
+      const bool r = hi == D - 1;
+      g.fwd = fft::make_fft1d_plan(r ? Transform::R2C : Transform::C2C_FORWARD, b);
+      g.bwd = fft::make_fft1d_plan(r ? Transform::C2R : Transform::C2C_BACKWARD, b);
+    }
+    plans.push_back(std::move(g));
+  }
+  return group_plans_.emplace(nl, std::move(plans)).first->second;
+}
+
+template <std::size_t D>
+typename DistributedFft<D>::Complex DistributedFft<D>::forward_grouped(const Real& x) {
+  LayerTimer::Scope t("  fft multi-axis transforms");
+  const long nl = long(x.extent(0)) * x.extent(1);
+  auto& gp = group_plans(nl);
+  Complex a = make_grid_view<D, complexf>("dfft.kt", x.extent(0), x.extent(1),
+                                          stage_[groups_[0][0]].after.box(rank_).extents(), false);
+  if (gp[0].fwd) gp[0].fwd->execute(const_cast<float*>(x.data()), a.data());
+  for (std::size_t g = 1; g < groups_.size(); ++g) {
+    a = stage_[groups_[g][1] + 1].to_next->apply(a);
+    if (gp[g].fwd) gp[g].fwd->execute(a.data(), a.data());  // a is this call's own
+  }
+  return a;
+}
+
+template <std::size_t D>
+typename DistributedFft<D>::Real DistributedFft<D>::backward_grouped(const Complex& s) {
+  check_block(spectral_layout(), grid_extents<D>(s), "spectral");
+  LayerTimer::Scope t("  fft multi-axis transforms");
+  const long nl = long(s.extent(0)) * s.extent(1);
+  auto& gp = group_plans(nl);
+  Complex a = s;
+  bool own = false;  // the caller's spectrum is never written
+  for (std::size_t g = groups_.size(); g-- > 1;) {
+    if (!own) {
+      Complex b = make_grid_view<D, complexf>("idfft.axes", s.extent(0), s.extent(1),
+                                              grid_extents<D>(a), false);
+      if (gp[g].bwd) gp[g].bwd->execute(a.data(), b.data());
+      a = b;
+      own = true;
+    } else if (gp[g].bwd) {
+      gp[g].bwd->execute(a.data(), a.data());
+    }
+    a = stage_[groups_[g][1] + 1].from_next->apply(a);
+  }
+  if (!own) {  // the c2r destroys its input
+    Complex b = make_grid_view<D, complexf>("idfft.axes", s.extent(0), s.extent(1),
+                                            grid_extents<D>(a), false);
+    Kokkos::deep_copy(b, a);
+    a = b;
+  }
+  Real out = make_grid_view<D, float>("idfft.out", s.extent(0), s.extent(1),
+                                      real_layout().box(rank_).extents(), false);
+  if (gp[0].bwd) gp[0].bwd->execute(a.data(), out.data());
+  return out;
 }
 
 template <std::size_t D>
@@ -165,6 +245,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Real& x) {
   check_kind(FftKind::R2C, "real forward");
   check_block(real_layout(), grid_extents<D>(x), "input");
   if (streams_rows()) return forward_in_row_groups(x);
+  if (!groups_.empty()) return forward_grouped(x);
   const long nl = long(x.extent(0)) * x.extent(1);
   const Extents e = grid_extents<D>(x);
   Complex a = make_grid_view<D, complexf>("dfft.kt", x.extent(0), x.extent(1),
@@ -206,6 +287,8 @@ typename DistributedFft<D>::Complex DistributedFft<D>::backward_to_t_modes(const
 
 template <std::size_t D>
 typename DistributedFft<D>::Real DistributedFft<D>::backward(const Complex& s) {
+  check_kind(FftKind::R2C, "real backward");
+  if (!groups_.empty()) return backward_grouped(s);
   Complex a = backward_to_t_modes(s);
   const long nl = long(s.extent(0)) * s.extent(1);
   const Extents e = real_layout().box(rank_).extents();

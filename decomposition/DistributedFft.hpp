@@ -113,6 +113,18 @@ class DistributedFft {
     std::array<std::unique_ptr<fft::Fft1dPlan>, D> fwd, bwd;
   };
   Plans& plans(long nlead);
+  // Full R2C: runs of consecutive axes whose stages share one layout (no data moves between
+  // them) are transformed as one multi-dimensional FFT where the backend has those
+  // (fft::fft_multi_axis), as FFTW-MPI transforms the axes a rank holds whole in one go. The
+  // groups are (lowest, highest axis), from the one holding T down; none on other plans.
+  std::vector<std::array<std::size_t, 2>> groups_;
+  struct GroupPlan {
+    std::unique_ptr<fft::Fft1dPlan> fwd, bwd;
+  };
+  std::map<long, std::vector<GroupPlan>> group_plans_;
+  std::vector<GroupPlan>& group_plans(long nlead);
+  Complex forward_grouped(const Real& x);
+  Real backward_grouped(const Complex& s);
   static fft::Batch1d axis_batch(long nlead, const Extents& e, std::size_t a);
   void check_kind(FftKind k, const char* call) const;
   void check_block(const Layout& l, const Extents& e, const char* what) const;

@@ -52,6 +52,8 @@ class CufftPlan1d final : public Fft1dPlan {
   CufftPlan1d(Transform t, const Batch1d& b) : t_(t), b_(b) {
     if (b.n < 1 || b.outer < 0 || b.inner < 1)
       throw std::invalid_argument("fft: invalid batch shape");
+    if (!b.lead.empty())  // FftPlans<backend::Cuda>::multi_axis is false
+      throw std::invalid_argument("fft: the cuFFT backend plans one axis at a time");
     if (b.outer == 0) return;  // nothing to transform; execute() is a no-op
     const long long n = b.n, inner = b.inner, outer = b.outer, nc = n / 2 + 1;
     const long long in_len = t == Transform::C2R ? nc : n;  // line lengths in elements

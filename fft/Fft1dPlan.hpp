@@ -5,6 +5,7 @@
 // appear here so that CUDA and FFTW stay out of public headers.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/Backend.hpp"
 #include "core/Tensor.hpp"
@@ -23,8 +24,12 @@ struct Batch1d {
   long outer = 1;
   int n = 1;
   long inner = 1;
+  // More axes transformed together with n, just before it (outermost first): a multi-dimensional
+  // FFT over (outer, lead..., n, inner), the R2C / C2R half axis still n. Only for backends whose
+  // FftPlans<Tag>::multi_axis is true.
+  std::vector<int> lead = {};
   bool operator==(const Batch1d& o) const {
-    return outer == o.outer && n == o.n && inner == o.inner;
+    return outer == o.outer && n == o.n && inner == o.inner && lead == o.lead;
   }
 };
 
@@ -45,16 +50,20 @@ struct FftPlans;
 
 template <>
 struct FftPlans<backend::Host> {  // FFTW (fft/FftwBackend.cpp)
+  static constexpr bool multi_axis = true;
   static std::unique_ptr<Fft1dPlan> make(Transform t, const Batch1d& b);
 };
 
 template <>
 struct FftPlans<backend::Cuda> {  // cuFFT (fft/CufftPlan.cu, in ufno_cuda)
-  // Each execute runs on the Kokkos execution space's stream (core/CudaDevice.hpp).
+  // Each execute runs on the Kokkos execution space's stream (core/CudaDevice.hpp). One axis
+  // per plan (not yet the advanced layouts of several).
+  static constexpr bool multi_axis = false;
   static std::unique_ptr<Fft1dPlan> make(Transform t, const Batch1d& b);
 };
 
 // The layers' plans: the backend of the tensors' memory space.
+constexpr bool fft_multi_axis = FftPlans<backend::Default>::multi_axis;
 inline std::unique_ptr<Fft1dPlan> make_fft1d_plan(Transform t, const Batch1d& b) {
   return FftPlans<backend::Default>::make(t, b);
 }

@@ -67,7 +67,8 @@ struct Scratch {
 class FftwPlan1d final : public Fft1dPlan {
  public:
   FftwPlan1d(Transform t, const Batch1d& b) : t_(t), b_(b) {
-    if (b.n < 1 || b.outer < 0 || b.inner < 1)
+    if (b.n < 1 || b.outer < 0 || b.inner < 1 ||
+        std::any_of(b.lead.begin(), b.lead.end(), [](int v) { return v < 1; }))
       throw std::invalid_argument("fft: invalid batch shape");
   }
   ~FftwPlan1d() override {
@@ -84,15 +85,21 @@ class FftwPlan1d final : public Fft1dPlan {
     const int ao = fftwf_alignment_of(static_cast<float*>(out));
     const bool inplace = in == out;
     if (!plan_ || ai != align_in_ || ao != align_out_ || inplace != inplace_) make(in, out);
-    switch (t_) {
-      case Transform::R2C:
-        fftwf_execute_dft_r2c(plan_, static_cast<float*>(in), static_cast<fftwf_complex*>(out));
-        break;
-      case Transform::C2R:
-        fftwf_execute_dft_c2r(plan_, static_cast<fftwf_complex*>(in), static_cast<float*>(out));
-        break;
-      default:
-        fftwf_execute_dft(plan_, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
+    // A multi-axis plan transforms one outer slice; the slices run one after another.
+    for (long o = 0; o < slices_; ++o) {
+      float* i = static_cast<float*>(in) + o * in_step_;
+      float* u = static_cast<float*>(out) + o * out_step_;
+      switch (t_) {
+        case Transform::R2C:
+          fftwf_execute_dft_r2c(plan_, i, reinterpret_cast<fftwf_complex*>(u));
+          break;
+        case Transform::C2R:
+          fftwf_execute_dft_c2r(plan_, reinterpret_cast<fftwf_complex*>(i), u);
+          break;
+        default:
+          fftwf_execute_dft(plan_, reinterpret_cast<fftwf_complex*>(i),
+                            reinterpret_cast<fftwf_complex*>(u));
+      }
     }
   }
 
@@ -105,16 +112,39 @@ class FftwPlan1d final : public Fft1dPlan {
     const long nc = n / 2 + 1;  // complex length of a real transform
     const long in_len = (t_ == Transform::C2R) ? nc : n;
     const long out_len = (t_ == Transform::R2C) ? nc : n;
-    fftwf_iodim dim{n, int(inner), int(inner)};
-    fftwf_iodim many[2] = {{int(b_.outer), int(in_len * inner), int(out_len * inner)},
-                           {int(inner), 1, 1}};
+    // The transformed axes, outermost first: the lead axes (whole in and out), then n.
+    std::vector<fftwf_iodim> dims(b_.lead.size() + 1);
+    long is = inner, os = inner;
+    dims.back() = {n, int(is), int(os)};
+    is *= in_len;
+    os *= out_len;
+    for (std::size_t i = b_.lead.size(); i-- > 0;) {
+      dims[i] = {b_.lead[i], int(is), int(os)};
+      is *= b_.lead[i];
+      os *= b_.lead[i];
+    }
+    // Several axes at once: one slice per plan (measured faster than FFTW's own loop over the
+    // outer slices: it parallelises and vectorises within the slice's transform), executed per
+    // slice; one axis: every slice in the plan.
+    const bool per_slice = !b_.lead.empty();
+    slices_ = per_slice ? b_.outer : 1;
+    in_step_ = is * (t_ == Transform::R2C ? 1 : 2);
+    out_step_ = os * (t_ == Transform::C2R ? 1 : 2);
+    fftwf_iodim many[2] = {{int(per_slice ? 1 : b_.outer), int(is), int(os)}, {int(inner), 1, 1}};
     // ESTIMATE never touches the arrays, so it plans on the caller's; MEASURE runs candidate
     // transforms, so it plans on scratch arrays of the same alignment.
     const bool measure = !g_wisdom.empty();
-    const unsigned flags = measure ? FFTW_MEASURE : FFTW_ESTIMATE;
+    // Slices that do not all share the first one's SIMD alignment need unaligned codelets.
+    const bool slices_aligned = !per_slice || ((in_step_ * sizeof(float)) % 64 == 0 &&
+                                               (out_step_ * sizeof(float)) % 64 == 0);
+    const unsigned flags =
+        (measure ? FFTW_MEASURE : FFTW_ESTIMATE) | (slices_aligned ? 0u : unsigned(FFTW_UNALIGNED));
     const bool inplace = in == out;
-    const long in_floats = b_.outer * in_len * inner * (t_ == Transform::R2C ? 1 : 2);
-    const long out_floats = b_.outer * out_len * inner * (t_ == Transform::C2R ? 1 : 2);
+    long lead_cells = 1;
+    for (int v : b_.lead) lead_cells *= v;
+    const long in_floats = b_.outer * lead_cells * in_len * inner * (t_ == Transform::R2C ? 1 : 2);
+    const long out_floats =
+        b_.outer * lead_cells * out_len * inner * (t_ == Transform::C2R ? 1 : 2);
     std::unique_ptr<Scratch> s_in, s_out;
     void* const caller_in = in;
     void* const caller_out = out;
@@ -129,19 +159,21 @@ class FftwPlan1d final : public Fft1dPlan {
       }
     }
     fftwf_plan_with_nthreads(g_threads);
+    const int rank = int(dims.size());
     switch (t_) {
       case Transform::R2C:
-        plan_ = fftwf_plan_guru_dft_r2c(1, &dim, 2, many, static_cast<float*>(in),
+        plan_ = fftwf_plan_guru_dft_r2c(rank, dims.data(), 2, many, static_cast<float*>(in),
                                         static_cast<fftwf_complex*>(out), flags);
         break;
       case Transform::C2R:
-        plan_ = fftwf_plan_guru_dft_c2r(1, &dim, 2, many, static_cast<fftwf_complex*>(in),
+        plan_ = fftwf_plan_guru_dft_c2r(rank, dims.data(), 2, many, static_cast<fftwf_complex*>(in),
                                         static_cast<float*>(out), flags | FFTW_DESTROY_INPUT);
         break;
       default:
-        plan_ = fftwf_plan_guru_dft(
-            1, &dim, 2, many, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out),
-            t_ == Transform::C2C_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
+        plan_ =
+            fftwf_plan_guru_dft(rank, dims.data(), 2, many, static_cast<fftwf_complex*>(in),
+                                static_cast<fftwf_complex*>(out),
+                                t_ == Transform::C2C_FORWARD ? FFTW_FORWARD : FFTW_BACKWARD, flags);
     }
     if (!plan_)
       throw std::runtime_error("fft: FFTW could not plan a " + to_string(t_) + " of length " +
@@ -155,6 +187,7 @@ class FftwPlan1d final : public Fft1dPlan {
   Transform t_;
   Batch1d b_;
   fftwf_plan plan_ = nullptr;
+  long slices_ = 1, in_step_ = 0, out_step_ = 0;  // slices per execute, their strides (floats)
   int align_in_ = -1, align_out_ = -1;
   bool inplace_ = false;
 };

@@ -85,8 +85,8 @@ std::string shape_name(const fft::Batch1d& b) {
 // inner smaller and larger than outer (the two ways the cuFFT plan batches).
 void test_fft() {
   using fft::Transform;
-  for (const fft::Batch1d b : {fft::Batch1d{4, 16, 1}, fft::Batch1d{3, 7, 1}, fft::Batch1d{5, 9, 3},
-                               fft::Batch1d{2, 12, 7}}) {
+  for (const fft::Batch1d& b : {fft::Batch1d{4, 16, 1}, fft::Batch1d{3, 7, 1},
+                                fft::Batch1d{5, 9, 3}, fft::Batch1d{2, 12, 7}}) {
     const std::size_t nr = b.outer * b.n * b.inner, nc = b.outer * (b.n / 2 + 1) * b.inner;
     {  // R2C
       auto x = random_vector(nr, 1);

@@ -249,3 +249,59 @@ TEST_CASE("measured plans with a wisdom file give the same transforms and keep t
   fft::set_fft_wisdom_file("");
   std::filesystem::remove(path);
 }
+
+TEST_CASE("a plan over several axes equals one plan per axis", "[fft]") {
+  if (!fft::fft_multi_axis) {
+    WARN("this backend plans one axis at a time");
+    return;
+  }
+  using fft::Transform;
+  const long outer = 2, inner = 3;
+  const int a = 5, b = 4, n = 6, nc = n / 2 + 1;  // axes (a, b, n) of (outer, a, b, n, inner)
+  const auto xv = test::random_vector(std::size_t(outer) * a * b * n * inner, 81);
+  RealView x("x", xv.size());
+  std::copy(xv.begin(), xv.end(), x.data());
+  const long half = outer * a * b * nc * inner;
+  // R2C over (a, b, n) at once.
+  ComplexView multi("multi", half);
+  fft::make_fft1d_plan(Transform::R2C, {outer, n, inner, {a, b}})->execute(x.data(), multi.data());
+  // The same axis by axis: n (r2c), then b, then a.
+  ComplexView step("step", half);
+  fft::make_fft1d_plan(Transform::R2C, {outer * a * b, n, inner})->execute(x.data(), step.data());
+  fft::make_fft1d_plan(Transform::C2C_FORWARD, {outer * a, b, long(nc) * inner})
+      ->execute(step.data(), step.data());
+  fft::make_fft1d_plan(Transform::C2C_FORWARD, {outer, a, long(b) * nc * inner})
+      ->execute(step.data(), step.data());
+  double d2 = 0, r2 = 0;
+  for (long i = 0; i < half; ++i) {
+    d2 += std::norm(cd(multi(i).real() - step(i).real(), multi(i).imag() - step(i).imag()));
+    r2 += std::norm(cd(step(i).real(), step(i).imag()));
+  }
+  CHECK(std::sqrt(d2 / r2) < 1e-6);
+  // C2R back over (a, b, n): N x the input.
+  RealView back("back", xv.size());
+  fft::make_fft1d_plan(Transform::C2R, {outer, n, inner, {a, b}})
+      ->execute(multi.data(), back.data());
+  double e2 = 0, x2 = 0;
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const double want = double(xv[i]) * a * b * n;
+    e2 += (back(i) - want) * (back(i) - want);
+    x2 += want * want;
+  }
+  CHECK(std::sqrt(e2 / x2) < 1e-6);
+  // C2C over (a, b) of a complex array, against the two 1-D plans.
+  ComplexView c1("c1", half), c2("c2", half);
+  for (long i = 0; i < half; ++i) c1(i) = c2(i) = step(i);
+  fft::make_fft1d_plan(Transform::C2C_BACKWARD, {outer, b, long(nc) * inner, {a}})
+      ->execute(c1.data(), c1.data());
+  fft::make_fft1d_plan(Transform::C2C_BACKWARD, {outer * a, b, long(nc) * inner})
+      ->execute(c2.data(), c2.data());
+  fft::make_fft1d_plan(Transform::C2C_BACKWARD, {outer, a, long(b) * nc * inner})
+      ->execute(c2.data(), c2.data());
+  d2 = r2 = 0;
+  for (long i = 0; i < half; ++i) {
+    d2 += std::norm(cd(c1(i).real() - c2(i).real(), c1(i).imag() - c2(i).imag()));
+    r2 += std::norm(cd(c2(i).real(), c2(i).imag()));
+  }
+  CHECK(std::sqrt(d2 / r2) < 1e-6);
+}
