@@ -41,6 +41,22 @@ void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, co
   }
 }
 
+// parallel_for whose iterations each return a count (long), summed: a kernel that also reports
+// how many of the values it read were suspect, at no extra pass over them.
+template <class F>
+long parallel_count(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f) {
+  long total = 0;
+  if constexpr (kSerialHostSpace) {
+    const int64_t b = int64_t(p.begin()), e = int64_t(p.end());
+    UFNO_OMP(omp parallel for schedule(static) reduction(+ : total))
+    for (int64_t i = b; i < e; ++i) total += f(i);
+  } else {
+    Kokkos::parallel_reduce(
+        label, p, KOKKOS_LAMBDA(const int64_t i, long& sum) { sum += f(i); }, total);
+  }
+  return total;
+}
+
 // Rank-4 and rank-5 index ranges: the outer dimensions are shared out, the inner two run in
 // order on one thread (the innermost is the contiguous one, so it vectorises).
 template <class F>

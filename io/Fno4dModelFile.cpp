@@ -100,11 +100,12 @@ HostArray Fno4dModelFile::get_block(const std::string& name, const std::vector<s
 }
 
 void Fno4dModelFile::get_block_into(const std::string& name, const std::vector<std::size_t>& start,
-                                    const std::vector<std::size_t>& count, HostArray& out) const {
+                                    const std::vector<std::size_t>& count, HostArray& out,
+                                    bool check_values) const {
   const auto s = shape(name);
   if (s.size() != start.size() || s.size() != count.size())
     throw InputError(file_.path(), name, "block of the wrong rank requested");
-  read_checked_block_into(file_, name, start, count, out);
+  read_checked_block_into(file_, name, start, count, out, check_values);
 }
 
 }  // namespace ufno

@@ -22,7 +22,8 @@ class Fno4dModelFile : public WeightSource {
   HostArray get_block(const std::string& name, const std::vector<std::size_t>& start,
                       const std::vector<std::size_t>& count) const override;
   void get_block_into(const std::string& name, const std::vector<std::size_t>& start,
-                      const std::vector<std::size_t>& count, HostArray& out) const override;
+                      const std::vector<std::size_t>& count, HostArray& out,
+                      bool check_values = true) const override;
   std::vector<std::size_t> shape(const std::string& name) const override;
   std::string origin() const override { return file_.path(); }
 

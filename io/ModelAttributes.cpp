@@ -120,7 +120,8 @@ HostArray read_checked_block(const h5::File& f, const std::string& name,
 
 void read_checked_block_into(const h5::File& f, const std::string& name,
                              const std::vector<std::size_t>& start,
-                             const std::vector<std::size_t>& count, HostArray& out) {
+                             const std::vector<std::size_t>& count, HostArray& out,
+                             bool check_values) {
   out.shape = count;
   std::size_t n = 1;
   for (std::size_t c : count) n *= c;
@@ -129,7 +130,7 @@ void read_checked_block_into(const h5::File& f, const std::string& name,
     return;
   }
   f.read_block_into(name, start, count, out.data);  // checks the block against the dataset
-  check_weight_values(f, name, out.data);
+  if (check_values) check_weight_values(f, name, out.data);
 }
 
 }  // namespace ufno

@@ -41,9 +41,11 @@ HostArray read_checked_weights(const h5::File& f, const std::string& name);
 HostArray read_checked_block(const h5::File& f, const std::string& name,
                              const std::vector<std::size_t>& start,
                              const std::vector<std::size_t>& count);
-// The same into `out`, reusing its storage (h5::File::read_block_into).
+// The same into `out`, reusing its storage (h5::File::read_block_into); the value check only
+// with check_values (WeightSource::get_block_into).
 void read_checked_block_into(const h5::File& f, const std::string& name,
                              const std::vector<std::size_t>& start,
-                             const std::vector<std::size_t>& count, HostArray& out);
+                             const std::vector<std::size_t>& count, HostArray& out,
+                             bool check_values = true);
 
 }  // namespace ufno

@@ -224,10 +224,13 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
 // out[b, o, modes of one corner part] = scale * sum_i a[b, i, ...] * w[i, o, ...], with the
 // part's weights as read from the file, (in, out, part cells) complex: the mode multiply of a
 // layer whose weights are streamed from their source a corner at a time (no owned-box copy of
-// all corners exists). `out` is (B, O, owned modes) like `a`.
+// all corners exists). `out` is (B, O, owned modes) like `a`. Returns how many weights were not
+// finite or beyond `suspect` in magnitude (counted while they are read for the multiply), so a
+// caller can take unchecked reads and have a suspect block checked by its source.
 template <std::size_t D>
-void spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_weights,
-                       const CornerPart<D>& p, const GridView<D, complexf>& out, float scale) {
+long spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_weights,
+                       const CornerPart<D>& p, const GridView<D, complexf>& out, float scale,
+                       float suspect) {
   const int B = a.extent(0), I = a.extent(1), O = out.extent(1);
   long M = 1;
   for (int v : grid_extents<D>(a)) M *= v;
@@ -245,14 +248,22 @@ void spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
   const complexf* in = a.data();
   const complexf* wp = w.data();
   complexf* dst = out.data();
-  ufno::parallel_for(
+  return parallel_count(
       "ufno::spectral_mix_part", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * P),
       KOKKOS_LAMBDA(const int64_t idx) {
         const int64_t q = idx % P, bo = idx / P, o = bo % O, b = bo / O;
         const int64_t mode = at(q / run) + q % run;
         complexf acc(0.f, 0.f);
-        for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * wp[(i * O + o) * P + q];
-        dst[(b * O + o) * M + mode] = acc * scale;
+        long bad = 0;
+        for (int i = 0; i < I; ++i) {
+          const complexf wv = wp[(i * O + o) * P + q];
+          // NaN fails both comparisons; only case 0 counts (every case reads the same weights).
+          const float re = wv.real(), im = wv.imag();
+          bad += b == 0 && !(re <= suspect && -re <= suspect && im <= suspect && -im <= suspect);
+          acc += in[(b * I + i) * M + mode] * wv;
+        }
+        dst[idx / P * M + mode] = acc * scale;
+        return bad;
       });
 }
 
