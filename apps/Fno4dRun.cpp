@@ -96,7 +96,7 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
                      "not enough memory on rank " + std::to_string(grid->rank()) +
                          ": a padded block of about " + std::to_string(long(block / 1e6)) +
                          "M cells x width " + std::to_string(s.width) + " needs about " +
-                         std::to_string(int(block * s.width * 4.4 / 1e9 + 0.5)) +
+                         std::to_string(int(block * s.width * 4.7 / 1e9 + 0.5)) +
                          " GB; use more ranks (--grid) or nodes");
   }
   r.seconds_predict = since(t0);
