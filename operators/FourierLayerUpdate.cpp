@@ -104,6 +104,23 @@ void check_layer(const View& x, const fft::TruncatedRealDft& t_inverse, const Li
                                 " does not fit the T transform or w");
 }
 
+// Columns of T cells in one first-axis row of x, when case b's rows [r0, r0 + R) and their T
+// modes (1, C, R, the other axes, m) fit x; -1 when they do not.
+template <std::size_t D>
+long row_columns(const GridView<D>& x, int b, int r0, const GridView<D, complexf>& t_modes_rows,
+                 int m) {
+  const int R = t_modes_rows.extent(2);
+  bool fits = b >= 0 && b < int(x.extent(0)) && r0 >= 0 && r0 + R <= int(x.extent(2)) &&
+              t_modes_rows.extent(0) == 1 && t_modes_rows.extent(1) == x.extent(1) &&
+              int(t_modes_rows.extent(D + 1)) == m;
+  long row = 1;
+  for (std::size_t a = 3; a < D + 1; ++a) {
+    row *= x.extent(a);
+    fits = fits && t_modes_rows.extent(a) == x.extent(a);
+  }
+  return fits ? row : -1;
+}
+
 template <class View>
 bool same_shape(const View& a, const View& b) {
   for (std::size_t i = 0; i < View::rank; ++i)
@@ -148,14 +165,8 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   check_layer(x, t_inverse, w);
   const int C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
   const int m = t_inverse.kept(), R = t_modes_rows.extent(2);
-  long row = 1;  // columns of T cells in one first-axis row of one channel
-  bool fits = b >= 0 && b < int(x.extent(0)) && r0 >= 0 && r0 + R <= X &&
-              t_modes_rows.extent(0) == 1 && int(t_modes_rows.extent(1)) == C &&
-              int(t_modes_rows.extent(D + 1)) == m;
-  for (std::size_t a = 3; a < D + 1; ++a) {
-    row *= x.extent(a);
-    fits = fits && t_modes_rows.extent(a) == x.extent(a);
-  }
+  const long row = row_columns<D>(x, b, r0, t_modes_rows, m);  // of one first-axis row
+  bool fits = row >= 0;
   if (u_rows.data()) {
     fits =
         fits && u_rows.extent(0) == 1 && int(u_rows.extent(1)) == C && int(u_rows.extent(2)) == R;
@@ -189,14 +200,8 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   const int C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
   const int m = t_inverse.kept(), R = t_modes_rows.extent(2);
   const std::array<int, D> e = grid_extents<D>(x);
-  long row = 1;
-  bool fits = b >= 0 && b < int(x.extent(0)) && r0 >= 0 && r0 + R <= X &&
-              t_modes_rows.extent(0) == 1 && int(t_modes_rows.extent(1)) == C &&
-              int(t_modes_rows.extent(D + 1)) == m;
-  for (std::size_t a = 3; a < D + 1; ++a) {
-    row *= x.extent(a);
-    fits = fits && t_modes_rows.extent(a) == x.extent(a);
-  }
+  const long row = row_columns<D>(x, b, r0, t_modes_rows, m);
+  bool fits = row >= 0;
   for (std::size_t a = 0; a + 1 < D; ++a)
     fits = fits && (inside.empty() || (inside.lo[a] >= 0 && inside.hi[a] <= e[a]));
   if (!fits)
