@@ -187,9 +187,11 @@ template <std::size_t D>
 void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                const GridView<D, complexf>& t_modes_rows,
                                const fft::TruncatedRealDft& t_inverse, const Linear& w,
-                               Activation act, Support support, const dist::Box<D>& inside) {
+                               Activation act, Support support, const dist::Box<D>& inside,
+                               long columns_per_chunk) {
   if (support == Support::All) {
-    fourier_layer_update_rows<D>(x, b, r0, t_modes_rows, t_inverse, w, GridView<D>(), act);
+    fourier_layer_update_rows<D>(x, b, r0, t_modes_rows, t_inverse, w, GridView<D>(), act,
+                                 columns_per_chunk);
     return;
   }
   check_layer(x, t_inverse, w);
@@ -229,12 +231,13 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                             true);
   if (support == Support::InputInside)  // every column, w left out (x is zero but in the box)
     update_columns(C, xb + long(r0) * row * T, plane, mb, m_plane, UnetTerm(), long(R) * row,
-                   t_inverse, nullptr, act, 512);
+                   t_inverse, nullptr, act, columns_per_chunk);
   for (long i = 0; i < rows_in; ++i) {  // the box: the whole update on the compact columns
     float* xi = xin.data() + i * compact;
     copy_run_columns<complexf>(const_cast<complexf*>(mb) + (in0 + i - r0) * row * m, m_plane,
                                mc.data(), runs, C, m, true);
-    update_columns(C, xi, cols * T, mc.data(), cols * m, UnetTerm(), cols, t_inverse, &w, act, 512);
+    update_columns(C, xi, cols * T, mc.data(), cols * m, UnetTerm(), cols, t_inverse, &w, act,
+                   columns_per_chunk);
     copy_run_columns<float>(xb + (in0 + i) * row * T, plane, xi, runs, C, T, false);
   }
 }
@@ -257,10 +260,10 @@ template void fourier_layer_update_rows<4>(const GridView<4>&, int, int,
 template void fourier_layer_update_rows<3>(const GridView<3>&, int, int,
                                            const GridView<3, complexf>&,
                                            const fft::TruncatedRealDft&, const Linear&, Activation,
-                                           Support, const dist::Box<3>&);
+                                           Support, const dist::Box<3>&, long);
 template void fourier_layer_update_rows<4>(const GridView<4>&, int, int,
                                            const GridView<4, complexf>&,
                                            const fft::TruncatedRealDft&, const Linear&, Activation,
-                                           Support, const dist::Box<4>&);
+                                           Support, const dist::Box<4>&, long);
 
 }  // namespace ufno

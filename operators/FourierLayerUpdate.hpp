@@ -47,6 +47,7 @@ template <std::size_t D>
 void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                const GridView<D, complexf>& t_modes_rows,
                                const fft::TruncatedRealDft& t_inverse, const Linear& w,
-                               Activation act, Support support, const dist::Box<D>& inside);
+                               Activation act, Support support, const dist::Box<D>& inside,
+                               long columns_per_chunk = 512);
 
 }  // namespace ufno
