@@ -4,6 +4,8 @@
 // product's epilogue, and a batched form C_i = act(A_i * B_i + beta * C_i), X_i = X + i * stride_x,
 // where a stride of 0 shares that operand across the batch (one DFT matrix for every slice).
 // Pointers are in the backend's memory space.
+#include <algorithm>
+
 #include "core/Activation.hpp"
 #include "core/Backend.hpp"
 
@@ -15,6 +17,10 @@ struct Gemm;
 // oneDNN's matmul (core/GemmOnednn.cpp).
 template <>
 struct Gemm<Host> {
+  // A product whose result another pass reads right after (the pruned transforms' combine and
+  // stack passes) is cut into pieces of about this size, so the result is read from the cores'
+  // caches instead of memory (a fraction of the L2 caches of the threads that share the work).
+  static constexpr long kCacheBlockBytes = 1L << 20;
   static void run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                   int ldb, float beta, float* C, int ldc, Activation act, float slope);
   static void batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
@@ -28,6 +34,8 @@ struct Gemm<Host> {
 // cuBLAS (core/GemmCublas.cu, in ufno_cuda): after the Kokkos kernels that wrote the operands.
 template <>
 struct Gemm<Cuda> {
+  // One launch for the whole product: a GPU gains nothing from cutting it.
+  static constexpr long kCacheBlockBytes = 0;
   static void run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                   int ldb, float beta, float* C, int ldc, Activation act, float slope);
   static void batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
@@ -43,6 +51,14 @@ inline void gemm(int M, int N, int K, float alpha, const float* A, int lda, cons
                  float beta, float* C, int ldc, Activation act = Activation::None,
                  float slope = 0.f) {
   Gemm<Default>::run(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, act, slope);
+}
+
+// How many items of `item_bytes` of intermediate results to take at a time (all of them when
+// the backend does not block for the cache); at least 1.
+inline long cache_block_items(long items, long item_bytes) {
+  constexpr long block = Gemm<Default>::kCacheBlockBytes;
+  if (block == 0 || item_bytes <= 0) return items;
+  return std::max(1L, std::min(items, block / item_bytes));
 }
 
 inline void activate_in_place(float* C, long n, Activation act) {

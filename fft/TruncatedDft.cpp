@@ -1,5 +1,6 @@
 #include "fft/TruncatedDft.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -40,51 +41,64 @@ void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long i
   if (outer == 0 || inner == 0) return;
   const int K = kept();
   const long w = 2 * inner;  // real columns of a slice
+  // A few slices at a time, so that the combine pass reads P from the cache the GEMM left it in.
+  const long step = backend::cache_block_items(outer, 2L * K * w * long(sizeof(float)));
   Kokkos::View<float*, DeviceSpace> p(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.p"),
-                                      outer * 2 * K * w);
-  backend::gemm_batched(int(outer), 2 * K, int(w), n_, f_.data(), 0, n_,
-                        reinterpret_cast<const float*>(in), long(n_) * w, int(w), 0.f, p.data(),
-                        2L * K * w, int(w));
-  // out[k] = (Re F x)[k] + i (Im F x)[k], per complex column.
-  float* o = reinterpret_cast<float*>(out);
-  ufno::parallel_for(
-      "ufno::tdft_combine", Kokkos::RangePolicy<ExecSpace>(0, outer * K),
-      KOKKOS_LAMBDA(const int64_t row) {
-        const int64_t s = row / K, k = row % K;
-        const float* top = p.data() + (s * 2 * K + k) * w;
-        const float* bottom = top + K * w;
-        float* dst = o + row * w;
-        for (long t = 0; t < w; t += 2) {
-          dst[t] = top[t] - bottom[t + 1];
-          dst[t + 1] = top[t + 1] + bottom[t];
-        }
-      });
+                                      step * 2 * K * w);
+  for (long s0 = 0; s0 < outer; s0 += step) {
+    const long ns = std::min(step, outer - s0);
+    backend::gemm_batched(int(ns), 2 * K, int(w), n_, f_.data(), 0, n_,
+                          reinterpret_cast<const float*>(in + s0 * n_ * inner), long(n_) * w,
+                          int(w), 0.f, p.data(), 2L * K * w, int(w));
+    // out[k] = (Re F x)[k] + i (Im F x)[k], per complex column.
+    float* o = reinterpret_cast<float*>(out + s0 * K * inner);
+    const float* pp = p.data();
+    ufno::parallel_for(
+        "ufno::tdft_combine", Kokkos::RangePolicy<ExecSpace>(0, ns * K),
+        KOKKOS_LAMBDA(const int64_t row) {
+          const int64_t s = row / K, k = row % K;
+          const float* top = pp + (s * 2 * K + k) * w;
+          const float* bottom = top + K * w;
+          float* dst = o + row * w;
+          for (long t = 0; t < w; t += 2) {
+            dst[t] = top[t] - bottom[t + 1];
+            dst[t + 1] = top[t + 1] + bottom[t];
+          }
+        });
+  }
 }
 
 void TruncatedDft::backward(const complexf* in, complexf* out, long outer, long inner) const {
   if (outer == 0 || inner == 0) return;
   const int K = kept();
   const long w = 2 * inner;
-  // q = [y; i y] per slice: (2K x 2 inner) real.
+  // q = [y; i y] per slice: (2K x 2 inner) real, a few slices at a time (read from the cache by
+  // the GEMM right after the stack pass wrote it).
+  const long step = backend::cache_block_items(outer, 2L * K * w * long(sizeof(float)));
   Kokkos::View<float*, DeviceSpace> q(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.q"),
-                                      outer * 2 * K * w);
-  const float* y = reinterpret_cast<const float*>(in);
-  ufno::parallel_for(
-      "ufno::tdft_stack", Kokkos::RangePolicy<ExecSpace>(0, outer * K),
-      KOKKOS_LAMBDA(const int64_t row) {
-        const int64_t s = row / K, k = row % K;
-        const float* src = y + row * w;
-        float* top = q.data() + (s * 2 * K + k) * w;
-        float* bottom = top + K * w;
-        for (long t = 0; t < w; t += 2) {
-          top[t] = src[t];
-          top[t + 1] = src[t + 1];
-          bottom[t] = -src[t + 1];
-          bottom[t + 1] = src[t];
-        }
-      });
-  backend::gemm_batched(int(outer), n_, int(w), 2 * K, g_.data(), 0, 2 * K, q.data(), 2L * K * w,
-                        int(w), 0.f, reinterpret_cast<float*>(out), long(n_) * w, int(w));
+                                      step * 2 * K * w);
+  for (long s0 = 0; s0 < outer; s0 += step) {
+    const long ns = std::min(step, outer - s0);
+    const float* y = reinterpret_cast<const float*>(in + s0 * K * inner);
+    float* qq = q.data();
+    ufno::parallel_for(
+        "ufno::tdft_stack", Kokkos::RangePolicy<ExecSpace>(0, ns * K),
+        KOKKOS_LAMBDA(const int64_t row) {
+          const int64_t s = row / K, k = row % K;
+          const float* src = y + row * w;
+          float* top = qq + (s * 2 * K + k) * w;
+          float* bottom = top + K * w;
+          for (long t = 0; t < w; t += 2) {
+            top[t] = src[t];
+            top[t + 1] = src[t + 1];
+            bottom[t] = -src[t + 1];
+            bottom[t + 1] = src[t];
+          }
+        });
+    backend::gemm_batched(int(ns), n_, int(w), 2 * K, g_.data(), 0, 2 * K, q.data(), 2L * K * w,
+                          int(w), 0.f, reinterpret_cast<float*>(out + s0 * n_ * inner),
+                          long(n_) * w, int(w));
+  }
 }
 
 }  // namespace ufno::fft
