@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/Backend.hpp"
 #include "core/Parallel.hpp"
 #include "core/Tensor.hpp"
 #include "core/WeightSource.hpp"
@@ -221,6 +222,18 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
   return out;
 }
 
+// How many consecutive modes one iteration of a corner part's multiply computes: a vector's worth
+// and more on the host, so the loop over them vectorises; one on a GPU, whose threads each take
+// one mode and read the weights coalesced.
+template <class Tag>
+struct ModeBlock {
+  static constexpr long value = 1024;
+};
+template <>
+struct ModeBlock<backend::Cuda> {
+  static constexpr long value = 1;
+};
+
 // out[b, o, modes of one corner part] = scale * sum_i a[b, i, ...] * w[i, o, ...], with the
 // part's weights as read from the file, (in, out, part cells) complex: the mode multiply of a
 // layer whose weights are streamed from their source a corner at a time (no owned-box copy of
@@ -234,7 +247,7 @@ long spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
   const int B = a.extent(0), I = a.extent(1), O = out.extent(1);
   long M = 1;
   for (int v : grid_extents<D>(a)) M *= v;
-  const long P = p.part.count(), run = p.run();
+  const long P = p.part.count(), run = p.run(), runs = long(p.run_at.size());
   if (part_weights.data.size() != std::size_t(I) * O * P * 2)
     throw std::invalid_argument("spectral_mix_part: weights of the wrong size");
   using HostComplex = Kokkos::View<const complexf*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
@@ -245,24 +258,50 @@ long spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
                                  std::size_t(I) * O * P));
   auto at = Kokkos::create_mirror_view_and_copy(DeviceSpace(),
                                                 HostLong(p.run_at.data(), p.run_at.size()));
+  // The part's spectrum, compact like its weights, (B, I, part cells): the multiply below then
+  // reads both in order. It is small (the weights are O times larger) and stays in cache.
+  Kokkos::View<complexf*, DeviceSpace> xs(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spectral.part_in"), long(B) * I * P);
   const complexf* in = a.data();
-  const complexf* wp = w.data();
-  complexf* dst = out.data();
-  return parallel_count(
-      "ufno::spectral_mix_part", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * P),
+  complexf* xp = xs.data();
+  ufno::parallel_for(
+      "ufno::spectral_part_gather", Kokkos::RangePolicy<ExecSpace>(0, long(B) * I * runs),
       KOKKOS_LAMBDA(const int64_t idx) {
-        const int64_t q = idx % P, bo = idx / P, o = bo % O, b = bo / O;
-        const int64_t mode = at(q / run) + q % run;
-        complexf acc(0.f, 0.f);
+        const int64_t r = idx % runs, bi = idx / runs;
+        for (long t = 0; t < run; ++t) xp[bi * P + r * run + t] = in[bi * M + at(r) + t];
+      });
+  const float* xf = reinterpret_cast<const float*>(xp);
+  const float* wf = reinterpret_cast<const float*>(w.data());
+  complexf* dst = out.data();
+  constexpr long V = ModeBlock<backend::Default>::value;
+  const long blocks = (P + V - 1) / V;
+  return parallel_count(
+      "ufno::spectral_mix_part", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * blocks),
+      KOKKOS_LAMBDA(const int64_t idx) {
+        const int64_t blk = idx % blocks, bo = idx / blocks, o = bo % O, b = bo / O;
+        const long q0 = blk * V, n = P - q0 < V ? P - q0 : V;
+        float acc[2 * V];
+        for (long t = 0; t < 2 * n; ++t) acc[t] = 0.f;
         long bad = 0;
         for (int i = 0; i < I; ++i) {
-          const complexf wv = wp[(i * O + o) * P + q];
-          // NaN fails both comparisons; only case 0 counts (every case reads the same weights).
-          const float re = wv.real(), im = wv.imag();
-          bad += b == 0 && !(re <= suspect && -re <= suspect && im <= suspect && -im <= suspect);
-          acc += in[(b * I + i) * M + mode] * wv;
+          const float* x = xf + 2 * ((b * I + i) * P + q0);
+          const float* wv = wf + 2 * ((i * O + o) * P + q0);
+          UFNO_OMP(omp simd reduction(+ : bad))
+          for (long t = 0; t < n; ++t) {
+            const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
+            // Without branches, so the loop vectorises; a NaN is the value unequal to itself.
+            bad += long((wr > suspect) | (-wr > suspect) | (wi > suspect) | (-wi > suspect) |
+                        (wr != wr) | (wi != wi));
+            acc[2 * t] += xr * wr - xi * wi;
+            acc[2 * t + 1] += xr * wi + xi * wr;
+          }
         }
-        dst[idx / P * M + mode] = acc * scale;
+        if (b != 0) bad = 0;  // only case 0 counts (every case reads the same weights)
+        for (long t = 0; t < n; ++t) {
+          const long q = q0 + t;
+          dst[bo * M + at(q / run) + q % run] =
+              complexf(acc[2 * t] * scale, acc[2 * t + 1] * scale);
+        }
         return bad;
       });
 }
