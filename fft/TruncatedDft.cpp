@@ -4,65 +4,97 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
 
 namespace ufno::fft {
 
-TruncatedDft::TruncatedDft(int n, int low, int high)
-    : n_(n),
-      low_(low),
-      high_(high),
-      f_("tdft.c.forward", 2 * (low + high), n),
-      g_("tdft.c.backward", n, 2 * (low + high)) {
+namespace {
+
+template <class T>
+Kokkos::View<T*, DeviceSpace> to_device(const std::vector<T>& v, const char* label) {
+  Kokkos::View<T*, DeviceSpace> d(std::string(label), v.size());
+  auto h = Kokkos::create_mirror_view(d);
+  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+}  // namespace
+
+TruncatedDft::TruncatedDft(int n, int low, int high) : n_(n), low_(low), high_(high) {
   if (n < 1 || low < 0 || high < 0 || low + high < 1 || low + high > n)
     throw std::invalid_argument("TruncatedDft: cannot keep " + std::to_string(low) + " + " +
                                 std::to_string(high) + " bins of a length-" + std::to_string(n) +
                                 " transform");
   const int K = low + high;
+  // The kept bins' classes, in increasing order, and each bin's class and sign.
+  std::vector<int> bins(K), cls;
+  for (int k = 0; k < K; ++k) {
+    bins[k] = k < low ? k : n - high + (k - low);
+    cls.push_back(std::min(bins[k], n - bins[k]));
+  }
+  std::sort(cls.begin(), cls.end());
+  cls.erase(std::unique(cls.begin(), cls.end()), cls.end());
+  classes_ = int(cls.size());
+  std::vector<int> class_of(K), sign_of(K), plus(classes_, -1), minus(classes_, -1);
+  for (int k = 0; k < K; ++k) {
+    const int f = std::min(bins[k], n - bins[k]);
+    class_of[k] = int(std::lower_bound(cls.begin(), cls.end(), f) - cls.begin());
+    sign_of[k] = bins[k] <= n - bins[k] ? 1 : -1;
+    (sign_of[k] > 0 ? plus : minus)[class_of[k]] = k;
+  }
+  class_of_ = to_device(class_of, "tdft.class_of");
+  sign_of_ = to_device(sign_of, "tdft.sign_of");
+  plus_bin_ = to_device(plus, "tdft.plus_bin");
+  minus_bin_ = to_device(minus, "tdft.minus_bin");
+  const int F = classes_;
+  f_ = decltype(f_)("tdft.c.forward", 2 * F, n);
+  g_ = decltype(g_)("tdft.c.backward", n, 2 * F);
   auto hf = Kokkos::create_mirror_view(f_);
   auto hg = Kokkos::create_mirror_view(g_);
-  for (int k = 0; k < K; ++k) {
-    const long bin = k < low ? k : n - high + (k - low);
+  for (int q = 0; q < F; ++q)
     for (int j = 0; j < n; ++j) {
-      const double a = 2.0 * M_PI * double((bin * j) % n) / n;  // exact reduction mod n
-      hf(k, j) = float(std::cos(a));
-      hf(K + k, j) = float(-std::sin(a));
-      hg(j, k) = float(std::cos(a));
-      hg(j, K + k) = float(std::sin(a));
+      const double a = 2.0 * M_PI * double((long(cls[q]) * j) % n) / n;  // exact reduction mod n
+      hf(q, j) = hg(j, q) = float(std::cos(a));
+      hf(F + q, j) = hg(j, F + q) = float(std::sin(a));
     }
-  }
   Kokkos::deep_copy(f_, hf);
   Kokkos::deep_copy(g_, hg);
 }
 
 void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long inner) const {
   if (outer == 0 || inner == 0) return;
-  const int K = kept();
+  const int K = kept(), F = classes_;
   const long w = 2 * inner;  // real columns of a slice
   // A few slices at a time, so that the combine pass reads P from the cache the GEMM left it in.
-  const long step = backend::cache_block_items(outer, 2L * K * w * long(sizeof(float)));
+  const long step = backend::cache_block_items(outer, 2L * F * w * long(sizeof(float)));
   Kokkos::View<float*, DeviceSpace> p(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.p"),
-                                      step * 2 * K * w);
+                                      step * 2 * F * w);
+  auto class_of = class_of_;
+  auto sign_of = sign_of_;
   for (long s0 = 0; s0 < outer; s0 += step) {
     const long ns = std::min(step, outer - s0);
-    backend::gemm_batched(int(ns), 2 * K, int(w), n_, f_.data(), 0, n_,
+    // P = [C; S] x per slice: A then B, one row per bin class.
+    backend::gemm_batched(int(ns), 2 * F, int(w), n_, f_.data(), 0, n_,
                           reinterpret_cast<const float*>(in + s0 * n_ * inner), long(n_) * w,
-                          int(w), 0.f, p.data(), 2L * K * w, int(w));
-    // out[k] = (Re F x)[k] + i (Im F x)[k], per complex column.
+                          int(w), 0.f, p.data(), 2L * F * w, int(w));
+    // Bin b of class f: A_f - i sign B_f, per complex column.
     float* o = reinterpret_cast<float*>(out + s0 * K * inner);
     const float* pp = p.data();
     ufno::parallel_for(
         "ufno::tdft_combine", Kokkos::RangePolicy<ExecSpace>(0, ns * K),
         KOKKOS_LAMBDA(const int64_t row) {
           const int64_t s = row / K, k = row % K;
-          const float* top = pp + (s * 2 * K + k) * w;
-          const float* bottom = top + K * w;
+          const float* A = pp + (s * 2 * F + class_of(k)) * w;
+          const float* B = A + F * w;
+          const float sg = float(sign_of(k));
           float* dst = o + row * w;
           for (long t = 0; t < w; t += 2) {
-            dst[t] = top[t] - bottom[t + 1];
-            dst[t + 1] = top[t + 1] + bottom[t];
+            dst[t] = A[t] + sg * B[t + 1];
+            dst[t + 1] = A[t + 1] - sg * B[t];
           }
         });
   }
@@ -70,32 +102,40 @@ void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long i
 
 void TruncatedDft::backward(const complexf* in, complexf* out, long outer, long inner) const {
   if (outer == 0 || inner == 0) return;
-  const int K = kept();
+  const int K = kept(), F = classes_;
   const long w = 2 * inner;
-  // q = [y; i y] per slice: (2K x 2 inner) real, a few slices at a time (read from the cache by
-  // the GEMM right after the stack pass wrote it).
-  const long step = backend::cache_block_items(outer, 2L * K * w * long(sizeof(float)));
+  // q = [p; i d] per slice: the sum and the difference of each class's two bins (a bin not kept
+  // being zero), the difference multiplied by i; (2F x 2 inner) real, a few slices at a time
+  // (read from the cache by the GEMM right after this pass wrote it).
+  const long step = backend::cache_block_items(outer, 2L * F * w * long(sizeof(float)));
   Kokkos::View<float*, DeviceSpace> q(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.q"),
-                                      step * 2 * K * w);
+                                      step * 2 * F * w);
+  auto plus_bin = plus_bin_;
+  auto minus_bin = minus_bin_;
   for (long s0 = 0; s0 < outer; s0 += step) {
     const long ns = std::min(step, outer - s0);
     const float* y = reinterpret_cast<const float*>(in + s0 * K * inner);
     float* qq = q.data();
     ufno::parallel_for(
-        "ufno::tdft_stack", Kokkos::RangePolicy<ExecSpace>(0, ns * K),
-        KOKKOS_LAMBDA(const int64_t row) {
-          const int64_t s = row / K, k = row % K;
-          const float* src = y + row * w;
-          float* top = qq + (s * 2 * K + k) * w;
-          float* bottom = top + K * w;
+        "ufno::tdft_pair_bins", Kokkos::RangePolicy<ExecSpace>(0, ns * F),
+        KOKKOS_LAMBDA(const int64_t i) {
+          const int64_t s = i / F, f = i % F;
+          const int bp = plus_bin(f), bm = minus_bin(f);
+          const float* yp = y + (s * K + (bp >= 0 ? bp : 0)) * w;
+          const float* ym = y + (s * K + (bm >= 0 ? bm : 0)) * w;
+          float* top = qq + (s * 2 * F + f) * w;
+          float* bottom = top + F * w;
           for (long t = 0; t < w; t += 2) {
-            top[t] = src[t];
-            top[t + 1] = src[t + 1];
-            bottom[t] = -src[t + 1];
-            bottom[t + 1] = src[t];
+            const float pr = bp >= 0 ? yp[t] : 0.f, pi = bp >= 0 ? yp[t + 1] : 0.f;
+            const float mr = bm >= 0 ? ym[t] : 0.f, mi = bm >= 0 ? ym[t + 1] : 0.f;
+            top[t] = pr + mr;
+            top[t + 1] = pi + mi;
+            bottom[t] = mi - pi;  // i (y+ - y-)
+            bottom[t + 1] = pr - mr;
           }
         });
-    backend::gemm_batched(int(ns), n_, int(w), 2 * K, g_.data(), 0, 2 * K, q.data(), 2L * K * w,
+    // x = [C^T | S^T] [p; i d] = P + i Q.
+    backend::gemm_batched(int(ns), n_, int(w), 2 * F, g_.data(), 0, 2 * F, q.data(), 2L * F * w,
                           int(w), 0.f, reinterpret_cast<float*>(out + s0 * n_ * inner),
                           long(n_) * w, int(w));
   }

@@ -1,17 +1,20 @@
 #pragma once
 // The complex DFT of length n along the middle axis of a (outer, n, inner) array that computes only
 // the kept bins (the `low` first and `high` last, as the Fourier layers truncate X and Y), and its
-// inverse from those bins with all others zero. Both are one batched GEMM, the DFT matrix shared by
-// every outer slice, plus a pass over the small, truncated side; complex values are interleaved.
+// inverse from those bins with all others zero. Both are batched GEMMs with DFT matrices shared by
+// every outer slice, between two light passes; complex values are interleaved.
 //
-// Why: after the T transform the X and Y stages keep 20 of 104 or 208 bins. A full FFT of the
+// Why: after the T transform the middle axes keep 20 of 57 to 208 bins. A full FFT of the
 // strided axis followed by truncation (or zero-padding followed by the inverse) ran 3-4x slower
-// than these GEMMs, which also drop the truncation and zero-padding copies.
+// than GEMMs, which also drop the truncation and zero-padding copies.
 //
-// With K = low + high and a slice X (n x inner complex) seen as a real (n x 2 inner) matrix:
-// forward P = [Re F; Im F] X (2K x 2 inner), then out = P_top + i P_bottom combined per complex
-// entry; backward out = [Re G | Im G] [Y; iY] with iY the slice multiplied by i. Unnormalised,
-// exp(-i...) forward and exp(+i...) backward, as FFTW's c2c.
+// Bins f and n - f share their cosines and their sines up to sign, so the GEMMs run over the
+// classes f = min(b, n - b) of the kept bins, not the bins: about half the work when the kept bins
+// are low and high ones. Forward: per class A_f = C x and B_f = S x (real cosine and sine rows
+// times complex columns: one GEMM with [C; S]), then bin b of class f is A_f - i s B_f, s = +1 for
+// b = f and -1 for b = n - f (the combine pass). Inverse: per class the sum p_f and the difference
+// d_f of its two bins (a bin not kept being zero), then x = [C^T | S^T] [p; i d].
+// Unnormalised, exp(-i...) forward and exp(+i...) backward, as FFTW's c2c.
 #include "core/Tensor.hpp"
 
 namespace ufno::fft {
@@ -29,8 +32,13 @@ class TruncatedDft {
 
  private:
   int n_, low_, high_;
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (2K, n): [Re F; Im F]
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (n, 2K): [Re G | Im G]
+  int classes_;  // bin classes f = min(b, n - b) of the kept bins
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (2 classes, n): [C; S]
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (n, 2 classes): [C^T | S^T]
+  Kokkos::View<int*, DeviceSpace> class_of_;                   // per kept bin: its class
+  Kokkos::View<int*, DeviceSpace> sign_of_;    // per kept bin: +1 (b = f) or -1 (b = n - f)
+  Kokkos::View<int*, DeviceSpace> plus_bin_;   // per class: the kept bin f, or -1
+  Kokkos::View<int*, DeviceSpace> minus_bin_;  // per class: the kept bin n - f (f != n - f), or -1
 };
 
 }  // namespace ufno::fft

@@ -150,15 +150,23 @@ TEST_CASE("truncated real DFT keeps the first m bins and inverts from them", "[f
 }
 
 TEST_CASE("truncated complex DFT along a middle axis keeps the low and high bins", "[fft]") {
-  // (n, low, high): the Fourier layers' form, an odd length, and no high bins.
-  for (auto [n, low, high] : {std::tuple{12, 3, 3}, std::tuple{7, 2, 2}, std::tuple{9, 4, 0}}) {
+  // (n, low, high, inner, outer): the Fourier layers' form, an odd length, no high bins, every bin
+  // (n / 2 kept from the low and from the high side), lengths 1 and 2 (no position pairs), bins
+  // whose classes do not pair up, and the LGR1 model's A3 axis with enough slices to be cut into
+  // cache blocks.
+  for (auto [n, low, high, inner, outer] :
+       {std::tuple{12, 3, 3, 1L, 4L}, std::tuple{12, 3, 3, 3L, 4L}, std::tuple{7, 2, 2, 1L, 4L},
+        std::tuple{7, 2, 2, 3L, 4L}, std::tuple{9, 4, 0, 1L, 4L}, std::tuple{9, 4, 0, 3L, 4L},
+        std::tuple{8, 5, 3, 2L, 3L}, std::tuple{8, 4, 4, 2L, 3L}, std::tuple{1, 1, 0, 2L, 3L},
+        std::tuple{2, 1, 1, 2L, 3L}, std::tuple{2, 2, 0, 1L, 3L}, std::tuple{10, 1, 4, 2L, 3L},
+        std::tuple{57, 10, 10, 200L, 20L}}) {
     const int K = low + high;
-    for (long inner : {1L, 3L}) {
-      const long outer = 4;
+    {
       auto bin = [&, low = low, high = high](int k) { return k < low ? k : n - high + (k - low); };
       auto r = test::random_vector(outer * n * inner * 2, 13 + n);
       const std::string name = "n=" + std::to_string(n) + " low=" + std::to_string(low) +
-                               " high=" + std::to_string(high) + " inner=" + std::to_string(inner);
+                               " high=" + std::to_string(high) + " inner=" + std::to_string(inner) +
+                               " outer=" + std::to_string(outer);
       fft::TruncatedDft t(n, low, high);
       SECTION("forward " + name) {
         ComplexView in("in", outer * n * inner), out("out", outer * K * inner);
