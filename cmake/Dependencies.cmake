@@ -49,10 +49,12 @@ option(UFNO_JEMALLOC "Link the executables against jemalloc when it is installed
 if(UFNO_JEMALLOC AND NOT UFNO_SANITIZE)
   find_library(UFNO_JEMALLOC_LIB jemalloc)
 endif()
-# ufno_use_allocator(TARGET): the executable allocates through jemalloc if it was found.
+# ufno_use_allocator(TARGET): the executable allocates through jemalloc if it was found, with the
+# project's jemalloc configuration compiled into it.
 function(ufno_use_allocator target)
   if(UFNO_JEMALLOC_LIB)
     target_link_libraries(${target} PRIVATE ${UFNO_JEMALLOC_LIB})
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/operators/backend/JemallocConfig.cpp)
   endif()
 endfunction()  # oneDNN's thread pool is OpenMP
 

@@ -6,14 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 
-// jemalloc reads this string at start-up when it is the process's allocator; with any other
-// allocator it is an unused global. No purging of freed pages, no separate arena for large
-// blocks (which would return them at once).
-extern "C" {
-extern const char* malloc_conf;
-const char* malloc_conf = "oversize_threshold:0,dirty_decay_ms:-1,muzzy_decay_ms:-1";
-}
-
 namespace ufno::backend {
 
 bool reuse_freed_host_memory(bool on) {

@@ -7,7 +7,8 @@
 // page faults cost more than the pruned transforms and GEMMs that write the pages (paper-size
 // FNO: 1.02 s per case against 0.64 s with reuse, when measured).
 // - With jemalloc (linked into the executables when installed; cmake -DUFNO_JEMALLOC=OFF to
-//   leave it out) the configuration compiled in here keeps freed pages (no decay) and serves
+//   leave it out) the configuration in JemallocConfig.cpp, compiled into each of them, keeps
+//   freed pages (no decay) and serves
 //   large blocks from the ordinary arenas; its peak memory stays at the first pass's over
 //   repeated passes. MALLOC_CONF overrides it (for example MALLOC_CONF=dirty_decay_ms:10000).
 // - With glibc's malloc, reuse_freed_host_memory() serves every block from the heap and never
