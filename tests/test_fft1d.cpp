@@ -162,7 +162,9 @@ TEST_CASE("truncated complex DFT along a middle axis keeps the low and high bins
         std::tuple{57, 10, 10, 200L, 20L}}) {
     const int K = low + high;
     {
-      auto bin = [&, low = low, high = high](int k) { return k < low ? k : n - high + (k - low); };
+      auto bin = [n = n, low = low, high = high](int k) {
+        return k < low ? k : n - high + (k - low);
+      };
       auto r = test::random_vector(outer * n * inner * 2, 13 + n);
       const std::string name = "n=" + std::to_string(n) + " low=" + std::to_string(low) +
                                " high=" + std::to_string(high) + " inner=" + std::to_string(inner) +
