@@ -145,6 +145,7 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
                                        long(C) * row);
   Kokkos::View<float*, DeviceSpace> lifted(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.lifted"), long(W) * row);
+  const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(pe, ib);
   const bool encode = in_mean_.size() > 0;
   auto mean = in_mean_, scale = in_scale_;
   for (int b = 0; b < B; ++b)
@@ -163,32 +164,21 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
             }
           });
       fc0_.apply_columns(cf.data(), row, lifted.data(), row, row, false, Activation::None);
-      copy_interior_row(lifted.data(), h, b, ib, r, /*into_block=*/true);
+      copy_interior_row(lifted.data(), h, b, ib, runs, r, /*into_block=*/true);
     }
   return h;
 }
 
 void DistributedFno4d::copy_interior_row(float* compact, const Real& h, int b, const Box4& ib,
-                                         int r, bool into_block) const {
+                                         const dist::DeviceColumnRuns& runs, int r,
+                                         bool into_block) const {
   // compact: (channels, i1, i2, T) of interior row r; h: (B, channels, padded block).
   const int Wc = h.extent(1);
-  const Extents ie = ib.extents();
-  const long P1 = h.extent(3), P2 = h.extent(4), P3 = h.extent(5), P0 = h.extent(2);
-  const long runs = long(Wc) * ie[1] * ie[2], T = ie[3];
-  float* p = h.data() + long(b) * Wc * P0 * P1 * P2 * P3;
-  const long lo0 = ib.lo[0] + r, lo1 = ib.lo[1], lo2 = ib.lo[2], lo3 = ib.lo[3];
-  const long n1 = ie[1], n2 = ie[2];
-  ufno::parallel_for(
-      "ufno::fno4d_interior_row", Kokkos::RangePolicy<ExecSpace>(0, runs),
-      KOKKOS_LAMBDA(const int64_t q) {
-        const int64_t k = q % n2, j = (q / n2) % n1, w = q / (n1 * n2);
-        float* blk = p + (((w * P0 + lo0) * P1 + lo1 + j) * P2 + lo2 + k) * P3 + lo3;
-        float* cmp = compact + q * T;
-        if (into_block)
-          for (long t = 0; t < T; ++t) blk[t] = cmp[t];
-        else
-          for (long t = 0; t < T; ++t) cmp[t] = blk[t];
-      });
+  const long P0 = h.extent(2), P1 = h.extent(3), P2 = h.extent(4), P3 = h.extent(5);
+  const long plane = P0 * P1 * P2 * P3;  // one channel of one case
+  float* row = h.data() + long(b) * Wc * plane + (ib.lo[0] + r) * P1 * P2 * P3;
+  dist::copy_column_runs<float>(row, plane, P3, ib.lo[3], compact, runs, Wc, ib.extent(3),
+                                /*to_compact=*/!into_block);
 }
 
 DistributedFno4d::Real DistributedFno4d::head(const Real& h) const {
@@ -202,11 +192,12 @@ DistributedFno4d::Real DistributedFno4d::head(const Real& h) const {
   const long row = long(ie[1]) * ie[2] * ie[3];
   Kokkos::View<float*, DeviceSpace> rows(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.head_rows"), long(W) * row);
+  const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(grid_extents<4>(h), ib);
   Kokkos::View<float*, DeviceSpace> hidden(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.hidden"), long(spec_.hidden) * 8192);
   for (int b = 0; b < B; ++b)
     for (int r = 0; r < ie[0]; ++r) {
-      copy_interior_row(rows.data(), h, b, ib, r, /*into_block=*/false);
+      copy_interior_row(rows.data(), h, b, ib, runs, r, /*into_block=*/false);
       float* out = y.data() + (long(b) * ie[0] + r) * row;
       for (long v = 0; v < row; v += 8192) {
         const long cols = std::min(8192L, row - v);

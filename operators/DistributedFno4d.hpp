@@ -13,6 +13,7 @@
 
 #include "core/Fno4dSpec.hpp"
 #include "core/WeightSource.hpp"
+#include "decomposition/ColumnRunCopy.hpp"
 #include "decomposition/Repartition.hpp"
 #include "operators/DistributedSpectralConv.hpp"
 #include "operators/Linear.hpp"
@@ -48,9 +49,9 @@ class DistributedFno4d {
   Real lift(const Real& channels_last) const;  // fc0 into the zero-padded block
   Real head(const Real& padded) const;         // fc1, GELU, fc2 on the interior
   // Copies interior row r of case b between a compact (channels, i1, i2, T) buffer and the
-  // padded block h.
-  void copy_interior_row(float* compact, const Real& h, int b, const dist::Box4& interior, int r,
-                         bool into_block) const;
+  // padded block h; `runs` are the interior's column runs in a row of h's block.
+  void copy_interior_row(float* compact, const Real& h, int b, const dist::Box4& interior,
+                         const dist::DeviceColumnRuns& runs, int r, bool into_block) const;
   void normalise(const Real& y, const Kokkos::View<float*, DeviceSpace>& mean,
                  const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
 

@@ -5,7 +5,7 @@
 
 #include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
-#include "decomposition/ColumnRuns.hpp"
+#include "decomposition/ColumnRunCopy.hpp"
 
 namespace ufno {
 
@@ -54,45 +54,6 @@ void update_columns(int C, float* xb, long x_plane, const complexf* mb, long m_p
           for (long v = 0; v < n; ++v) dst[v] = t[c * n + v];
         });
   }
-}
-
-// A box's column runs in one row (decomposition/ColumnRuns.hpp), starts on the device.
-struct DeviceRuns {
-  Kokkos::View<long*, DeviceSpace> start;
-  long len = 0;
-  long columns() const { return long(start.size()) * len; }
-};
-
-template <std::size_t D>
-DeviceRuns device_runs(const std::array<int, D>& e, const dist::Box<D>& box) {
-  const dist::ColumnRuns r = dist::column_runs<D>(e, box);
-  DeviceRuns d;
-  d.len = r.length;
-  d.start = Kokkos::View<long*, DeviceSpace>("flu.runs", r.start.size());
-  auto h = Kokkos::create_mirror_view(d.start);
-  for (std::size_t i = 0; i < r.start.size(); ++i) h(i) = r.start[i];
-  Kokkos::deep_copy(d.start, h);
-  return d;
-}
-
-// Copies the run columns of one row between x (channel c at x + c * x_plane, `width` values per
-// column) and a compact (C, columns, width) buffer.
-template <class T>
-void copy_run_columns(T* x, long x_plane, T* compact, const DeviceRuns& runs, int C, long width,
-                      bool to_compact) {
-  const auto start = runs.start;
-  const long len = runs.len, nruns = long(start.size()), per_channel = runs.columns() * width;
-  ufno::parallel_for(
-      "ufno::flu_run_columns", Kokkos::RangePolicy<ExecSpace>(0, long(C) * nruns),
-      KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t c = i / nruns, r = i % nruns;
-        T* xs = x + c * x_plane + start(r) * width;
-        T* cs = compact + c * per_channel + r * len * width;
-        if (to_compact)
-          for (long v = 0; v < len * width; ++v) cs[v] = xs[v];
-        else
-          for (long v = 0; v < len * width; ++v) xs[v] = cs[v];
-      });
 }
 
 template <class View>
@@ -216,7 +177,7 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   // Rows of the group inside the box, and its columns in each of them.
   const int in0 = inside.empty() ? r0 : std::max(r0, inside.lo[0]);
   const int in1 = inside.empty() ? r0 : std::min(r0 + R, inside.hi[0]);
-  const DeviceRuns runs = device_runs<D>(e, inside);
+  const dist::DeviceColumnRuns runs = dist::device_column_runs<D>(e, inside);
   const long cols = runs.columns(), rows_in = cols > 0 ? std::max(0, in1 - in0) : 0;
   // The box's x in each of those rows, taken before anything is written (InputInside writes
   // every column first), and one row's T modes at a time.
@@ -227,18 +188,18 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
       rows_in > 0 ? long(C) * cols * m : 0);
   const long compact = long(C) * cols * T;  // one row's box
   for (long i = 0; i < rows_in; ++i)
-    copy_run_columns<float>(xb + (in0 + i) * row * T, plane, xin.data() + i * compact, runs, C, T,
-                            true);
+    dist::copy_column_runs<float>(xb + (in0 + i) * row * T, plane, T, 0, xin.data() + i * compact,
+                                  runs, C, T, true);
   if (support == Support::InputInside)  // every column, w left out (x is zero but in the box)
     update_columns(C, xb + long(r0) * row * T, plane, mb, m_plane, UnetTerm(), long(R) * row,
                    t_inverse, nullptr, act, columns_per_chunk);
   for (long i = 0; i < rows_in; ++i) {  // the box: the whole update on the compact columns
     float* xi = xin.data() + i * compact;
-    copy_run_columns<complexf>(const_cast<complexf*>(mb) + (in0 + i - r0) * row * m, m_plane,
-                               mc.data(), runs, C, m, true);
+    dist::copy_column_runs<complexf>(const_cast<complexf*>(mb) + (in0 + i - r0) * row * m, m_plane,
+                                     m, 0, mc.data(), runs, C, m, true);
     update_columns(C, xi, cols * T, mc.data(), cols * m, UnetTerm(), cols, t_inverse, &w, act,
                    columns_per_chunk);
-    copy_run_columns<float>(xb + (in0 + i) * row * T, plane, xi, runs, C, T, false);
+    dist::copy_column_runs<float>(xb + (in0 + i) * row * T, plane, T, 0, xi, runs, C, T, false);
   }
 }
 
