@@ -66,6 +66,23 @@ def main():
     pr = np.array([1.0, -4.0]).reshape(1, 1, 2, 1)
     check("pressure error: |pred - true| / max|true| at that time",
           abs(train_ufno.pressure_error(pr, t, np.ones_like(t)) - (0.25 + 0) / 2) < 1e-12)
+    # Spurious gas: predicted gas where Flow has none, relative to Flow's gas (0.2 / 0.5).
+    tg = torch.tensor([0.5, 0.0, 0.0]).reshape(1, 1, 3, 1)
+    pg = torch.tensor([0.4, 0.15, -0.05]).reshape(1, 1, 3, 1)
+    check("spurious gas: |pred| where Flow has no gas over Flow's gas",
+          abs(float(train_ufno.spurious_gas(pg, tg, torch.ones_like(tg))) - 0.2 / 0.5) < 1e-6)
+    check("spurious gas: none for a perfect prediction",
+          float(train_ufno.spurious_gas(tg, tg, torch.ones_like(tg))) == 0.0)
+    # Front radius: the farthest radial cell above 0.01 in any layer; late times only.
+    r_outer = np.array([10.0, 20.0, 40.0, 80.0])
+    tf = np.zeros((1, 2, 4, 2))
+    pf = np.zeros((1, 2, 4, 2))
+    tf[0, 0, :2, :] = 0.3      # Flow's front at cell 1 (20 m), both times
+    pf[0, 1, :3, 1] = 0.3      # ufno's at cell 2 (40 m) at the late time, in the other layer
+    pf[0, 0, 3, 0] = 0.3       # a speck at the early time, which is not scored
+    check("front radius error: farthest cell above the threshold, late times only",
+          abs(train_ufno.front_radius_error(pf, tf, r_outer, np.array([False, True])) - 1.0)
+          < 1e-12)
     x = torch.ones(1, 2, 3, 1)
     check("loss is zero for a perfect prediction", float(train_ufno.paper_loss(x, x, x)) == 0.0)
     check("split is deterministic", train_ufno.split_of(1, 5) == train_ufno.split_of(1, 5))
@@ -139,6 +156,11 @@ def main():
               and "Traceback" not in p2.stderr, p2.stderr[-300:])
         check("a warm start from a model of the other variable is refused",
               p.returncode == 2 and "predicts dP" in p.stderr, p.stderr[-300:])
+        p3 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w4"),
+                                                        "--front-weight", "1"],
+                            capture_output=True, text=True)
+        check("--front-weight is refused for dP", p3.returncode == 2
+              and "for SG only" in p3.stderr, p3.stderr[-300:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
