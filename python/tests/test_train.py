@@ -73,6 +73,13 @@ def main():
           abs(float(train_ufno.spurious_gas(pg, tg, torch.ones_like(tg))) - 0.2 / 0.5) < 1e-6)
     check("spurious gas: none for a perfect prediction",
           float(train_ufno.spurious_gas(tg, tg, torch.ones_like(tg))) == 0.0)
+    # Gas volume: sum(weight SG) against Flow's over two times: volumes 0.5, 1.0 (Flow) and
+    # 0.4, 1.0 (ufno): 0.1 / 1.5.
+    wv = torch.tensor([1.0, 3.0]).reshape(1, 1, 2)
+    tv = torch.tensor([[0.2, 0.4], [0.1, 0.2]]).reshape(1, 1, 2, 2)
+    pv = torch.tensor([[0.1, 0.4], [0.1, 0.2]]).reshape(1, 1, 2, 2)
+    check("gas volume error: relative error of sum(pore volume x SG) over the times",
+          abs(float(train_ufno.gas_volume_error(pv, tv, wv)) - 0.1 / 1.5) < 1e-6)
     # Front radius: the farthest radial cell above 0.01 in any layer; late times only.
     r_outer = np.array([10.0, 20.0, 40.0, 80.0])
     tf = np.zeros((1, 2, 4, 2))
@@ -161,6 +168,11 @@ def main():
                             capture_output=True, text=True)
         check("--front-weight is refused for dP", p3.returncode == 2
               and "for SG only" in p3.stderr, p3.stderr[-300:])
+        p4 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w5"),
+                                                        "--mass-weight", "1"],
+                            capture_output=True, text=True)
+        check("--mass-weight is refused for dP", p4.returncode == 2
+              and "for SG only" in p4.stderr, p4.stderr[-300:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
