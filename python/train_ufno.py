@@ -166,6 +166,9 @@ def main(argv=None):
     p.add_argument("--device", default="cpu",
                    help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
     a = p.parse_args(argv)
+    for flag, v in (("--front-weight", a.front_weight), ("--mass-weight", a.mass_weight)):
+        if not (0.0 <= v <= 1e3):  # NaN fails too
+            p.error("%s must be a number in [0, 1000], not %r" % (flag, v))
     if (a.front_weight or a.mass_weight) and a.variable != "SG":
         p.error("--front-weight and --mass-weight are for SG only")
     torch.set_num_threads(a.threads)

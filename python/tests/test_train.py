@@ -173,6 +173,13 @@ def main():
                             capture_output=True, text=True)
         check("--mass-weight is refused for dP", p4.returncode == 2
               and "for SG only" in p4.stderr, p4.stderr[-300:])
+        for bad in ("nan", "-1", "1e9"):
+            p5 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w6"),
+                                                            "--front-weight", bad],
+                                capture_output=True, text=True)
+            check("--front-weight %s is one error line, exit 2" % bad, p5.returncode == 2
+                  and "must be a number in [0, 1000]" in p5.stderr and "Traceback" not in p5.stderr,
+                  p5.stderr[-300:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
