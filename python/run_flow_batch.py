@@ -212,13 +212,9 @@ def sanity_checks(case, sg, dp):
     """Physical plausibility (sg, dp: (T, X, Y) of the report times); returns a dict of flags
     and values. Not failures: they are recorded in the target file and runs.csv."""
     act = case["PERMX"] > 0
-    pv = case["PORO"] * (uc.radial_edges()[1] ** 2 - uc.radial_edges()[0] ** 2)[None, :] \
-        * case["DZ"][:, None]
+    pv = case["PORO"] * uc.annulus_areas()[None, :] * case["DZ"][:, None]
     pv = np.where(act, pv, 0.0)
-    extent = []          # plume radius: outermost radial cell with SG > 0.01 (any layer)
-    for t in range(uc.NT):
-        cols = np.flatnonzero((sg[t] > 0.01).any(axis=0))
-        extent.append(int(cols[-1]) + 1 if cols.size else 0)
+    extent = [int(e) for e in uc.gas_extent(sg[:uc.NT])]  # plume radius in cells (any layer)
     gas = (sg * pv[None]).sum(axis=(1, 2))
     grows = bool(np.all(np.diff(extent) >= 0) and np.all(np.diff(gas) >= -1e-6 * gas.max()))
     # Buoyancy: at the end the plume is widest at the top of the formation (gravity override);

@@ -55,7 +55,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ufno_convert  # noqa: E402
-from ufno_cases import radial_edges, report_times, split_of  # noqa: E402  (the split lives with the case ids)
+from ufno_cases import annulus_areas, gas_extent, radial_edges, report_times  # noqa: E402
+from ufno_cases import split_of  # noqa: E402  (the split lives with the case ids)
 import ufno_encoding as ue  # noqa: E402
 import ufno_fast_forward  # noqa: E402
 import ufno_model_file  # noqa: E402
@@ -92,9 +93,9 @@ def gas_volume_error(pred, true, weight):
     cells of Flow's plume (true SG >= 1e-3; the front term covers the others: the log-spaced
     annuli make a far-field speck outweigh the plume), sum_t |v_pred - v_true| / sum_t v_true,
     averaged; weight (N, X, Y) is the pore volume of each cell (porosity x annulus area; the
-    layers are equally thick). A proxy for the CO2 mass
-    in place that a front term alone lets drift; summed over time so that the first days' tiny
-    volumes do not dominate. Tensors (N, X, Y, T)."""
+    layers are equally thick). A proxy for the CO2 mass in place that a front term alone lets
+    drift; summed over time so that the first days' tiny volumes do not dominate. Tensors
+    (N, X, Y, T)."""
     w = weight.unsqueeze(-1) * (true.abs() >= 1e-3)  # inside Flow's plume (outside: the front term)
     p = (pred * w).sum(dim=(1, 2))
     t = (true * w).sum(dim=(1, 2))
@@ -104,14 +105,13 @@ def gas_volume_error(pred, true, weight):
 def front_radius_error(pred, true, r_outer, late, threshold=0.01):
     """Median relative error of the plume front radius over (case, report time from one year on)
     pairs where Flow has a plume (the sweep reports the radius at 1, 5, 10 and 30 years; early on
-    one cell of a few metres is a large fraction): the outer edge of the farthest radial cell with SG above the threshold in any layer
-    (the KPI's radius without its connectivity rule). Arrays (N, X, Y, T); r_outer (Y,)."""
+    one cell of a few metres is a large fraction): the outer edge of the farthest radial cell
+    with SG above the threshold in any layer (the KPI's radius without its connectivity rule).
+    Arrays (N, X, Y, T); r_outer (Y,)."""
     def front(a):
-        reach = (a > threshold).any(axis=1)  # (N, Y, T)
-        idx = np.where(reach.any(axis=1), reach.shape[1] - 1 - np.argmax(reach[:, ::-1], axis=1),
-                       -1)
-        return np.where(idx >= 0, r_outer[np.maximum(idx, 0)], 0.0)
-    rp, rt = front(pred[..., late]), front(true[..., late])
+        cells = gas_extent(np.moveaxis(a[..., late], -1, 1), threshold)  # (N, T late)
+        return np.where(cells > 0, r_outer[np.maximum(cells - 1, 0)], 0.0)
+    rp, rt = front(pred), front(true)
     sel = rt > 0
     return float(np.median(np.abs(rp - rt)[sel] / rt[sel])) if sel.any() else 0.0
 
@@ -197,9 +197,8 @@ def main(argv=None):
     X, Y, T = x_all.shape[1:4]
     r_outer = radial_edges()[1]  # the data set's radial grid (other grids: no front metric)
     late_times = report_times() >= 365.0 if T == len(report_times()) else np.ones(T, bool)
-    inner, outer = radial_edges()
     # Pore volume per cell (porosity is channel 2 of the encoding), for --mass-weight.
-    annulus = (outer ** 2 - inner ** 2) if Y == len(outer) else np.ones(Y)
+    annulus = annulus_areas() if Y == len(r_outer) else np.ones(Y)
     annulus_t = torch.from_numpy((annulus / annulus.max()).astype(np.float32))
 
     def pore_of(x):  # (N, X, Y) pore volume of a batch, relative

@@ -181,6 +181,21 @@ def radial_edges():
     return inner, outer
 
 
+def annulus_areas():
+    """r_outer^2 - r_inner^2 of every radial cell (m^2): its volume up to the wedge angle and the
+    layer thickness, so porosity x this x DZ is its pore volume up to a constant."""
+    inner, outer = radial_edges()
+    return outer ** 2 - inner ** 2
+
+
+def gas_extent(sg, threshold=0.01):
+    """How many radial cells the gas reaches: 1 + the outermost radial cell with SG above the
+    threshold in any layer, 0 where there is none. sg (..., X, Y) -> (...)."""
+    reach = (np.asarray(sg) > threshold).any(axis=-2)  # (..., Y)
+    ny = reach.shape[-1]
+    return np.where(reach.any(axis=-1), ny - np.argmax(reach[..., ::-1], axis=-1), 0)
+
+
 def node_radii():
     """The radius whose steady-state (logarithmic) pressure equals the cell's volume average:
     ln r = (b^2 ln b - a^2 ln a) / (b^2 - a^2) - 1/2 for the annulus [a, b]."""
