@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace ufno {
 
@@ -130,6 +131,16 @@ Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>> range5(const View& v) {
   return {{0, 0, 0, 0, 0},
           {int64_t(v.extent(0)), int64_t(v.extent(1)), int64_t(v.extent(2)), int64_t(v.extent(3)),
            int64_t(v.extent(4))}};
+}
+
+// A device copy of a small host table (indices, signs, run starts), labelled for Kokkos' tools;
+// on the host it is a copy too, so the table may go away after the call.
+template <class T>
+Kokkos::View<T*, DeviceSpace> device_copy_of(const std::vector<T>& v, const std::string& label) {
+  Kokkos::View<T*, DeviceSpace> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), v.size());
+  Kokkos::deep_copy(
+      d, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(v.data(), v.size()));
+  return d;
 }
 
 }  // namespace ufno

@@ -22,10 +22,7 @@ DeviceColumnRuns device_column_runs(const std::array<int, D>& e, const Box<D>& b
   const ColumnRuns r = column_runs<D>(e, box);
   DeviceColumnRuns d;
   d.length = r.length;
-  d.start = Kokkos::View<long*, DeviceSpace>("column_runs.start", r.start.size());
-  auto h = Kokkos::create_mirror_view(d.start);
-  for (std::size_t i = 0; i < r.start.size(); ++i) h(i) = r.start[i];
-  Kokkos::deep_copy(d.start, h);
+  d.start = device_copy_of(r.start, "column_runs.start");
   return d;
 }
 

@@ -11,19 +11,6 @@
 
 namespace ufno::fft {
 
-namespace {
-
-template <class T>
-Kokkos::View<T*, DeviceSpace> to_device(const std::vector<T>& v, const char* label) {
-  Kokkos::View<T*, DeviceSpace> d(std::string(label), v.size());
-  auto h = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < v.size(); ++i) h(i) = v[i];
-  Kokkos::deep_copy(d, h);
-  return d;
-}
-
-}  // namespace
-
 TruncatedDft::TruncatedDft(int n, int low, int high) : n_(n), low_(low), high_(high) {
   if (n < 1 || low < 0 || high < 0 || low + high < 1 || low + high > n)
     throw std::invalid_argument("TruncatedDft: cannot keep " + std::to_string(low) + " + " +
@@ -46,10 +33,10 @@ TruncatedDft::TruncatedDft(int n, int low, int high) : n_(n), low_(low), high_(h
     sign_of[k] = bins[k] <= n - bins[k] ? 1 : -1;
     (sign_of[k] > 0 ? plus : minus)[class_of[k]] = k;
   }
-  class_of_ = to_device(class_of, "tdft.class_of");
-  sign_of_ = to_device(sign_of, "tdft.sign_of");
-  plus_bin_ = to_device(plus, "tdft.plus_bin");
-  minus_bin_ = to_device(minus, "tdft.minus_bin");
+  class_of_ = device_copy_of(class_of, "tdft.class_of");
+  sign_of_ = device_copy_of(sign_of, "tdft.sign_of");
+  plus_bin_ = device_copy_of(plus, "tdft.plus_bin");
+  minus_bin_ = device_copy_of(minus, "tdft.minus_bin");
   const int F = classes_;
   f_ = decltype(f_)("tdft.c.forward", 2 * F, n);
   g_ = decltype(g_)("tdft.c.backward", n, 2 * F);
