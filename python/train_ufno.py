@@ -37,6 +37,9 @@ reads, and the relative L2 hardly sees it. Validation also prints the plume fron
 --mass-weight W (SG) adds W x the relative error of the gas pore volume (sum of SG x porosity x
 cell volume) over the report times: trained with the front term alone, a model learnt to predict a
 quarter less CO2 in place than Flow.
+--peak-weight W (dP) adds W x the relative error of the largest buildup over the reservoir at each
+report time: the maximum dP a user reads is one near-well value, which a loss over the whole
+field weighs as one cell among a thousand. Validation also prints the maximum-dP error.
 
 --export converts the final weights with python/ufno_convert.py (grid from the data) and writes
 DIR/metrics.json with the paper's metrics on the test set.
@@ -102,6 +105,25 @@ def gas_volume_error(pred, true, weight):
     return ((p - t).abs().sum(dim=1) / t.abs().sum(dim=1).clamp_min(1e-12)).mean()
 
 
+def peak_pressure_error(pred, true, mask):
+    """Per-sample relative error of the largest value over the reservoir cells at each report
+    time, |max pred - max true| / max true, averaged over the times and the batch. Tensors
+    (N, X, Y, T) in physical units (bar); cells outside the reservoir (mask 0) never count."""
+    low = torch.finfo(pred.dtype).min
+    pm = torch.where(mask > 0, pred, torch.full_like(pred, low)).amax(dim=(1, 2))
+    tm = torch.where(mask > 0, true, torch.full_like(true, low)).amax(dim=(1, 2))
+    return ((pm - tm).abs() / tm.abs().clamp_min(1e-6)).mean()
+
+
+def max_pressure_error(pred, true, mask):
+    """Median over cases of the relative error of the largest dP over reservoir cells and
+    times (the sweep's max_dP_bar KPI). Arrays (N, X, Y, T)."""
+    m = np.broadcast_to(mask, pred.shape) > 0
+    pm = np.where(m, pred, -np.inf).max(axis=(1, 2, 3))
+    tm = np.where(m, true, -np.inf).max(axis=(1, 2, 3))
+    return float(np.median(np.abs(pm - tm) / np.maximum(np.abs(tm), 1e-6)))
+
+
 def front_radius_error(pred, true, r_outer, late, threshold=0.01):
     """Median relative error of the plume front radius over (case, report time from one year on)
     pairs where Flow has a plume (the sweep reports the radius at 1, 5, 10 and 30 years; early on
@@ -163,14 +185,19 @@ def main(argv=None):
                    help="SG only: add this x the spurious gas beyond Flow's front to the loss")
     p.add_argument("--mass-weight", type=float, default=0.0,
                    help="SG only: add this x the relative error of the gas pore volume to the loss")
+    p.add_argument("--peak-weight", type=float, default=0.0,
+                   help="dP only: add this x the relative error of the largest dP per time")
     p.add_argument("--device", default="cpu",
                    help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
     a = p.parse_args(argv)
-    for flag, v in (("--front-weight", a.front_weight), ("--mass-weight", a.mass_weight)):
+    for flag, v in (("--front-weight", a.front_weight), ("--mass-weight", a.mass_weight),
+                    ("--peak-weight", a.peak_weight)):
         if not (0.0 <= v <= 1e3):  # NaN fails too
             p.error("%s must be a number in [0, 1000], not %r" % (flag, v))
     if (a.front_weight or a.mass_weight) and a.variable != "SG":
         p.error("--front-weight and --mass-weight are for SG only")
+    if a.peak_weight and a.variable != "dP":
+        p.error("--peak-weight is for dP only")
     torch.set_num_threads(a.threads)
     torch.set_num_interop_threads(1)
     os.makedirs(a.run, exist_ok=True)
@@ -269,6 +296,9 @@ def main(argv=None):
         if a.variable == "SG" and pred.shape[2] == len(r_outer):
             print("train_ufno: plume front radius error (median) %.4f"
                   % front_radius_error(pred, true, r_outer, late_times), file=sys.stderr)
+        if a.variable == "dP":
+            print("train_ufno: maximum dP error (median) %.4f"
+                  % max_pressure_error(pred, true, mask_all[ids]), file=sys.stderr)
         return loss / max(nb, 1), metric
 
     log_path = os.path.join(a.run, "log.csv")
@@ -300,6 +330,9 @@ def main(argv=None):
                 loss = loss + a.front_weight * spurious_gas(out * m, y * m, m)
             if a.mass_weight:
                 loss = loss + a.mass_weight * gas_volume_error(out * m, y * m, pore_of(x))
+            if a.peak_weight:
+                loss = loss + a.peak_weight * peak_pressure_error(out * std + mean,
+                                                                  y * std + mean, m)
             loss.backward()
             opt.step()
             total += float(loss)

@@ -80,6 +80,15 @@ def main():
     pv = torch.tensor([[0.1, 0.4], [0.1, 0.2]]).reshape(1, 1, 2, 2)
     check("gas volume error: relative error of sum(pore volume x SG) over the times",
           abs(float(train_ufno.gas_volume_error(pv, tv, wv)) - 0.1 / 1.5) < 1e-6)
+    # Peak dP: largest reservoir value per time, 10 vs 8 bar and 4 vs 4 bar; the larger value
+    # outside the reservoir (mask 0) does not count: (0.25 + 0) / 2.
+    tp = torch.tensor([[8.0, 4.0], [1.0, 2.0], [50.0, 50.0]]).reshape(1, 1, 3, 2)
+    pp = torch.tensor([[10.0, 3.0], [2.0, 4.0], [0.0, 0.0]]).reshape(1, 1, 3, 2)
+    mp = torch.tensor([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]]).reshape(1, 1, 3, 2)
+    check("peak dP error: largest reservoir value per time, relative, averaged",
+          abs(float(train_ufno.peak_pressure_error(pp, tp, mp)) - 0.125) < 1e-6)
+    check("maximum dP error: largest over cells and times (10 vs 8)",
+          abs(train_ufno.max_pressure_error(pp.numpy(), tp.numpy(), mp.numpy()) - 0.25) < 1e-12)
     # Front radius: the farthest radial cell above 0.01 in any layer; late times only.
     r_outer = np.array([10.0, 20.0, 40.0, 80.0])
     tf = np.zeros((1, 2, 4, 2))
@@ -144,10 +153,13 @@ def main():
         warm = os.path.join(work, "warm")
         p = subprocess.run(cmd[:cmd.index("--run")] + ["--run", warm, "--threads", "1", "--epochs", "1",
                                                        "--init", os.path.join(work, "dp.h5"),
+                                                       "--peak-weight", "1",
                                                        "--export", os.path.join(work, "dp2.h5")],
                            capture_output=True, text=True)
         check("a warm start begins from the model file", p.returncode == 0
               and "starting from" in p.stderr and "scores" in p.stderr, p.stderr[-500:])
+        check("a dP run reports the maximum-dP error", "maximum dP error (median)" in p.stderr,
+              p.stderr[-500:])
         m2 = h5py.File(os.path.join(work, "dp2.h5"), "r")
         check("a warm start keeps the file's scaling",
               m2.attrs["output_scale"] == m.attrs["output_scale"]
@@ -173,6 +185,11 @@ def main():
                             capture_output=True, text=True)
         check("--mass-weight is refused for dP", p4.returncode == 2
               and "for SG only" in p4.stderr, p4.stderr[-300:])
+        p6 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w7"),
+                                                        "--variable", "SG", "--peak-weight", "1"],
+                            capture_output=True, text=True)
+        check("--peak-weight is refused for SG", p6.returncode == 2
+              and "for dP only" in p6.stderr, p6.stderr[-300:])
         for bad in ("nan", "-1", "1e9"):
             p5 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w6"),
                                                             "--front-weight", bad],
