@@ -44,7 +44,7 @@ fi
 if [ "$STEP" = project ] || [ "$STEP" = all ]; then
   cmake -S "$ROOT" -B "$OUT/ufno" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$OUT/kokkos" \
     -DCMAKE_CXX_COMPILER="$OUT/kokkos/bin/nvcc_wrapper" -DCMAKE_CUDA_ARCHITECTURES=90 \
-    -DUFNO_BUILD_BENCHMARKS=ON
+    -DUFNO_BUILD_BENCHMARKS=ON -DUFNO_HOST_ARCH=x86-64-v3  # runs on the GPU machine's CPU, not this one
   cmake --build "$OUT/ufno" -j "$JOBS"
   echo "build-gpu: the GPU build is $OUT/ufno (apps/ufno_predict, tests/test_cuda_backend, ...)"
 fi
