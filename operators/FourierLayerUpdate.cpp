@@ -43,15 +43,13 @@ void update_columns(int C, float* xb, long x_plane, const complexf* mb, long m_p
           });
     }
     t_inverse.backward_batched(mb + r0 * m, m_plane, t, n, C, n / T, u.data ? 1.f : 0.f);
-    if (w)
-      w->apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, act);
-    else
-      backend::activate_in_place(t, long(C) * n, act);
+    // The activation goes into the write-back pass, not into the product's epilogue: oneDNN's
+    // GELU epilogue costs more than the product itself, and the copy is memory-bound anyway.
+    if (w) w->apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, Activation::None);
     ufno::parallel_for(
         "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C),
         KOKKOS_LAMBDA(const int64_t c) {
-          float* dst = xb + c * x_plane + r0 * T;
-          for (long v = 0; v < n; ++v) dst[v] = t[c * n + v];
+          activate_run(act, 0.f, t + c * n, xb + c * x_plane + r0 * T, n);
         });
   }
 }

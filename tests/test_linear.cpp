@@ -1,6 +1,10 @@
 // Linear (pointwise channel mix, also the 1x1 Conv1d w_k) against direct sums.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "operators/Linear.hpp"
 #include "support/Naive.hpp"
 #include "support/TestUtil.hpp"
@@ -57,4 +61,34 @@ TEST_CASE("pointwise_mlp equals two Linear layers, in any chunk width", "[linear
     CHECK(test::rel_l2(test::to_host(pointwise_mlp(xt, fc1, Activation::ReLU, fc2, chunk)), ref) <
           1e-6);
   CHECK_THROWS_AS(pointwise_mlp(xt, fc2, Activation::ReLU, fc1), std::invalid_argument);
+}
+
+TEST_CASE("erf_of is erf to float precision, and GELU keeps NaN and the limits",
+          "[linear][activation]") {
+  double worst = 0;
+  for (int i = -600000; i <= 600000; ++i) {  // [-6, 6] in steps of 1e-5
+    const float x = float(i) * 1e-5f;
+    worst = std::max(worst, std::abs(double(erf_of(x)) - std::erf(double(x))));
+  }
+  CHECK(worst < 5e-7);
+  CHECK(erf_of(0.f) == 0.f);
+  CHECK(std::abs(erf_of(1e30f) - 1.f) < 1e-6f);
+  CHECK(std::abs(erf_of(-1e30f) + 1.f) < 1e-6f);
+  CHECK(std::isnan(gelu_of(std::nanf(""))));
+  CHECK(gelu_of(1e30f) == Approx(1e30f));
+  CHECK(gelu_of(-50.f) == 0.f);
+  // The vector loop and the scalar form agree, in place too.
+  std::vector<float> x(1001), y(1001);
+  for (int i = 0; i < 1001; ++i) x[i] = -8.f + 0.016f * float(i);
+  activate_run(Activation::GELU, 0.f, x.data(), y.data(), long(x.size()));
+  std::vector<float> z = x;
+  activate_run(Activation::GELU, 0.f, z.data(), z.data(), long(z.size()));
+  double err = 0;
+  for (int i = 0; i < 1001; ++i) {
+    const double v = x[i], ref = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    err = std::max(err, std::abs(y[i] - ref) / std::max(1.0, std::abs(ref)));
+    CHECK(z[i] == y[i]);
+    CHECK(y[i] == Approx(gelu_of(x[i])).epsilon(1e-6).margin(1e-7));
+  }
+  CHECK(err < 2e-6);
 }
