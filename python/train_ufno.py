@@ -8,7 +8,10 @@ Usage:
       [--export models/sg.h5] [--device cuda] [--init MODEL.h5]
 
 DATA.h5 is written by `python/run_flow_batch.py --assemble`: /input (N, X, Y, T, 12) encoded as
-io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case.
+io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case. DATA may also
+be a compact set of python/ufno_pack.py (OUT.ufnopack: one variable, read with numpy alone), and
+--init a PyTorch file of ufno_pack.py --init: the lent GPU machine's Python may lack h5py
+(scripts/gpu-train.sh).
 
 Split: by case, deterministic: a case goes to test when hash(seed, index) % 10 == 0, to
 validation when it is 1, else to training; the split (case ids) is written to DIR/split.json, so
@@ -48,21 +51,21 @@ import argparse
 import csv
 import json
 import os
+import pickle
 import sys
 import time
 
-import h5py
 import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import ufno_convert  # noqa: E402
 from ufno_cases import annulus_areas, gas_extent, radial_edges, report_times  # noqa: E402
 from ufno_cases import split_of  # noqa: E402  (the split lives with the case ids)
 import ufno_encoding as ue  # noqa: E402
 import ufno_fast_forward  # noqa: E402
 import ufno_model_file  # noqa: E402
+import ufno_pack  # noqa: E402
 import ufno_torch  # noqa: E402
 
 
@@ -203,11 +206,22 @@ def main(argv=None):
     os.makedirs(a.run, exist_ok=True)
     t_start = time.time()
 
-    with h5py.File(a.data, "r") as f:
-        n = f["input"].shape[0] if not a.limit else min(a.limit, f["input"].shape[0])
-        x_all = f["input"][:n]
-        y_all = f[a.variable][:n]
-        seeds, idxs = f["seed"][:n], f["index"][:n]
+    if a.data.endswith(".ufnopack"):  # python/ufno_pack.py's compact set: numpy only
+        try:
+            packed, x_all, y_all, seeds, idxs = ufno_pack.unpack(a.data)
+        except ValueError as e:
+            p.error(str(e).split("\n")[0])
+        if packed != a.variable:
+            p.error("%s holds %s, not %s" % (a.data, packed, a.variable))
+        n = len(seeds) if not a.limit else min(a.limit, len(seeds))
+        x_all, y_all, seeds, idxs = x_all[:n], y_all[:n], seeds[:n], idxs[:n]
+    else:
+        import h5py  # here only: a machine with a pack needs no h5py
+        with h5py.File(a.data, "r") as f:
+            n = f["input"].shape[0] if not a.limit else min(a.limit, f["input"].shape[0])
+            x_all = f["input"][:n]
+            y_all = f[a.variable][:n]
+            seeds, idxs = f["seed"][:n], f["index"][:n]
     groups = {"train": [], "val": [], "test": []}
     for i, (s, k) in enumerate(zip(seeds, idxs)):
         groups[split_of(int(s), int(k))].append(i)
@@ -238,7 +252,7 @@ def main(argv=None):
     if a.init and ck is None:
         try:
             model, attrs = ufno_model_file.read_model_file(a.init, dtype=torch.float32)
-        except (OSError, KeyError, ValueError) as e:
+        except (OSError, KeyError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as e:
             p.error("--init %s: not a readable model file (%s)" % (a.init, str(e).split("\n")[0]))
         if attrs["variable"] != a.variable:
             p.error("--init %s predicts %s, not %s" % (a.init, attrs["variable"], a.variable))
@@ -362,6 +376,7 @@ def main(argv=None):
         if best["model"] is not None:
             model.load_state_dict(best["model"])
         test_loss, test_metric = evaluate(groups["test"])
+        import ufno_convert  # here only: it needs h5py
         ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
                              state_dict={k: v.cpu() for k, v in model.state_dict().items()},
                              source=os.path.basename(a.run),

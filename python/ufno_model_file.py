@@ -7,8 +7,13 @@ architecture and the de-scaling physical = raw * output_scale + output_offset. U
 C++ prediction of a shipped model against PyTorch on the same weights. A file of architecture FNO4D
 (the 4-D FNO of nested FNO) reads into fno4d_torch.NormalizedFNO4d: the FNO4d with its optional
 input and output normalisers.
+
+write_init_file saves a U-FNO / FNO model file's weights and attributes as a PyTorch file
+(INIT.pt), which read_model_file also reads, without h5py: train_ufno.py --init on a machine whose
+Python has PyTorch but not h5py (the lent GPU machine).
 """
-import h5py
+import json
+
 import numpy as np
 import torch
 
@@ -20,8 +25,49 @@ def _attr_str(v):
     return v.decode() if isinstance(v, (bytes, np.bytes_)) else str(v)
 
 
+def _plain(v):
+    """An attribute as a plain Python value (torch.load's safe mode refuses numpy objects)."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def write_init_file(model_path, out_path):
+    """model_path's U-FNO / FNO weights and attributes as a PyTorch file for read_model_file."""
+    model, attrs = read_model_file(model_path, dtype=torch.float32)
+    if attrs.get("architecture") == "FNO4D":
+        raise ValueError("an FNO4D model file has no training path here")
+    # The attributes as JSON text: PyTorch 1.13's safe loader refuses pickled floats.
+    torch.save({"ufno_init": 1, "attrs_json": json.dumps({k: _plain(v) for k, v in attrs.items()}),
+                "state_dict": model.state_dict()}, out_path)
+
+
+def _read_init_file(path, dtype):
+    try:
+        d = torch.load(path, map_location="cpu", weights_only=True)
+    except TypeError:  # a PyTorch without weights_only
+        d = torch.load(path, map_location="cpu")
+    if not isinstance(d, dict) or d.get("ufno_init") != 1:
+        raise ValueError("%s: not a file of ufno_model_file.write_init_file" % path)
+    attrs = json.loads(d["attrs_json"])
+    model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
+                             n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
+                             padding=int(np.asarray(attrs["padding"]).flat[0]),
+                             in_channels=int(attrs["in_channels"]), hidden=int(attrs["hidden"]))
+    if dtype == torch.float64:
+        model = ufno_torch.to_float64(model)
+    model.load_state_dict({k: v.to(dtype) if v.is_floating_point() else v
+                           for k, v in d["state_dict"].items()})
+    model.eval()
+    return model, attrs
+
+
 def read_model_file(path, dtype=torch.float64):
-    """(model in eval mode, attrs dict) for the model file at `path`."""
+    """(model in eval mode, attrs dict) for the model file at `path` (or a write_init_file file,
+    by its .pt suffix)."""
+    if str(path).endswith(".pt"):
+        return _read_init_file(path, dtype)
+    import h5py  # here only: a .pt init file needs PyTorch alone
     with h5py.File(path, "r") as f:
         attrs = {k: (_attr_str(v) if isinstance(v, (bytes, np.bytes_, str)) else v)
                  for k, v in f.attrs.items()}

@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""python/ufno_pack.py, the compact training set for the lent GPU machine, on a tiny synthetic
+data set: the pack holds validation then training cases (never test cases) inside its budget,
+unpacks to the data set's arrays within float16's step, and train_ufno.py trains on it from a
+PyTorch init file that reproduces the model file's outputs; bad packs, bad budgets and data it
+cannot represent get one error line and no file.
+Prints "N passed, M failed" last; exit 1 on failure."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = os.path.dirname(HERE)
+sys.path.insert(0, PY)
+import ufno_model_file  # noqa: E402
+import ufno_pack  # noqa: E402
+from ufno_cases import split_of  # noqa: E402
+
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+
+
+def make_data(path, n=40, X=6, Y=10, T=5, vary_channel=None):
+    rng = np.random.default_rng(1)
+    const = rng.random((n, X, Y, 1, 11), dtype=np.float32)
+    x = np.empty((n, X, Y, T, 12), np.float32)
+    x[..., :11] = const
+    x[..., 11] = np.linspace(0.1, 1.0, T, dtype=np.float32)
+    x[:, -1, :, :, 0] = 0  # an inactive row
+    if vary_channel is not None:
+        x[:, :, :, 1, vary_channel] += 0.5
+    with h5py.File(path, "w") as f:
+        f["input"] = x
+        f["SG"] = rng.random((n, X, Y, T), dtype=np.float32)
+        f["dP"] = 50 * rng.random((n, X, Y, T), dtype=np.float32) + 1
+        f["seed"] = np.full(n, 3, dtype=np.int64)
+        f["index"] = np.arange(n, dtype=np.int64)
+    return x
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="ufno_pack_test_")
+    try:
+        data = os.path.join(work, "data.h5")
+        x = make_data(data)
+        pack = os.path.join(work, "dP.ufnopack")
+        p = run(os.path.join(PY, "ufno_pack.py"), data, pack, "--variable", "dP", "--max-val", "3")
+        check("packs", p.returncode == 0 and os.path.exists(pack), p.stderr[-300:])
+        var, xu, yu, seeds, idxs = ufno_pack.unpack(pack)
+        splits = [split_of(int(s), int(i)) for s, i in zip(seeds, idxs)]
+        n_val = sum(1 for i in range(40) if split_of(3, i) == "val")
+        n_train = sum(1 for i in range(40) if split_of(3, i) == "train")
+        check("no test case leaves the machine", "test" not in splits, splits)
+        check("at most --max-val validation cases, every training case",
+              splits.count("val") == min(3, n_val) and splits.count("train") == n_train, splits)
+        rows = idxs.astype(int)
+        with h5py.File(data, "r") as f:
+            dp = f["dP"][()][rows]
+        check("the variable and the cases' seeds", var == "dP" and (seeds == 3).all())
+        check("inputs back within float16's step",
+              xu.shape == x[rows].shape and np.abs(xu - x[rows]).max() < 1e-3,
+              np.abs(xu - x[rows]).max())
+        check("targets back within float16's step",
+              np.abs(yu - dp).max() <= 1e-3 * np.abs(dp).max(), np.abs(yu - dp).max())
+        small = os.path.join(work, "small.ufnopack")
+        p = run(os.path.join(PY, "ufno_pack.py"), data, small, "--variable", "SG", "--max-mb", "0.02")
+        check("the budget holds", p.returncode == 0 and os.path.getsize(small) <= 0.02 * 2**20,
+              p.stderr[-300:])
+        for bad in ("nan", "-1", "1e9"):
+            q = run(os.path.join(PY, "ufno_pack.py"), data, os.path.join(work, "x.ufnopack"),
+                    "--variable", "dP", "--max-mb", bad)
+            check("--max-mb %s is one error line, exit 2" % bad,
+                  q.returncode == 2 and "Traceback" not in q.stderr
+                  and not os.path.exists(os.path.join(work, "x.ufnopack")), q.stderr[-300:])
+        varying = os.path.join(work, "varying.h5")
+        make_data(varying, vary_channel=4)
+        q = run(os.path.join(PY, "ufno_pack.py"), varying, os.path.join(work, "v.ufnopack"),
+                "--variable", "dP")
+        check("an input channel that varies in time is refused, nothing written",
+              q.returncode == 2 and "varies in time" in q.stderr
+              and not os.path.exists(os.path.join(work, "v.ufnopack")), q.stderr[-300:])
+
+        # The init file gives the model file's outputs.
+        model_h5 = os.path.join(os.path.dirname(PY), "models", "dp_ufno.h5")
+        init = os.path.join(work, "dP_init.pt")
+        ufno_model_file.write_init_file(model_h5, init)
+        a, attrs_a = ufno_model_file.read_model_file(model_h5, dtype=torch.float32)
+        b, attrs_b = ufno_model_file.read_model_file(init, dtype=torch.float32)
+        xin = torch.rand(1, 24, 48, 24, 12, generator=torch.Generator().manual_seed(2))
+        with torch.no_grad():
+            same = torch.equal(a(xin), b(xin))
+        check("the init file reproduces the model file", same
+              and float(attrs_a["output_scale"]) == attrs_b["output_scale"])
+
+        # train_ufno.py on the pack, from the init file (the GPU machine's way, here on the CPU).
+        train = os.path.join(PY, "train_ufno.py")
+        grid_pack = os.path.join(work, "grid.ufnopack")
+        big = os.path.join(work, "grid.h5")
+        rng = np.random.default_rng(5)
+        xg = np.repeat(rng.random((6, 24, 48, 1, 12), dtype=np.float32), 24, axis=3)
+        xg[..., 11] = np.linspace(0.1, 1, 24, dtype=np.float32)
+        with h5py.File(big, "w") as f:
+            f["input"] = xg
+            f["dP"] = 20 * rng.random((6, 24, 48, 24), dtype=np.float32)
+            f["SG"] = rng.random((6, 24, 48, 24), dtype=np.float32)
+            f["seed"] = np.full(6, 3, dtype=np.int64)
+            f["index"] = np.arange(6, dtype=np.int64)
+        p = run(os.path.join(PY, "ufno_pack.py"), big, grid_pack, "--variable", "dP")
+        t = run(train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r"),
+                "--init", init, "--threads", "1", "--epochs", "1")
+        check("train_ufno.py trains on a pack from an init file",
+              p.returncode == 0 and t.returncode == 0 and "starting from" in t.stderr
+              and os.path.exists(os.path.join(work, "r", "checkpoint.pt")), t.stderr[-500:])
+        t = run(train, "--data", grid_pack, "--variable", "SG", "--run", os.path.join(work, "r2"))
+        check("a pack of the other variable is refused",
+              t.returncode == 2 and "holds dP, not SG" in t.stderr, t.stderr[-300:])
+        broken = os.path.join(work, "broken.ufnopack")
+        with open(grid_pack, "rb") as f:
+            blob = f.read()
+        for label, content in (("truncated", blob[: len(blob) // 2]), ("not a pack", b"hello\n")):
+            with open(broken, "wb") as f:
+                f.write(content)
+            t = run(train, "--data", broken, "--variable", "dP", "--run", os.path.join(work, "r3"))
+            check("a %s pack is one error line naming it, exit 2" % label,
+                  t.returncode == 2 and "broken.ufnopack" in t.stderr
+                  and "Traceback" not in t.stderr, t.stderr[-300:])
+        t = run(train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r4"),
+                "--init", broken)
+        check("an init file that is none is one error line, exit 2",
+              t.returncode == 2 and "not a readable model file" in t.stderr
+              and "Traceback" not in t.stderr, t.stderr[-300:])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
