@@ -63,8 +63,30 @@ dnnl::matmul make_matmul(const Product& p) {
   return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, engine()));
 }
 
+// oneDNN 2.6 runs a batched product whose items are not stored one after the other (the
+// channel planes of a grid: a stride larger than rows x ld) in its generic gemm kernel, about a
+// third slower than its brgemm kernel on the items one by one. Items this large go one by one
+// (each still threaded); smaller ones stay batched, where one call's overhead would dominate.
+constexpr long kItemMacs = 4L << 20;
+
+bool one_by_one(const Product& p) {
+  const bool spread = (p.stride_a && p.stride_a != long(p.M) * p.lda) ||
+                      (p.stride_b && p.stride_b != long(p.K) * p.ldb) ||
+                      p.stride_c != long(p.M) * p.ldc;
+  return p.batch > 1 && spread && long(p.M) * p.N * p.K >= kItemMacs;
+}
+
 void execute(const Product& p, const float* A, const float* B, float* C) {
   if (p.batch == 0 || p.M == 0 || p.N == 0) return;
+  if (one_by_one(p)) {
+    Product item = p;
+    item.batch = 1;
+    item.stride_a = item.stride_b = 0;
+    item.stride_c = long(p.M) * p.ldc;
+    for (int i = 0; i < p.batch; ++i)
+      execute(item, A + i * p.stride_a, B + i * p.stride_b, C + i * p.stride_c);
+    return;
+  }
   static std::mutex mutex;
   static std::map<decltype(p.key()), dnnl::matmul> cache;
   dnnl::matmul prim;
