@@ -42,6 +42,15 @@ def write_init_file(model_path, out_path):
                 "state_dict": model.state_dict()}, out_path)
 
 
+def _net3d_of(attrs, dtype):
+    """The U-FNO / FNO a model file's attributes describe, random weights, in dtype."""
+    model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
+                             n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
+                             padding=int(np.asarray(attrs["padding"]).flat[0]),
+                             in_channels=int(attrs["in_channels"]), hidden=int(attrs["hidden"]))
+    return ufno_torch.to_float64(model) if dtype == torch.float64 else model
+
+
 def _read_init_file(path, dtype):
     try:
         d = torch.load(path, map_location="cpu", weights_only=True)
@@ -50,12 +59,7 @@ def _read_init_file(path, dtype):
     if not isinstance(d, dict) or d.get("ufno_init") != 1:
         raise ValueError("%s: not a file of ufno_model_file.write_init_file" % path)
     attrs = json.loads(d["attrs_json"])
-    model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
-                             n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
-                             padding=int(np.asarray(attrs["padding"]).flat[0]),
-                             in_channels=int(attrs["in_channels"]), hidden=int(attrs["hidden"]))
-    if dtype == torch.float64:
-        model = ufno_torch.to_float64(model)
+    model = _net3d_of(attrs, dtype)
     model.load_state_dict({k: v.to(dtype) if v.is_floating_point() else v
                            for k, v in d["state_dict"].items()})
     model.eval()
@@ -76,12 +80,7 @@ def read_model_file(path, dtype=torch.float64):
                      if isinstance(obj, h5py.Dataset) else None)
     if attrs.get("architecture") == "FNO4D":
         return _read_fno4d(attrs, arrays, dtype), attrs
-    model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
-                             n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
-                             padding=int(np.asarray(attrs["padding"]).flat[0]),
-                             in_channels=int(attrs["in_channels"]), hidden=int(attrs["hidden"]))
-    if dtype == torch.float64:
-        model = ufno_torch.to_float64(model)
+    model = _net3d_of(attrs, dtype)
     _load_arrays(model, arrays)
     return model, attrs
 

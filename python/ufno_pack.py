@@ -35,6 +35,8 @@ MAGIC = b"ufno-training-pack 1\n"
 # Bytes a case costs after compression (measured on sampler v3 cases): the budget's estimate
 # for how many cases to try; the file is then checked against the budget itself.
 _COST = {"dP": 20_500, "SG": 8_500}
+_DTYPES = ("<f2", "<f4", "<i8")  # all a pack holds; anything else in a header is refused
+_MAX_BYTES = 16 << 30
 
 
 def _shuffle(a):
@@ -75,13 +77,21 @@ def read_pack(path):
             out = {}
             for e in header["arrays"]:
                 n = int(e["bytes"])
-                if n < 0 or n > 1 << 31:
-                    raise ValueError("array %s: bad length" % e["name"])
-                raw = lzma.decompress(f.read(n))
                 shape = tuple(int(s) for s in e["shape"])
-                if len(raw) != np.dtype(e["dtype"]).itemsize * int(np.prod(shape)):
+                if e["dtype"] not in _DTYPES or n < 0 or min(shape, default=0) < 0:
+                    raise ValueError("array %s: bad dtype, length or shape" % e["name"])
+                size = np.dtype(e["dtype"]).itemsize * int(np.prod(shape, dtype=np.float64))
+                if size > _MAX_BYTES:
+                    raise ValueError("array %s: larger than %d GiB" % (e["name"], _MAX_BYTES >> 30))
+                # Never more than the shape promises, whatever the stream would expand to.
+                d = lzma.LZMADecompressor()
+                raw = d.decompress(f.read(n), max_length=size)
+                if len(raw) != size or not d.eof:
                     raise ValueError("array %s: size does not match its shape" % e["name"])
                 out[e["name"]] = _unshuffle(raw, e["dtype"], shape)
+            for name in ("input_const", "input_time", "target", "seed", "index"):
+                if name not in out:
+                    raise ValueError("no array %s" % name)
         return header["variable"], out
     except (OSError, KeyError, TypeError, json.JSONDecodeError, lzma.LZMAError) as err:
         raise ValueError("%s: %s" % (path, err)) from None

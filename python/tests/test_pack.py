@@ -131,7 +131,12 @@ def main():
         broken = os.path.join(work, "broken.ufnopack")
         with open(grid_pack, "rb") as f:
             blob = f.read()
-        for label, content in (("truncated", blob[: len(blob) // 2]), ("not a pack", b"hello\n")):
+        bomb = (ufno_pack.MAGIC + b'{"variable": "dP", "arrays": [{"name": "target", "dtype": "<f4", '
+                b'"shape": [1, 2], "bytes": 1000}]}\n' + __import__("lzma").compress(bytes(10**6)))
+        odd = (ufno_pack.MAGIC + b'{"variable": "dP", "arrays": [{"name": "x", "dtype": "|O", '
+               b'"shape": [1], "bytes": 0}]}\n')
+        for label, content in (("truncated", blob[: len(blob) // 2]), ("garbage", b"hello\n"),
+                               ("expanding", bomb), ("object-typed", odd)):
             with open(broken, "wb") as f:
                 f.write(content)
             t = run(train, "--data", broken, "--variable", "dP", "--run", os.path.join(work, "r3"))
