@@ -153,10 +153,12 @@ def main(argv=None):
     a = p.parse_args(argv)
     if not (0.01 <= a.max_mb <= 4096):  # NaN fails too
         p.error("--max-mb must be in [0.01, 4096], not %r" % a.max_mb)
+    if a.max_val < 0:
+        p.error("--max-val must be 0 or more, not %d" % a.max_val)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from ufno_cases import split_of
     try:
-        n, nval, size = pack(a.data, a.out, a.variable, a.max_mb, split_of, max(0, a.max_val))
+        n, nval, size = pack(a.data, a.out, a.variable, a.max_mb, split_of, a.max_val)
     except (OSError, KeyError, ValueError) as e:
         print("ufno_pack: %s: %s" % (a.data, str(e).split("\n")[0]), file=sys.stderr)
         return 2

@@ -86,6 +86,10 @@ def main():
             check("--max-mb %s is one error line, exit 2" % bad,
                   q.returncode == 2 and "Traceback" not in q.stderr
                   and not os.path.exists(os.path.join(work, "x.ufnopack")), q.stderr[-300:])
+        q = run(os.path.join(PY, "ufno_pack.py"), data, os.path.join(work, "x.ufnopack"),
+                "--variable", "dP", "--max-val", "-3")
+        check("--max-val -3 is one error line, exit 2", q.returncode == 2
+              and "--max-val" in q.stderr and "Traceback" not in q.stderr, q.stderr[-300:])
         varying = os.path.join(work, "varying.h5")
         make_data(varying, vary_channel=4)
         q = run(os.path.join(PY, "ufno_pack.py"), varying, os.path.join(work, "v.ufnopack"),

@@ -190,6 +190,12 @@ def main():
                             capture_output=True, text=True)
         check("--peak-weight is refused for SG", p6.returncode == 2
               and "for dP only" in p6.stderr, p6.stderr[-300:])
+        p7 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w8"),
+                                                        "--peak-weight", "nan"],
+                            capture_output=True, text=True)
+        check("--peak-weight nan is one error line, exit 2", p7.returncode == 2
+              and "must be a number in [0, 1000]" in p7.stderr and "Traceback" not in p7.stderr,
+              p7.stderr[-300:])
         for bad in ("nan", "-1", "1e9"):
             p5 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w6"),
                                                             "--front-weight", bad],
