@@ -21,24 +21,34 @@ long product(const std::array<int, D>& e, std::size_t from, std::size_t to) {
 
 template <std::size_t D>
 DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optional<Extents> modes,
-                                  ExchangeAlgorithm alg, FftKind kind)
+                                  ExchangeAlgorithm alg, FftKind kind, std::optional<Window> window)
     : comm_(grid.comm()),
       rank_(grid.rank()),
       kind_(kind),
       truncated_(modes.has_value()),
       n_(n),
+      period_(window ? window->period : n),
       alg_(alg) {
   const auto parts = grid.parts_of<D>();
   parts_ = parts;
   if (parts[D - 1] != 1)
     throw std::invalid_argument("DistributedFft: the process grid must not split T");
+  Extents offset{};
+  if (window) {
+    if (!modes) throw std::invalid_argument("DistributedFft: a window needs kept modes");
+    offset = window->offset;
+    for (std::size_t a = 0; a < D; ++a)
+      if (n[a] < 1 || offset[a] < 0 || offset[a] > period_[a] - n[a])
+        throw std::invalid_argument("DistributedFft: the window does not fit its period");
+  }
+  const Extents& N = period_;  // the transforms' lengths
   const bool real = kind == FftKind::R2C;
-  const int nt_c = real ? n[D - 1] / 2 + 1 : n[D - 1];
+  const int nt_c = real ? N[D - 1] / 2 + 1 : N[D - 1];
   for (std::size_t a = 0; a < D; ++a) {
     const bool half = real && a == D - 1;  // the real T axis keeps low bins only
     if (modes) {
       const int m = (*modes)[a];
-      if (m < 1 || (half ? m > nt_c : 2 * m > n[a]))
+      if (m < 1 || (half ? m > nt_c : 2 * m > N[a]))
         throw std::invalid_argument("DistributedFft: modes do not fit the grid");
       low_[a] = m;
       high_[a] = half ? 0 : m;
@@ -60,7 +70,8 @@ DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optio
     stage_[a].before = Layout::block(before, p);
     stage_[a].after = Layout::block(after, p);
     if (modes && !(real && a == D - 1))
-      stage_[a].pruned = std::make_unique<fft::TruncatedDft>(n[a], low_[a], high_[a]);
+      stage_[a].pruned =
+          std::make_unique<fft::TruncatedDft>(N[a], low_[a], high_[a], offset[a], n[a]);
   }
   for (std::size_t a = 1; a < D; ++a) {
     stage_[a].to_next = std::make_unique<Repartition<complexf, D>>(comm_, stage_[a].after,
@@ -68,7 +79,9 @@ DistributedFft<D>::DistributedFft(const ProcessGrid& grid, Extents n, std::optio
     stage_[a].from_next = std::make_unique<Repartition<complexf, D>>(comm_, stage_[a - 1].before,
                                                                      stage_[a].after, alg);
   }
-  if (modes && real) t_pruned_ = std::make_unique<fft::TruncatedRealDft>(n[D - 1], low_[D - 1]);
+  if (modes && real)
+    t_pruned_ =
+        std::make_unique<fft::TruncatedRealDft>(N[D - 1], low_[D - 1], offset[D - 1], n[D - 1]);
   if (!modes && real && fft::fft_multi_axis) {
     auto same = [](const Layout& a, const Layout& b) {
       return a.global() == b.global() && a.boxes() == b.boxes();
@@ -259,15 +272,6 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Real& x) {
     if (p) p->execute(const_cast<float*>(x.data()), a.data());
   }
   return forward_complex_axes(a, D - 2, nl);
-}
-
-template <std::size_t D>
-typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Real& x,
-                                                               const ZeroOutside& known) {
-  check_kind(FftKind::R2C, "real forward");
-  check_block(real_layout(), grid_extents<D>(x), "input");
-  if (streams_rows()) return forward_in_row_groups(x, &known);
-  return forward(x);
 }
 
 template <std::size_t D>

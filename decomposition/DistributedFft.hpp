@@ -13,6 +13,13 @@
 // computed and each inverse starts from them, so truncation and zero-padding are part of the
 // transforms. Without kept modes it is the full, unnormalised r2c / c2r (backward has no 1/N),
 // on FFT plans. Built with FftKind::C2C it is complex-to-complex (T keeps low and high modes).
+//
+// A window (truncated plans only): the grid of n cells is the box [offset, offset + n) of a
+// larger periodic grid, zero outside it, and the spectrum is that larger grid's. The real side
+// holds only the box: forward() reads it, backward() writes only it (fft/TruncatedDft.hpp). A
+// zero-padded FNO's first layer transforms its unpadded interior, and its last layer computes
+// only the cells that the crop keeps; the kept modes, the spectral layout and the mode multiply
+// are those of the padded grid's plan.
 #include <array>
 #include <map>
 #include <memory>
@@ -38,10 +45,16 @@ class DistributedFft {
   using Complex = GridView<D, complexf>;
   using Layout = PencilLayout<D>;
 
+  // The box [offset, offset + n) of a periodic grid of extents `period`, zero outside it.
+  struct Window {
+    Extents period{}, offset{};
+  };
   // n: global extents; modes: kept per axis or nullopt for the full transform. The grid must
-  // have D axes and leave the last one whole.
+  // have D axes and leave the last one whole. With a window, n is the box's extents and modes
+  // are kept of the period (a window needs modes).
   DistributedFft(const ProcessGrid& grid, Extents n, std::optional<Extents> modes = std::nullopt,
-                 ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv, FftKind kind = FftKind::R2C);
+                 ExchangeAlgorithm alg = ExchangeAlgorithm::Alltoallv, FftKind kind = FftKind::R2C,
+                 std::optional<Window> window = std::nullopt);
 
   // Real input layout (T-local blocks) and the spectral output layout (A1-local), over the mode
   // index extents: (2 m_0, ..., 2 m_{D-2}, m_T) truncated, (n_0, ..., n_T/2+1) full. In the
@@ -50,17 +63,10 @@ class DistributedFft {
   const Layout& spectral_layout() const { return stage_.front().after; }
   Extents spectral_extents() const { return kn_; }
   const Extents& extents() const { return n_; }
+  // The periodic grid's extents: extents() without a window.
+  const Extents& period() const { return period_; }
 
-  Complex forward(const Real& x);  // R2C: local real block -> local spectral block
-  // What a caller knows of a real input that is zero on some first-axis rows (the first layer
-  // of a zero-padded grid): `rows`, the rows [first, last) outside which every rank's block is
-  // zero, the same on every rank (row groups are collective).
-  struct ZeroOutside {
-    std::array<int, 2> rows{};
-  };
-  // forward(x) of such an x: a plan that streams rows skips the row groups that are zero (their
-  // modes are zero); other plans transform all of x.
-  Complex forward(const Real& x, const ZeroOutside& known);
+  Complex forward(const Real& x);   // R2C: local real block -> local spectral block
   Real backward(const Complex& s);  // R2C: the inverse (unnormalised)
   // R2C: the inverse up to, not including, the last step, the T transform: the kept T bins on
   // the real layout's block, (B, C, local extents but T -> m_T), that pruned_t()->backward turns
@@ -91,8 +97,7 @@ class DistributedFft {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  Complex forward_in_row_groups(const Real& x,
-                                const ZeroOutside* known = nullptr);  // streams_rows() only
+  Complex forward_in_row_groups(const Real& x);  // streams_rows() only
 
  private:
   // Axis a's stage: the a-local layouts before and after transforming a, the repartitions from
@@ -141,7 +146,7 @@ class DistributedFft {
   int rank_;
   FftKind kind_;
   bool truncated_;
-  Extents n_, kn_, low_, high_;
+  Extents n_, period_, kn_, low_, high_;
   bool first_axis_whole_ = false;  // the grid does not split the first axis
   ExchangeAlgorithm alg_;
   Extents parts_{};  // the grid's parts per axis

@@ -17,7 +17,11 @@
 namespace ufno::dist {
 
 namespace {
-constexpr int kRowsPerGroup = 8;
+// Rows per group: up to 8, fewer when a row's T-mode form is large, so that the two group
+// buffers stay a small part of the activation (a 4-D FNO's padded LGR1 row is 9 MB at width 28)
+// and fewer fresh pages are touched; the U-FNO's rows are far smaller.
+constexpr int kMaxRowsPerGroup = 8;
+constexpr long kGroupBytes = 24L << 20;
 
 template <std::size_t D>
 long product(const std::array<int, D>& e, std::size_t from, std::size_t to) {
@@ -62,8 +66,7 @@ const typename DistributedFft<D>::RowGroupPlan& DistributedFft<D>::row_plan(int 
 }
 
 template <std::size_t D>
-typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(
-    const Real& x, const ZeroOutside* known) {
+typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(const Real& x) {
   const int nb = x.extent(0), nc = x.extent(1), X = n_[0], KT = kn_[D - 1];
   const Extents e = real_layout().box(rank_).extents();  // (n_0, local extents, n_T)
   const long row_cells = product(e, 1, D), mid = product(e, 1, D - 1);
@@ -72,7 +75,10 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(
   Complex first = make_grid_view<D, complexf>("dfft.rows", nb, nc, ef, false);
   {
     LayerTimer::Scope t("  fft pruned axes in row groups (gemm)");
-    const int G = std::min(kRowsPerGroup, X);
+    const long row_bytes =
+        long(nc) * row_plan(1).after[D - 1].box(rank_).count() * long(sizeof(complexf));
+    const int G = int(
+        std::clamp(kGroupBytes / std::max(1L, row_bytes), 1L, long(std::min(kMaxRowsPerGroup, X))));
     // Two group buffers for the whole call, used in turn: pruned axes only shrink a group, so its
     // T-mode form is the largest. (A repartition that moves data returns a tensor of its own.)
     long group_size = 0;  // the largest local group block of any stage
@@ -91,17 +97,6 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(
       for (int r0 = 0; r0 < X; r0 += G) {
         const int R = std::min(G, X - r0);
         complexf* dst = first.data() + long(b) * nc * X * row_modes;
-        if (known && (r0 + R <= known->rows[0] || r0 >= known->rows[1])) {
-          // Every rank's rows here are zero, so are their modes (and no rank exchanges them).
-          const long per_channel = long(R) * row_modes;
-          ufno::parallel_for(
-              "ufno::dfft_zero_rows", Kokkos::RangePolicy<ExecSpace>(0, nc * per_channel),
-              KOKKOS_LAMBDA(const int64_t i) {
-                dst[((i / per_channel) * X + r0) * row_modes + i % per_channel] =
-                    complexf(0.f, 0.f);
-              });
-          continue;
-        }
         const RowGroupPlan& plan = row_plan(R);
         // T, every channel's rows [r0, r0 + R) at once -> (1, nc, R, local extents, KT).
         Complex g = in_buffer(0, plan.after[D - 1].box(rank_).extents());

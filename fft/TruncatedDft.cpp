@@ -11,11 +11,18 @@
 
 namespace ufno::fft {
 
-TruncatedDft::TruncatedDft(int n, int low, int high) : n_(n), low_(low), high_(high) {
+TruncatedDft::TruncatedDft(int n, int low, int high) : TruncatedDft(n, low, high, 0, n) {}
+
+TruncatedDft::TruncatedDft(int n, int low, int high, int offset, int length)
+    : n_(n), low_(low), high_(high), len_(length) {
   if (n < 1 || low < 0 || high < 0 || low + high < 1 || low + high > n)
     throw std::invalid_argument("TruncatedDft: cannot keep " + std::to_string(low) + " + " +
                                 std::to_string(high) + " bins of a length-" + std::to_string(n) +
                                 " transform");
+  if (offset < 0 || length < 1 || offset > n - length)
+    throw std::invalid_argument("TruncatedDft: window [" + std::to_string(offset) + ", " +
+                                std::to_string(long(offset) + length) + ") is not inside [0, " +
+                                std::to_string(n) + ")");
   const int K = low + high;
   // The kept bins' classes, in increasing order, and each bin's class and sign.
   std::vector<int> bins(K), cls;
@@ -38,13 +45,14 @@ TruncatedDft::TruncatedDft(int n, int low, int high) : n_(n), low_(low), high_(h
   plus_bin_ = device_copy_of(plus, "tdft.plus_bin");
   minus_bin_ = device_copy_of(minus, "tdft.minus_bin");
   const int F = classes_;
-  f_ = decltype(f_)("tdft.c.forward", 2 * F, n);
-  g_ = decltype(g_)("tdft.c.backward", n, 2 * F);
+  f_ = decltype(f_)("tdft.c.forward", 2 * F, length);
+  g_ = decltype(g_)("tdft.c.backward", length, 2 * F);
   auto hf = Kokkos::create_mirror_view(f_);
   auto hg = Kokkos::create_mirror_view(g_);
   for (int q = 0; q < F; ++q)
-    for (int j = 0; j < n; ++j) {
-      const double a = 2.0 * M_PI * double((long(cls[q]) * j) % n) / n;  // exact reduction mod n
+    for (int j = 0; j < length; ++j) {
+      // Exact reduction mod n.
+      const double a = 2.0 * M_PI * double((long(cls[q]) * (j + offset)) % n) / n;
       hf(q, j) = hg(j, q) = float(std::cos(a));
       hf(F + q, j) = hg(j, F + q) = float(std::sin(a));
     }
@@ -65,8 +73,8 @@ void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long i
   for (long s0 = 0; s0 < outer; s0 += step) {
     const long ns = std::min(step, outer - s0);
     // P = [C; S] x per slice: A then B, one row per bin class.
-    backend::gemm_batched(int(ns), 2 * F, int(w), n_, f_.data(), 0, n_,
-                          reinterpret_cast<const float*>(in + s0 * n_ * inner), long(n_) * w,
+    backend::gemm_batched(int(ns), 2 * F, int(w), len_, f_.data(), 0, len_,
+                          reinterpret_cast<const float*>(in + s0 * len_ * inner), long(len_) * w,
                           int(w), 0.f, p.data(), 2L * F * w, int(w));
     // Bin b of class f: A_f - i sign B_f, per complex column.
     float* o = reinterpret_cast<float*>(out + s0 * K * inner);
@@ -122,9 +130,9 @@ void TruncatedDft::backward(const complexf* in, complexf* out, long outer, long 
           }
         });
     // x = [C^T | S^T] [p; i d] = P + i Q.
-    backend::gemm_batched(int(ns), n_, int(w), 2 * F, g_.data(), 0, 2 * F, q.data(), 2L * F * w,
-                          int(w), 0.f, reinterpret_cast<float*>(out + s0 * n_ * inner),
-                          long(n_) * w, int(w));
+    backend::gemm_batched(int(ns), len_, int(w), 2 * F, g_.data(), 0, 2 * F, q.data(), 2L * F * w,
+                          int(w), 0.f, reinterpret_cast<float*>(out + s0 * len_ * inner),
+                          long(len_) * w, int(w));
   }
 }
 

@@ -14,6 +14,9 @@
 // times complex columns: one GEMM with [C; S]), then bin b of class f is A_f - i s B_f, s = +1 for
 // b = f and -1 for b = n - f (the combine pass). Inverse: per class the sum p_f and the difference
 // d_f of its two bins (a bin not kept being zero), then x = [C^T | S^T] [p; i d].
+// A window (as in TruncatedRealDft.hpp): with samples [offset, offset + length) of the period n
+// given, the middle axis has `length` cells in and out; the others are zero on input and not
+// computed on output.
 // Unnormalised, exp(-i...) forward and exp(+i...) backward, as FFTW's c2c.
 #include "core/Tensor.hpp"
 
@@ -22,19 +25,22 @@ namespace ufno::fft {
 class TruncatedDft {
  public:
   TruncatedDft(int n, int low, int high);  // low + high <= n
+  // Period n, samples [offset, offset + length) of it: 0 <= offset, offset + length <= n.
+  TruncatedDft(int n, int low, int high, int offset, int length);
 
-  int length() const { return n_; }
+  int period() const { return n_; }
+  int length() const { return len_; }  // cells of the middle axis, in and out
   int kept() const { return low_ + high_; }
-  // in (outer, n, inner) -> out (outer, low + high, inner). Device pointers.
+  // in (outer, length, inner) -> out (outer, low + high, inner). Device pointers.
   void forward(const complexf* in, complexf* out, long outer, long inner) const;
-  // in (outer, low + high, inner) -> out (outer, n, inner). Device pointers.
+  // in (outer, low + high, inner) -> out (outer, length, inner). Device pointers.
   void backward(const complexf* in, complexf* out, long outer, long inner) const;
 
  private:
-  int n_, low_, high_;
+  int n_, low_, high_, len_;
   int classes_;  // bin classes f = min(b, n - b) of the kept bins
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (2 classes, n): [C; S]
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (n, 2 classes): [C^T | S^T]
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (2 classes, length): [C; S]
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (length, 2 classes): [C^T | S^T]
   Kokkos::View<int*, DeviceSpace> class_of_;                   // per kept bin: its class
   Kokkos::View<int*, DeviceSpace> sign_of_;    // per kept bin: +1 (b = f) or -1 (b = n - f)
   Kokkos::View<int*, DeviceSpace> plus_bin_;   // per class: the kept bin f, or -1

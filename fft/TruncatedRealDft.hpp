@@ -10,6 +10,12 @@
 // memory speed on every thread the BLAS has. For such short axes the GEMM's 4nm flops per row are
 // no more than an FFT's memory traffic costs; long axes with many kept modes should use an FFT.
 //
+// A window: when the signal of period n is known to be zero outside samples [offset, offset +
+// length), the forward transform reads only those samples, (rows, length), and the inverse writes
+// only those, (rows, length): the DFT matrices lose the other rows or columns. A zero-padded
+// tensor's interior is transformed without its padding (the 4-D FNO's first layer), and only the
+// part a crop keeps is computed (its last layer). Without a window, length = n, offset = 0.
+//
 // Conventions match FFTW's: forward unnormalised with exp(-i...), backward unnormalised with
 // exp(+i...) over the Hermitian completion, so the imaginary parts of bin 0 and of the Nyquist bin
 // (n even, m = n/2 + 1) are ignored, as a c2r ignores them.
@@ -21,8 +27,11 @@ namespace ufno::fft {
 class TruncatedRealDft {
  public:
   TruncatedRealDft(int n, int m);  // 1 <= m <= n/2 + 1
+  // Period n, samples [offset, offset + length) of it: 0 <= offset, offset + length <= n.
+  TruncatedRealDft(int n, int m, int offset, int length);
 
-  int length() const { return n_; }
+  int period() const { return n_; }
+  int length() const { return len_; }  // samples per row, in and out of the transforms
   int kept() const { return m_; }
   // in (rows, n) real -> out (rows, m) complex. Device pointers.
   void forward(const float* in, complexf* out, long rows) const;
@@ -38,9 +47,9 @@ class TruncatedRealDft {
                         long rows, float beta, Activation act = Activation::None) const;
 
  private:
-  int n_, m_;
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (n, 2m)
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (2m, n)
+  int n_, m_, len_;
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> f_;  // (length, 2m)
+  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> g_;  // (2m, length)
 };
 
 }  // namespace ufno::fft

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "core/LayerTimer.hpp"
 #include "core/Parallel.hpp"
@@ -90,6 +91,16 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
     // w_k's bias rides on the spectral layer's constant mode (see DistributedNet3d).
     conv_.back().add_output_bias(w_.back().release_bias());
   }
+  if (std::any_of(s.padding.begin(), s.padding.end(), [](int p) { return p > 0; })) {
+    conv_[0].add_box_plan(grid, s.padding, n, alg);
+    // The last layer computes only the interior when its box plan's blocks are the interiors
+    // x holds (always on one rank; the symmetric padding makes them so on many grids).
+    const int last = s.layers - 1;
+    if (last > 0 && interiors_.boxes() == unpadded_.boxes())
+      conv_[last].add_box_plan(grid, s.padding, n, alg);
+    to_box_ =
+        std::make_unique<dist::Repartition<float, 4>>(grid.comm(), interiors_, unpadded_, alg);
+  }
   fc1_ = Linear::load(w, Fno4dSpec::key("fc1"), c, s.hidden);
   fc2_ = Linear::load(w, Fno4dSpec::key("fc2"), s.hidden, 1);
   const Box4& mine = unpadded_.box(rank_);
@@ -113,7 +124,8 @@ Box4 DistributedFno4d::interior_in_block() const {
   return i.shifted(to_block);
 }
 
-DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
+DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
+                                              Real* box_out) const {
   // x: (B, a1, a2, a3, t, C) on this rank's unpadded block. Returns the padded block
   // (B, W, padded extents): zero but for the interior, which holds fc0 of the (encoded) input.
   const Extents e = unpadded_.box(rank_).extents();
@@ -131,21 +143,31 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
   Real in = gather_input_->apply(flat);
   const Extents pe = padded_.box(rank_).extents();
   Real h = make_grid_view<4>("fno4d.padded", B, W, pe, false);
-  {
+  if (zero_outside) {
     float* p = h.data();  // zero-filled on all threads (first touch of the largest tensor)
     ufno::parallel_for(
         "ufno::fno4d_zero", Kokkos::RangePolicy<ExecSpace>(0, long(h.size())),
         KOKKOS_LAMBDA(const int64_t i) { p[i] = 0.f; });
   }
   const Box4 ib = interior_in_block();
-  if (ib.empty()) return h;
   const Extents ie = ib.extents();
+  if (box_out) *box_out = make_grid_view<4>("fno4d.interior", B, W, ie, false);
+  if (ib.empty()) return h;
   const long row = long(ie[1]) * ie[2] * ie[3];  // voxels of one interior A1 row
   Kokkos::View<float*, DeviceSpace> cf(Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.cf"),
                                        long(C) * row);
   Kokkos::View<float*, DeviceSpace> lifted(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.lifted"), long(W) * row);
   const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(pe, ib);
+  // Not zero-filled, the block still needs zeros in the T padding of the interior's columns
+  // (the first layer's w_k reads whole columns there): rows are copied as whole columns, from a
+  // buffer whose padding stays zero.
+  Box4 columns = ib;
+  columns.lo[3] = 0;
+  columns.hi[3] = pe[3];
+  const long ncol = long(ie[1]) * ie[2];
+  Kokkos::View<float*, DeviceSpace> whole("fno4d.whole_columns",
+                                          zero_outside ? 0 : W * ncol * pe[3]);
   const bool encode = in_mean_.size() > 0;
   auto mean = in_mean_, scale = in_scale_;
   for (int b = 0; b < B; ++b)
@@ -164,7 +186,27 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x) const {
             }
           });
       fc0_.apply_columns(cf.data(), row, lifted.data(), row, row, false, Activation::None);
-      copy_interior_row(lifted.data(), h, b, ib, runs, r, /*into_block=*/true);
+      if (box_out) {  // the row into the interior tensor too
+        const long box_plane = long(ie[0]) * row;
+        float* dst = box_out->data() + long(b) * W * box_plane + long(r) * row;
+        const float* l = lifted.data();
+        ufno::parallel_for(
+            "ufno::fno4d_interior_row", Kokkos::RangePolicy<ExecSpace>(0, long(W) * row),
+            KOKKOS_LAMBDA(const int64_t i) { dst[(i / row) * box_plane + i % row] = l[i]; });
+      }
+      if (zero_outside) {
+        copy_interior_row(lifted.data(), h, b, ib, runs, r, /*into_block=*/true);
+        continue;
+      }
+      const int P3 = pe[3], T0 = ib.lo[3], TI = ie[3];
+      float* wc = whole.data();
+      const float* l = lifted.data();
+      ufno::parallel_for(
+          "ufno::fno4d_whole_columns", Kokkos::RangePolicy<ExecSpace>(0, long(W) * ncol),
+          KOKKOS_LAMBDA(const int64_t i) {
+            for (int t = 0; t < TI; ++t) wc[i * P3 + T0 + t] = l[i * TI + t];
+          });
+      copy_interior_row(whole.data(), h, b, columns, runs, r, /*into_block=*/true);
     }
   return h;
 }
@@ -223,36 +265,50 @@ void DistributedFno4d::normalise(const Real& y, const Kokkos::View<float*, Devic
       });
 }
 
-void DistributedFno4d::fourier_layer(std::size_t k, const Real& x) {
+void DistributedFno4d::fourier_layer(std::size_t k, const Real& x, Real box) {
   using Scope = LayerTimer::Scope;
   const Activation act = int(k) + 1 < spec_.layers ? Activation::GELU : Activation::None;
   GridView<4, complexf> t_modes;
   {
     Scope t("spectral conv");
-    t_modes = conv_[k].forward_t_modes(x);
+    t_modes = box.data() ? conv_[k].forward_t_modes_of_box(box) : conv_[k].forward_t_modes(x);
+    box = Real();
   }
   Scope t("T inverse + w + gelu, fused");
   fourier_layer_update<4>(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], Real(), act);
 }
 
-void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x) {
+void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x, Real box) {
   using Scope = LayerTimer::Scope;
   const bool last = int(k) + 1 == spec_.layers;
   const Activation act = last ? Activation::None : Activation::GELU;
-  // The padding is known: the first layer's input is zero outside the interior (the lift writes
-  // only there), and the last layer's output is cropped to it. Its first-axis rows are the same
-  // on every rank (the grid leaves A1 whole), so every rank asks for the same row groups.
+  // The padding is known: the first layer's input is zero outside the interior (its spectral
+  // branch transforms the interior alone; x is not even zeroed there), and the last layer's
+  // output is cropped to it. Its first-axis rows are the same on every rank (the grid leaves A1
+  // whole), so every rank asks for the same row groups.
   const Box4 inside = interior_in_block();
   GridView<4, complexf> first;
+  if (last && k > 0 && conv_[k].box_fft()) {  // the interior alone, its rows counted from 0
+    {
+      Scope t("spectral conv");
+      first = conv_[k].forward_first_axis_modes_to_box(x);
+    }
+    Scope t("T inverse + w + gelu, fused, in row groups");
+    const auto& fft = *conv_[k].box_fft();
+    constexpr int kRows = 4;
+    for (int b = 0; b < int(x.extent(0)); ++b)
+      for (int r0 = 0; r0 < spec_.grid[0]; r0 += kRows) {
+        const int rows = std::min(kRows, spec_.grid[0] - r0);
+        fourier_layer_update_box_rows<4>(x, b, r0, fft.t_modes_of_rows(first, b, r0, rows),
+                                         *fft.pruned_t(), w_[k], act, inside);
+      }
+    return;
+  }
   {
     Scope t("spectral conv");
-    if (k == 0) {
-      dist::DistributedFft<4>::ZeroOutside known;
-      known.rows = {spec_.padding[0], spec_.padding[0] + spec_.grid[0]};
-      first = conv_[k].forward_first_axis_modes(x, known);
-    } else {
-      first = conv_[k].forward_first_axis_modes(x);
-    }
+    first = box.data() ? conv_[k].forward_first_axis_modes_of_box(box)
+                       : conv_[k].forward_first_axis_modes(x);
+    box = Real();  // its memory serves the update's buffers
   }
   Scope t("T inverse + w + gelu, fused, in row groups");
   const Support support = k == 0 ? Support::InputInside
@@ -273,16 +329,24 @@ void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x)
 
 DistributedFno4d::Real DistributedFno4d::forward_raw(const Real& input) {
   using Scope = LayerTimer::Scope;
-  Real x;
+  // The first layer's input padded (zero outside the interior unless its update writes
+  // everything there anyway, as the streamed one does: it reads only the interior), and its
+  // interior alone, moved to the first layer's box plan, when the model pads.
+  const bool streams = conv_[0].fft().streams_rows();
+  Real x, box;
   {
     Scope t("fc0 + pad");
-    x = lift(input);
+    Real interior;
+    x = lift(input, /*zero_outside=*/!streams, to_box_ ? &interior : nullptr);
+    if (to_box_) box = to_box_->apply(interior);
   }
   for (std::size_t k = 0; k < conv_.size(); ++k) {
+    // The first layer takes the interior over (and frees it once transformed).
     if (conv_[k].fft().streams_rows())
-      fourier_layer_in_row_groups(k, x);
+      fourier_layer_in_row_groups(k, x, std::move(box));
     else
-      fourier_layer(k, x);
+      fourier_layer(k, x, std::move(box));
+    box = Real();
   }
   Scope t("fc1 + fc2 + crop");
   Real y = head(x);

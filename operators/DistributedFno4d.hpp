@@ -7,7 +7,9 @@
 // (FourierLayerUpdate), the crop (a repartition back to the unpadded blocks), the fc1/GELU/fc2
 // head on the cropped grid and the output normaliser. S_k is DistributedSpectralConv<4>, its
 // weights sharded by mode ownership. On one rank the Fourier layers stream first-axis rows, so no
-// T-mode tensor of the whole padded grid exists.
+// T-mode tensor of the whole padded grid exists. The first layer's spectral branch transforms the
+// lift's unpadded result (a windowed plan, DistributedSpectralConv::add_box_plan), not
+// the zero-padded block, which the streamed update then writes without its ever being zeroed.
 #include <memory>
 #include <vector>
 
@@ -46,8 +48,11 @@ class DistributedFno4d {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  Real lift(const Real& channels_last) const;  // fc0 into the zero-padded block
-  Real head(const Real& padded) const;         // fc1, GELU, fc2 on the interior
+  // fc0 into the interior of the padded block, zero outside it when `zero_outside` (else left
+  // for the first layer to write); *box_out, when given, receives the interior alone,
+  // (B, W, interior extents) on the interiors' layout.
+  Real lift(const Real& channels_last, bool zero_outside = true, Real* box_out = nullptr) const;
+  Real head(const Real& padded) const;  // fc1, GELU, fc2 on the interior
   // Copies interior row r of case b between a compact (channels, i1, i2, T) buffer and the
   // padded block h; `runs` are the interior's column runs in a row of h's block.
   void copy_interior_row(float* compact, const Real& h, int b, const dist::Box4& interior,
@@ -56,15 +61,19 @@ class DistributedFno4d {
                  const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
 
  private:
-  void fourier_layer(std::size_t k, const Real& x);
+  // `box`: the lift's interior of x (first layer only), on the first layer's box plan's layout.
+  void fourier_layer(std::size_t k, const Real& x, Real box);
   dist::Box4 interior_in_block() const;
-  void fourier_layer_in_row_groups(std::size_t k, const Real& x);
+  void fourier_layer_in_row_groups(std::size_t k, const Real& x, Real box);
 
   Fno4dSpec spec_;
   int rank_;
   const WeightSource* per_layer_source_ = nullptr;  // WeightResidency::PerLayer
   dist::PencilLayout<4> unpadded_, padded_, interiors_;
   std::unique_ptr<dist::Repartition<float, 4>> gather_input_, crop_;
+  // Interiors -> the first layer's box plan's blocks (the unpadded ones); null when the model
+  // has no padding, and the first layer transforms the block itself.
+  std::unique_ptr<dist::Repartition<float, 4>> to_box_;
   Linear fc0_, fc1_, fc2_;
   std::vector<DistributedSpectralConv<4>> conv_;
   std::vector<Linear> w_;

@@ -112,10 +112,24 @@ void DistributedSpectralConv<D>::add_output_bias(const std::vector<float>& bias)
 }
 
 template <std::size_t D>
-typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_modes(
-    const Real& x, const typename Fft::ZeroOutside* known) {
+void DistributedSpectralConv<D>::add_box_plan(const dist::ProcessGrid& grid, Extents offset,
+                                              Extents n, dist::ExchangeAlgorithm alg) {
+  auto box = std::make_shared<Fft>(grid, n, modes_, alg, dist::FftKind::R2C,
+                                   typename Fft::Window{fft_->extents(), offset});
+  // The mode multiply reads the box plan's spectrum as the grid plan's.
+  if (box->spectral_layout().global() != fft_->spectral_layout().global() ||
+      box->spectral_layout().boxes() != fft_->spectral_layout().boxes())
+    throw std::logic_error("DistributedSpectralConv: the box plan's spectral layout differs");
+  box_fft_ = std::move(box);
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_modes(const Real& x,
+                                                                                     bool of_box) {
+  if (of_box && !box_fft_)
+    throw std::logic_error("DistributedSpectralConv: a box's input without add_box_plan");
   // The 1/N of the inverse transform is folded into the mode multiply.
-  Complex a = known ? fft_->forward(x, *known) : fft_->forward(x);
+  Complex a = of_box ? box_fft_->forward(x) : fft_->forward(x);
   LayerTimer::Scope t("  spectral mix");
   if (stream_source_) {
     a = mix_streamed(a);
@@ -154,9 +168,23 @@ typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward
 }
 
 template <std::size_t D>
-typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_first_axis_modes(
-    const Real& x, const typename Fft::ZeroOutside& known) {
-  return fft_->backward_first_axis(mixed_modes(x, &known));
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_t_modes_of_box(
+    const Real& box) {
+  return fft_->backward_to_t_modes(mixed_modes(box, /*of_box=*/true));
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex
+DistributedSpectralConv<D>::forward_first_axis_modes_of_box(const Real& box) {
+  return fft_->backward_first_axis(mixed_modes(box, /*of_box=*/true));
+}
+
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex
+DistributedSpectralConv<D>::forward_first_axis_modes_to_box(const Real& x) {
+  if (!box_fft_)
+    throw std::logic_error("DistributedSpectralConv: a box's output without add_box_plan");
+  return box_fft_->backward_first_axis(mixed_modes(x));
 }
 
 template class DistributedSpectralConv<3>;

@@ -51,8 +51,19 @@ class DistributedSpectralConv {
   // One rank holding the whole domain (fft().streams_rows()): forward() up to the inverse A1
   // stage; fft().t_modes_of_rows() gives forward_t_modes()'s rows from it.
   Complex forward_first_axis_modes(const Real& x);
-  // The same for an x known to be zero outside a box (DistributedFft::forward(x, known)).
-  Complex forward_first_axis_modes(const Real& x, const typename Fft::ZeroOutside& known);
+  // A zero-padded grid's interior, the box [offset, offset + n) of the layer's grid: a second
+  // plan over the box (DistributedFft::Window), with the same kept modes and spectral layout.
+  // - Input zero outside the box (a first layer): forward_*_of_box take the box's tensor, on that
+  //   plan's real layout, and give what the calls above give for it padded with zeros.
+  // - Output needed only inside the box (a last layer, then cropped):
+  //   forward_first_axis_modes_to_box(x) gives the box plan's first-axis stage, from which
+  //   box_fft()->t_modes_of_rows() gives the T modes of the box's rows and columns only.
+  void add_box_plan(const dist::ProcessGrid& grid, Extents offset, Extents n,
+                    dist::ExchangeAlgorithm alg);
+  const Fft* box_fft() const { return box_fft_.get(); }
+  Complex forward_t_modes_of_box(const Real& box);
+  Complex forward_first_axis_modes_of_box(const Real& box);
+  Complex forward_first_axis_modes_to_box(const Real& x);
   // Adds a constant per output channel to the layer's output at no cost: a constant field is
   // exactly the zero mode of the unnormalised inverse transform, so it goes into that bin of the
   // mixed spectrum (on the rank that owns it).
@@ -61,8 +72,8 @@ class DistributedSpectralConv {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  // Forward transform (of an x known to be zero outside a box, when given), mode mix, DC bias.
-  Complex mixed_modes(const Real& x, const typename Fft::ZeroOutside* known = nullptr);
+  // Forward transform (of the box's tensor on box_fft(), when of_box), mode mix, DC bias.
+  Complex mixed_modes(const Real& x, bool of_box = false);
 
  private:
   DistributedSpectralConv(const dist::ProcessGrid& grid, Extents n, int in, int out, Extents modes,
@@ -72,6 +83,7 @@ class DistributedSpectralConv {
   int rank_;
   float scale_;
   std::shared_ptr<Fft> fft_;
+  std::shared_ptr<Fft> box_fft_;                 // add_box_plan()
   SpectralWeightView w_;                         // owned modes only
   const WeightSource* stream_source_ = nullptr;  // stream_weights_from()
   std::string stream_prefix_;

@@ -201,6 +201,45 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   }
 }
 
+template <std::size_t D>
+void fourier_layer_update_box_rows(const GridView<D>& x, int b, int r0,
+                                   const GridView<D, complexf>& box_t_modes_rows,
+                                   const fft::TruncatedRealDft& box_t_inverse, const Linear& w,
+                                   Activation act, const dist::Box<D>& box,
+                                   long columns_per_chunk) {
+  if (box.empty()) return;  // a rank without interior cells (its caller's T modes are empty)
+  const int C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
+  const int m = box_t_inverse.kept(), R = box_t_modes_rows.extent(2);
+  const std::array<int, D> e = grid_extents<D>(x);
+  bool fits = b >= 0 && b < int(x.extent(0)) && w.in_channels() == C && w.out_channels() == C &&
+              box_t_inverse.period() == T && box_t_inverse.length() == box.extent(D - 1) &&
+              box_t_modes_rows.extent(0) == 1 && int(box_t_modes_rows.extent(1)) == C &&
+              int(box_t_modes_rows.extent(D + 1)) == m && r0 >= 0 && r0 + R <= box.extent(0);
+  for (std::size_t a = 0; a < D && fits; ++a)
+    fits = box.lo[a] >= 0 && box.hi[a] <= e[a] &&
+           (a == 0 || a + 1 == D || int(box_t_modes_rows.extent(a + 2)) == box.extent(a));
+  if (!fits)
+    throw std::invalid_argument("fourier_layer_update_box_rows: x " + shape_string(x) +
+                                ", box rows from " + std::to_string(r0) + ", T modes " +
+                                shape_string(box_t_modes_rows) + ", box " + box.str() +
+                                " do not fit together");
+  long row = 1;  // columns of one first-axis row of x
+  for (std::size_t a = 1; a + 1 < D; ++a) row *= e[a];
+  const long plane = long(X) * row * T;
+  const dist::DeviceColumnRuns runs = dist::device_column_runs<D>(e, box);
+  const long cols = runs.columns(), TI = box.extent(D - 1);
+  float* xb = x.data() + long(b) * C * plane;
+  Kokkos::View<float*, DeviceSpace> xin(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.box_x"), long(C) * cols * TI);
+  for (int i = 0; i < R; ++i) {  // box row r0 + i is x's row box.lo[0] + r0 + i
+    float* xrow = xb + (box.lo[0] + r0 + i) * row * T;
+    dist::copy_column_runs<float>(xrow, plane, T, box.lo[D - 1], xin.data(), runs, C, TI, true);
+    update_columns(C, xin.data(), cols * TI, box_t_modes_rows.data() + long(i) * cols * m,
+                   long(R) * cols * m, UnetTerm(), cols, box_t_inverse, &w, act, columns_per_chunk);
+    dist::copy_column_runs<float>(xrow, plane, T, box.lo[D - 1], xin.data(), runs, C, TI, false);
+  }
+}
+
 template void fourier_layer_update<3>(const GridView<3>&, const GridView<3, complexf>&,
                                       const fft::TruncatedRealDft&, const Linear&,
                                       const GridView<3>&, Activation, long);
@@ -224,5 +263,14 @@ template void fourier_layer_update_rows<4>(const GridView<4>&, int, int,
                                            const GridView<4, complexf>&,
                                            const fft::TruncatedRealDft&, const Linear&, Activation,
                                            Support, const dist::Box<4>&, long);
+
+template void fourier_layer_update_box_rows<3>(const GridView<3>&, int, int,
+                                               const GridView<3, complexf>&,
+                                               const fft::TruncatedRealDft&, const Linear&,
+                                               Activation, const dist::Box<3>&, long);
+template void fourier_layer_update_box_rows<4>(const GridView<4>&, int, int,
+                                               const GridView<4, complexf>&,
+                                               const fft::TruncatedRealDft&, const Linear&,
+                                               Activation, const dist::Box<4>&, long);
 
 }  // namespace ufno

@@ -50,4 +50,17 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                Activation act, Support support, const dist::Box<D>& inside,
                                long columns_per_chunk = 512);
 
+// The last layer of a zero-padded grid on the box alone (the box of x's block that a crop
+// keeps, T included): box_t_modes_rows (1, C, R, the box's extents of the middle axes, m) are the
+// box's rows [r0, r0 + R), counted from box.lo[0], from a plan over the box
+// (DistributedSpectralConv::add_box_plan), and box_t_inverse that plan's T transform (period x's
+// T extent, the box's T cells). x <- act(T^-1(t_modes) + w(x)) on the box's cells; x outside the
+// box is left as it was. Nothing outside the box is transformed.
+template <std::size_t D>
+void fourier_layer_update_box_rows(const GridView<D>& x, int b, int r0,
+                                   const GridView<D, complexf>& box_t_modes_rows,
+                                   const fft::TruncatedRealDft& box_t_inverse, const Linear& w,
+                                   Activation act, const dist::Box<D>& box,
+                                   long columns_per_chunk = 512);
+
 }  // namespace ufno

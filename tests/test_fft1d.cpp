@@ -213,6 +213,78 @@ TEST_CASE("truncated complex DFT along a middle axis keeps the low and high bins
   CHECK_THROWS_AS(fft::TruncatedDft(8, 5, 4), std::invalid_argument);
 }
 
+TEST_CASE("windowed truncated DFTs read and write only their window of the period", "[fft]") {
+  // A signal of period n that is zero outside [off, off + len): the windowed forward of its
+  // window equals the forward of the whole zero-padded signal; the windowed inverse equals the
+  // window of the whole inverse. The real T transform and the complex middle-axis one; windows
+  // at the start, inside, at the end and the whole period; an odd period.
+  const long rows = 3, inner = 2;
+  for (auto [n, off, len] : {std::tuple{40, 8, 24}, std::tuple{57, 16, 25}, std::tuple{9, 0, 4},
+                             std::tuple{9, 5, 4}, std::tuple{9, 0, 9}}) {
+    const std::string name =
+        "n=" + std::to_string(n) + " window " + std::to_string(off) + "+" + std::to_string(len);
+    const int m = 4, low = 3, high = 3, K = low + high;
+    auto r = test::random_vector(rows * len * inner * 2, 77 + n + off);
+    auto s = test::random_vector(rows * K * inner * 2, 79 + n + off);
+    SECTION("real " + name) {
+      fft::TruncatedRealDft full(n, m), win(n, m, off, len);
+      CHECK(win.period() == n);
+      CHECK(win.length() == len);
+      RealView x("x", rows * len), xp("xp", rows * n);  // xp: zero-padded
+      for (long i = 0; i < rows; ++i)
+        for (int j = 0; j < len; ++j) x(i * len + j) = xp(i * n + off + j) = r[i * len + j];
+      ComplexView a("a", rows * m), b("b", rows * m);
+      win.forward(x.data(), a.data(), rows);
+      full.forward(xp.data(), b.data(), rows);
+      for (long i = 0; i < rows * m; ++i) {
+        CHECK(a(i).real() == Approx(b(i).real()).margin(1e-4));
+        CHECK(a(i).imag() == Approx(b(i).imag()).margin(1e-4));
+      }
+      ComplexView q("q", rows * m);
+      for (long i = 0; i < rows * m; ++i) q(i) = complexf(s[2 * i], s[2 * i + 1]);
+      RealView y("y", rows * len), yp("yp", rows * n);
+      win.backward(q.data(), y.data(), rows);
+      full.backward(q.data(), yp.data(), rows);
+      for (long i = 0; i < rows; ++i)
+        for (int j = 0; j < len; ++j)
+          CHECK(y(i * len + j) == Approx(yp(i * n + off + j)).margin(1e-4));
+    }
+    SECTION("complex " + name) {
+      fft::TruncatedDft full(n, low, high), win(n, low, high, off, len);
+      CHECK(win.period() == n);
+      CHECK(win.length() == len);
+      ComplexView x("x", rows * len * inner), xp("xp", rows * n * inner);
+      for (long o = 0; o < rows; ++o)
+        for (int j = 0; j < len; ++j)
+          for (long i = 0; i < inner; ++i) {
+            const long q = (o * len + j) * inner + i;
+            x(q) = xp((o * n + off + j) * inner + i) = complexf(r[2 * q], r[2 * q + 1]);
+          }
+      ComplexView a("a", rows * K * inner), b("b", rows * K * inner);
+      win.forward(x.data(), a.data(), rows, inner);
+      full.forward(xp.data(), b.data(), rows, inner);
+      for (long i = 0; i < rows * K * inner; ++i) {
+        CHECK(a(i).real() == Approx(b(i).real()).margin(1e-4));
+        CHECK(a(i).imag() == Approx(b(i).imag()).margin(1e-4));
+      }
+      ComplexView q("q", rows * K * inner), y("y", rows * len * inner), yp("yp", rows * n * inner);
+      for (long i = 0; i < rows * K * inner; ++i) q(i) = complexf(s[2 * i], s[2 * i + 1]);
+      win.backward(q.data(), y.data(), rows, inner);
+      full.backward(q.data(), yp.data(), rows, inner);
+      for (long o = 0; o < rows; ++o)
+        for (int j = 0; j < len; ++j)
+          for (long i = 0; i < inner; ++i) {
+            const complexf u = y((o * len + j) * inner + i), v = yp((o * n + off + j) * inner + i);
+            CHECK(u.real() == Approx(v.real()).margin(1e-4));
+            CHECK(u.imag() == Approx(v.imag()).margin(1e-4));
+          }
+    }
+  }
+  CHECK_THROWS_AS(fft::TruncatedRealDft(8, 3, 5, 4), std::invalid_argument);  // 5 + 4 > 8
+  CHECK_THROWS_AS(fft::TruncatedRealDft(8, 3, -1, 4), std::invalid_argument);
+  CHECK_THROWS_AS(fft::TruncatedDft(8, 2, 2, 0, 0), std::invalid_argument);
+}
+
 TEST_CASE("measured plans with a wisdom file give the same transforms and keep the wisdom",
           "[fft][wisdom]") {
   const std::string path =

@@ -153,6 +153,37 @@ struct Block4 {
     Kokkos::deep_copy(t, h);
     return t;
   }
+  // Rows [r0, r0 + R) of `box` (counted from box.lo[0]) of the T modes, its columns only:
+  // (1, C, R, box Y, box Z, m), as a plan over the box gives them.
+  GridView<4, complexf> box_rows(const dist::Box<4>& box, int r0, int R) const {
+    const int by = box.extent(1), bz = box.extent(2);
+    auto t = make_grid_view<4, complexf>("btm", 1, C, {R, by, bz, m}, false);
+    auto h = Kokkos::create_mirror_view(t);
+    for (int c = 0; c < C; ++c)
+      for (int i = 0; i < R; ++i)
+        for (int y = 0; y < by; ++y)
+          for (int z = 0; z < bz; ++z)
+            for (int k = 0; k < m; ++k)
+              h.data()[(((long(c) * R + i) * by + y) * bz + z) * m + k] =
+                  modes[(((long(c) * X + box.lo[0] + r0 + i) * Y + box.lo[1] + y) * Z + box.lo[2] +
+                         z) *
+                            m +
+                        k];
+    Kokkos::deep_copy(t, h);
+    return t;
+  }
+  // The update of the box alone, in groups of R of its rows.
+  std::vector<float> update_box(const std::vector<float>& xv, const Linear& w, int R,
+                                const dist::Box<4>& box) const {
+    fft::TruncatedRealDft t_box(T, m, box.lo[3], box.extent(3));
+    GridView<4> x = tensor(xv);
+    for (int r0 = 0; r0 < box.extent(0); r0 += R) {
+      const int rows_here = std::min(R, box.extent(0) - r0);
+      fourier_layer_update_box_rows<4>(x, 0, r0, box_rows(box, r0, rows_here), t_box, w,
+                                       Activation::GELU, box, 4);
+    }
+    return host(x);
+  }
   // The update in row groups of R rows, with or without what is known about `box`.
   std::vector<float> update(const std::vector<float>& xv, const Linear& w, int R, Support s,
                             const dist::Box<4>& box) const {
@@ -224,4 +255,53 @@ TEST_CASE("an update that knows the padding equals the full update where it must
                 test::random_array({std::size_t(B4::C)}, 75));
   CHECK_THROWS_AS(blk.update(zero_outside, biased, 2, Support::InputInside, box),
                   std::invalid_argument);
+}
+
+TEST_CASE("the box update equals the full update on the box and leaves the rest", "[fourier]") {
+  // The last layer of a zero-padded grid on the interior alone: T modes of the box's columns,
+  // a T transform windowed to the box's T cells (a box that does not start at T = 0).
+  using B4 = Block4;
+  const B4 blk;
+  Linear w(B4::C, B4::C, test::random_array({std::size_t(B4::C), std::size_t(B4::C)}, 76),
+           test::random_array({std::size_t(B4::C)}, 77));
+  dist::Box<4> box;
+  box.lo = {1, 2, 1, 2};
+  box.hi = {5, 4, 5, 7};
+  const auto xv = test::random_vector(std::size_t(B4::C) * B4::X * B4::Y * B4::Z * B4::T, 78);
+  const auto full = blk.update(xv, w, 2, Support::All, box);
+  for (int R : {1, 3}) {
+    INFO(R << " box rows per group");
+    const auto got = blk.update_box(xv, w, R, box);
+    double worst_in = 0, worst_out = 0;
+    for (int c = 0; c < B4::C; ++c)
+      for (int i = 0; i < B4::X; ++i)
+        for (int y = 0; y < B4::Y; ++y)
+          for (int z = 0; z < B4::Z; ++z)
+            for (int t = 0; t < B4::T; ++t) {
+              const long a = B4::at(c, i, y, z, t);
+              if (in_box(box, i, y, z) && t >= box.lo[3] && t < box.hi[3])
+                worst_in = std::max(worst_in, double(std::abs(got[a] - full[a])));
+              else
+                worst_out = std::max(worst_out, double(std::abs(got[a] - xv[a])));
+            }
+    CHECK(worst_in < 1e-5);
+    CHECK(worst_out == 0.0);
+  }
+  // An empty box (a rank without interior cells): nothing to do.
+  GridView<4> x = blk.tensor(xv);
+  fft::TruncatedRealDft t_box(B4::T, B4::m, box.lo[3], box.extent(3));
+  fourier_layer_update_box_rows<4>(x, 0, 0, blk.box_rows(box, 0, 2), t_box, w, Activation::GELU,
+                                   dist::Box<4>{});
+  CHECK(B4::host(x) == xv);
+  // T modes that are not the box's (the whole block's rows) or a T transform of another window.
+  CHECK_THROWS_AS(
+      fourier_layer_update_box_rows<4>(x, 0, 0, blk.rows(0, 2), t_box, w, Activation::GELU, box),
+      std::invalid_argument);
+  fft::TruncatedRealDft t_other(B4::T, B4::m, 0, box.extent(3) - 1);
+  CHECK_THROWS_AS(fourier_layer_update_box_rows<4>(x, 0, 0, blk.box_rows(box, 0, 2), t_other, w,
+                                                   Activation::GELU, box),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(fourier_layer_update_box_rows<4>(x, 0, 3, blk.box_rows(box, 0, 2), t_box, w,
+                                                   Activation::GELU, box),
+                  std::invalid_argument);  // box rows 3, 4 of 4
 }
