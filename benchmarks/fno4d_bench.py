@@ -7,6 +7,7 @@ ufno: the largest rank), their ratios and the relative L2 difference of the outp
 Usage:
   /usr/bin/python3 benchmarks/fno4d_bench.py --size lgr1 [--threads 2] [--ranks 1]
       [--out DIR] [--skip-torch] [--torch-memory-gb G] [--ufno-memory-gb G] [--repeat N]
+      [--torch-repeat N]
   --size lgr1      40 x 40 x 25 x 24, width 28, modes (6, 10, 10, 10), 9 input channels
   --size global    5 x 100 x 100 x 24, width 28, modes (4, 20, 20, 2), 8 channels (A1 the
                    5-cell axis, as in the reference's sizes)
@@ -16,8 +17,11 @@ Padding (8, 16, 16, 8) as the reference. The model file, the PyTorch state_dict 
 seed. --ranks P runs ufno on P ranks (oversubscribed beyond the cores, for memory figures), with
 threads/P threads each (at least 1). --*-memory-gb caps a side's address space (prlimit), so a
 size that does not fit fails cleanly instead of waking the kernel's OOM killer; a side that fails
-is reported as such. ufno runs --repeat times (3) after PyTorch; its median time and largest
-peak memory are reported, every time on stderr.
+is reported as such. ufno runs --repeat times (3), PyTorch --torch-repeat times (1), the two
+interleaved (PyTorch, ufno, PyTorch, ufno, ..., then the rest of the more numerous side), so a
+change of this machine's speed during the run reaches both; each side's median time and largest
+peak memory are reported, every time on stderr. PyTorch's own time has swung by a third between
+runs on this machine: several PyTorch runs give a steadier ratio.
 """
 
 import argparse
@@ -130,7 +134,9 @@ def main():
     ap.add_argument("--ufno-memory-gb", type=float, default=0)
     ap.add_argument("--repeat", type=int, default=3,
                     help="ufno runs (the median is reported: one run of a few seconds is at the "
-                         "mercy of this machine's noise; PyTorch's minute-long run is not)")
+                         "mercy of this machine's noise)")
+    ap.add_argument("--torch-repeat", type=int, default=1,
+                    help="PyTorch runs, interleaved with ufno's (the median is reported)")
     a = ap.parse_args()
     cfg = size_of(a.size)
     os.makedirs(a.out, exist_ok=True)
@@ -142,14 +148,27 @@ def main():
              time.time() - t0), file=sys.stderr)
     torch_out = os.path.join(a.out, name + "_torch.h5")
     ufno_out = os.path.join(a.out, name + "_ufno_p%d.h5" % a.ranks)
-    tr, terr = (None, "skipped") if a.skip_torch else \
-        run_torch(model_pt, inp, cfg, a.threads, torch_out, a.torch_memory_gb)
-    runs = []
-    for _ in range(max(1, a.repeat)):
-        ur, uerr = run_ufno(model_h5, inp, a.threads, a.ranks, ufno_out, a.ufno_memory_gb)
-        if not ur:
-            break
-        runs.append(ur)
+    runs, truns = [], []
+    ur, uerr = None, ""
+    tr, terr = (None, "skipped") if a.skip_torch else (None, "")
+    n_torch = 0 if a.skip_torch else max(1, a.torch_repeat)
+    for i in range(max(max(1, a.repeat), n_torch)):
+        if i < n_torch and (i == 0 or truns):
+            t, terr = run_torch(model_pt, inp, cfg, a.threads, torch_out, a.torch_memory_gb)
+            if t:
+                truns.append(t)
+        if i < max(1, a.repeat) and (i == 0 or runs):
+            ur, uerr = run_ufno(model_h5, inp, a.threads, a.ranks, ufno_out, a.ufno_memory_gb)
+            if ur:
+                runs.append(ur)
+    ur = ur if runs and len(runs) == max(1, a.repeat) else None
+    if truns and len(truns) == n_torch:
+        tt = sorted(t[0] for t in truns)
+        print("fno4d_bench: PyTorch seconds over %d runs: %s" % (len(tt), ", ".join(
+            "%.2f" % t for t in tt)), file=sys.stderr)
+        tr = (tt[len(tt) // 2], max(t[1] for t in truns))
+    elif not a.skip_torch:
+        tr = None
     if ur:
         times = sorted(r[0] for r in runs)
         print("fno4d_bench: ufno seconds over %d runs: %s" % (len(runs), ", ".join(
