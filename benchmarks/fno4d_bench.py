@@ -138,6 +138,9 @@ def main():
     ap.add_argument("--torch-repeat", type=int, default=1,
                     help="PyTorch runs, interleaved with ufno's (the median is reported)")
     a = ap.parse_args()
+    for flag, v in (("--repeat", a.repeat), ("--torch-repeat", a.torch_repeat)):
+        if not 1 <= v <= 100:
+            ap.error("%s %d: give 1 to 100 runs" % (flag, v))
     cfg = size_of(a.size)
     os.makedirs(a.out, exist_ok=True)
     name = a.size
@@ -151,17 +154,17 @@ def main():
     runs, truns = [], []
     ur, uerr = None, ""
     tr, terr = (None, "skipped") if a.skip_torch else (None, "")
-    n_torch = 0 if a.skip_torch else max(1, a.torch_repeat)
-    for i in range(max(max(1, a.repeat), n_torch)):
+    n_torch = 0 if a.skip_torch else a.torch_repeat
+    for i in range(max(a.repeat, n_torch)):
         if i < n_torch and (i == 0 or truns):
             t, terr = run_torch(model_pt, inp, cfg, a.threads, torch_out, a.torch_memory_gb)
             if t:
                 truns.append(t)
-        if i < max(1, a.repeat) and (i == 0 or runs):
+        if i < a.repeat and (i == 0 or runs):
             ur, uerr = run_ufno(model_h5, inp, a.threads, a.ranks, ufno_out, a.ufno_memory_gb)
             if ur:
                 runs.append(ur)
-    ur = ur if runs and len(runs) == max(1, a.repeat) else None
+    ur = ur if runs and len(runs) == a.repeat else None
     if truns and len(truns) == n_torch:
         tt = sorted(t[0] for t in truns)
         print("fno4d_bench: PyTorch seconds over %d runs: %s" % (len(tt), ", ".join(

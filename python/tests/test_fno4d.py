@@ -582,11 +582,25 @@ def test_real_valued_spectral_weights():
     assert read_bytes(path("e", "new", "m.h5")) == read_bytes(path("e", "old", "m.h5"))
 
 
+def test_bench_refuses_bad_run_counts():
+    """The 4-D FNO benchmark refuses a run count it cannot honour, before making any input."""
+    bench = os.path.join(os.path.dirname(os.path.dirname(HERE)), "benchmarks", "fno4d_bench.py")
+    out = path("bench")
+    for flag, value in (("--torch-repeat", "0"), ("--repeat", "-1"), ("--torch-repeat", "1000"),
+                        ("--repeat", "x")):
+        p = subprocess.run([sys.executable, bench, "--size", "lgr1", "--out", out, flag, value],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, (flag, value, p.returncode, p.stderr)
+        assert flag in p.stderr.strip().splitlines()[-1], p.stderr
+        assert not os.path.exists(out) or not os.listdir(out), "inputs made before the refusal"
+
+
 TESTS = [test_spectral_conv_vs_naive_dft, test_spectral4d_fixture,
          test_network_vs_numpy_reference, test_model_float32_vs_float64_and_fixtures,
          test_paths_contribute,
          test_fixtures_up_to_date, test_round_trip_state_dict_and_pickle, test_attributes,
-         test_normalizer_pickles, test_errors_leave_no_file, test_real_valued_spectral_weights]
+         test_normalizer_pickles, test_errors_leave_no_file, test_real_valued_spectral_weights,
+         test_bench_refuses_bad_run_counts]
 
 
 def main():
