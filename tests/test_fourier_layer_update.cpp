@@ -206,6 +206,28 @@ bool in_box(const dist::Box<4>& b, int i, int y, int z) {
   return i >= b.lo[0] && i < b.hi[0] && y >= b.lo[1] && y < b.hi[1] && z >= b.lo[2] && z < b.hi[2];
 }
 
+// The largest difference of `got` from `full` on the cells `inside(i, y, z, t)` selects, and
+// from the input `x` on the others (which an update that knows its box must leave as they were).
+template <class Inside>
+std::pair<double, double> worst_inside_and_outside(const std::vector<float>& got,
+                                                   const std::vector<float>& full,
+                                                   const std::vector<float>& x, Inside inside) {
+  using B4 = Block4;
+  double in = 0, out = 0;
+  for (int c = 0; c < B4::C; ++c)
+    for (int i = 0; i < B4::X; ++i)
+      for (int y = 0; y < B4::Y; ++y)
+        for (int z = 0; z < B4::Z; ++z)
+          for (int t = 0; t < B4::T; ++t) {
+            const long a = B4::at(c, i, y, z, t);
+            if (inside(i, y, z, t))
+              in = std::max(in, double(std::abs(got[a] - full[a])));
+            else
+              out = std::max(out, double(std::abs(got[a] - x[a])));
+          }
+  return {in, out};
+}
+
 }  // namespace
 
 TEST_CASE("an update that knows the padding equals the full update where it must", "[fourier]") {
@@ -233,18 +255,8 @@ TEST_CASE("an update that knows the padding equals the full update where it must
     // OutputInside: the box as the full update, everything else untouched.
     const auto full = blk.update(xv, w, R, Support::All, box);
     const auto known_out = blk.update(xv, w, R, Support::OutputInside, box);
-    double worst_in = 0, worst_out = 0;
-    for (int c = 0; c < B4::C; ++c)
-      for (int i = 0; i < B4::X; ++i)
-        for (int y = 0; y < B4::Y; ++y)
-          for (int z = 0; z < B4::Z; ++z)
-            for (int t = 0; t < B4::T; ++t) {
-              const long a = B4::at(c, i, y, z, t);
-              if (in_box(box, i, y, z))
-                worst_in = std::max(worst_in, double(std::abs(known_out[a] - full[a])));
-              else
-                worst_out = std::max(worst_out, double(std::abs(known_out[a] - xv[a])));
-            }
+    const auto [worst_in, worst_out] = worst_inside_and_outside(
+        known_out, full, xv, [&](int i, int y, int z, int) { return in_box(box, i, y, z); });
     CHECK(worst_in < 1e-5);
     CHECK(worst_out == 0.0);
     // An empty box: OutputInside computes nothing.
@@ -272,18 +284,10 @@ TEST_CASE("the box update equals the full update on the box and leaves the rest"
   for (int R : {1, 3}) {
     INFO(R << " box rows per group");
     const auto got = blk.update_box(xv, w, R, box);
-    double worst_in = 0, worst_out = 0;
-    for (int c = 0; c < B4::C; ++c)
-      for (int i = 0; i < B4::X; ++i)
-        for (int y = 0; y < B4::Y; ++y)
-          for (int z = 0; z < B4::Z; ++z)
-            for (int t = 0; t < B4::T; ++t) {
-              const long a = B4::at(c, i, y, z, t);
-              if (in_box(box, i, y, z) && t >= box.lo[3] && t < box.hi[3])
-                worst_in = std::max(worst_in, double(std::abs(got[a] - full[a])));
-              else
-                worst_out = std::max(worst_out, double(std::abs(got[a] - xv[a])));
-            }
+    const auto [worst_in, worst_out] =
+        worst_inside_and_outside(got, full, xv, [&](int i, int y, int z, int t) {
+          return in_box(box, i, y, z) && t >= box.lo[3] && t < box.hi[3];
+        });
     CHECK(worst_in < 1e-5);
     CHECK(worst_out == 0.0);
   }
