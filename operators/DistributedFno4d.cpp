@@ -127,7 +127,8 @@ Box4 DistributedFno4d::interior_in_block() const {
 DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
                                               Real* box_out) const {
   // x: (B, a1, a2, a3, t, C) on this rank's unpadded block. Returns the padded block
-  // (B, W, padded extents): zero but for the interior, which holds fc0 of the (encoded) input.
+  // (B, W, padded extents) whose interior holds fc0 of the (encoded) input: zero elsewhere with
+  // zero_outside, else zero only in the T padding of the interior's columns, the rest unset.
   const Extents e = unpadded_.box(rank_).extents();
   const int B = x.extent(0), C = spec_.in_channels, W = spec_.width;
   if (int(x.extent(1)) != e[0] || int(x.extent(2)) != e[1] || int(x.extent(3)) != e[2] ||
