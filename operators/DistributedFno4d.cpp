@@ -7,6 +7,7 @@
 #include "core/LayerTimer.hpp"
 #include "core/Parallel.hpp"
 #include "operators/FourierLayerUpdate.hpp"
+#include "operators/backend/HostMemory.hpp"
 
 namespace ufno {
 
@@ -273,7 +274,10 @@ void DistributedFno4d::fourier_layer(std::size_t k, const Real& x, Real box) {
   {
     Scope t("spectral conv");
     t_modes = box.data() ? conv_[k].forward_t_modes_of_box(box) : conv_[k].forward_t_modes(x);
-    box = Real();
+    if (box.data()) {
+      box = Real();
+      backend::return_freed_host_memory();
+    }
   }
   Scope t("T inverse + w + gelu, fused");
   fourier_layer_update<4>(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], Real(), act);
@@ -309,7 +313,10 @@ void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x,
     Scope t("spectral conv");
     first = box.data() ? conv_[k].forward_first_axis_modes_of_box(box)
                        : conv_[k].forward_first_axis_modes(x);
-    box = Real();  // its memory serves the update's buffers
+    if (box.data()) {  // back to the kernel before the update touches all of x
+      box = Real();
+      backend::return_freed_host_memory();
+    }
   }
   Scope t("T inverse + w + gelu, fused, in row groups");
   const Support support = k == 0 ? Support::InputInside

@@ -19,4 +19,11 @@ namespace ufno::backend {
 // Call once at start-up, before large allocations. Returns whether the glibc policy was set.
 bool reuse_freed_host_memory(bool on = true);
 
+// Hands the host memory freed so far back to the kernel (jemalloc: purges every arena; glibc:
+// malloc_trim), for a tensor that is freed for good while a larger one is about to be touched
+// for the first time: the 4-D FNO's unpadded lift, freed once the first layer has transformed
+// it, before that layer writes the padded activation. Without it the freed pages stay resident
+// and add to the peak. Returns whether an allocator was asked.
+bool return_freed_host_memory();
+
 }  // namespace ufno::backend
