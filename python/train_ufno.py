@@ -5,7 +5,7 @@ Usage:
   /usr/bin/python3 python/train_ufno.py --data DATA.h5 --variable SG|dP --run DIR
       [--fno] [--width 16] [--modes 6 6 6] [--epochs 30] [--batch 4] [--lr 1e-3]
       [--step 2 --gamma 0.9] [--threads 2] [--max-minutes 100] [--limit N]
-      [--export models/sg.h5] [--device cuda] [--init MODEL.h5]
+      [--export models/sg.h5] [--device cuda] [--init MODEL.h5] [--train-cases FILE]
 
 DATA.h5 is written by `python/run_flow_batch.py --assemble`: /input (N, X, Y, T, 12) encoded as
 io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case. DATA may also
@@ -43,6 +43,11 @@ quarter less CO2 in place than Flow.
 --peak-weight W (dP) adds W x the relative error of the largest buildup over the reservoir at each
 report time: the maximum dP a user reads is one near-well value, which a loss over the whole
 field weighs as one cell among a thousand. Validation also prints the maximum-dP error.
+
+--train-cases FILE trains on the case ids listed in FILE (one per line; a repeated id is trained on
+as often as it is listed) instead of the whole training split, say a fine-tune weighted towards the
+cases like a set users bring (python/near_cases.py). Validation and test stay the split's: an id
+that is not a training case is refused.
 
 --export converts the final weights with python/ufno_convert.py (grid from the data) and writes
 DIR/metrics.json with the paper's metrics on the test set.
@@ -166,6 +171,25 @@ def train_seconds(log_path):
         return sum(float(r["seconds"]) for r in csv.DictReader(f))
 
 
+def chosen_training_cases(path, train, seeds, idxs):
+    """The rows of the case ids listed in `path` (one per line; blank lines and # comments
+    skipped; a repeated id is trained on as often as it is listed). Every id must be a training
+    case of the data set: a validation or test case would leak into training."""
+    row = {"s%d_i%06d" % (seeds[i], idxs[i]): i for i in train}
+    rows = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            cid = line.split("#")[0].strip()
+            if not cid:
+                continue
+            if cid not in row:
+                raise ValueError("line %d: %s is not a training case of the data set" % (n, cid))
+            rows.append(row[cid])
+    if not rows:
+        raise ValueError("no case ids")
+    return rows
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True)
@@ -190,6 +214,9 @@ def main(argv=None):
                    help="SG only: add this x the relative error of the gas pore volume to the loss")
     p.add_argument("--peak-weight", type=float, default=0.0,
                    help="dP only: add this x the relative error of the largest dP per time")
+    p.add_argument("--train-cases",
+                   help="train on these case ids (one per line, repeats oversample) instead of "
+                        "the whole training split; each must be in the training split")
     p.add_argument("--device", default="cpu",
                    help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
     a = p.parse_args(argv)
@@ -228,6 +255,11 @@ def main(argv=None):
     with open(os.path.join(a.run, "split.json"), "w") as fs:
         json.dump({g: ["s%d_i%06d" % (seeds[i], idxs[i]) for i in v] for g, v in groups.items()},
                   fs, indent=0)
+    if a.train_cases:
+        try:
+            groups["train"] = chosen_training_cases(a.train_cases, groups["train"], seeds, idxs)
+        except (OSError, ValueError) as e:
+            p.error("--train-cases %s: %s" % (a.train_cases, e))
     mask_all = (x_all[..., 0] != 0).astype(np.float32)  # (N, X, Y, T)
     if a.variable == "dP":
         tr = groups["train"]

@@ -423,6 +423,31 @@ def test_resume_without_flow():
     assert rows == [], rows     # nothing was attempted
 
 
+def test_near_version2():
+    """python/near_cases.py: the shipped examples (drawn by sampler version 2) are near version 2;
+    breaking any required rule, or three of the five ranges, moves a draw out."""
+    import glob
+    import near_cases as nc
+    examples = sorted(glob.glob(os.path.join(REPO, "examples", "opm", "*", "case.h5")))
+    assert examples
+    for path in examples:
+        with h5py.File(path, "r") as f:
+            meta = {k[len("sample_"):]: (v.decode() if isinstance(v, bytes) else v)
+                    for k, v in f.attrs.items() if k.startswith("sample_")}
+            perf = f["PERF"][()]
+        meta["anisotropy_varies"] = 0     # version 2 had one kz/kr per case
+        assert nc.near_version2(meta, perf), path
+        for key, bad in (("structure", "homogeneous"), ("anisotropy_varies", 1),
+                         ("kgeo_mD", 5.0)):
+            assert not nc.near_version2(dict(meta, **{key: bad}), perf), (path, key)
+        two = np.zeros_like(perf)
+        two[0] = two[2] = 1
+        assert not nc.near_version2(meta, two), path
+        off = dict(meta, sigma_lnk=1.8, anisotropy=0.001, poro_mean=0.3)
+        assert not nc.near_version2(off, perf), path
+    assert nc.parse_case_id("s2_i000123") == (2, 123)
+
+
 def test_sanity_checks_synthetic():
     c = uc.sample_case(1, 5)
     n = c["meta"]["n_active"]

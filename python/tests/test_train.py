@@ -196,6 +196,41 @@ def main():
         check("--peak-weight nan is one error line, exit 2", p7.returncode == 2
               and "must be a number in [0, 1000]" in p7.stderr and "Traceback" not in p7.stderr,
               p7.stderr[-300:])
+        # --train-cases: a chosen list of training cases (repeats oversample); a validation or
+        # test case in it is refused, so it never leaks into training.
+        train_ids = split["train"]
+        pick = os.path.join(work, "pick.txt")
+        with open(pick, "w") as f:
+            f.write("# near the examples\n%s\n%s\n\n%s\n" % (train_ids[0], train_ids[1], train_ids[0]))
+        seeds_ = np.ones(n, dtype=np.int64)
+        idx_ = np.arange(n, dtype=np.int64)
+        rows_of = {"s1_i%06d" % i: i for i in range(n)}
+        all_train = [rows_of[c] for c in train_ids]
+        got = train_ufno.chosen_training_cases(pick, all_train, seeds_, idx_)
+        check("--train-cases: rows in the file's order, repeats kept",
+              got == [rows_of[train_ids[0]], rows_of[train_ids[1]], rows_of[train_ids[0]]], got)
+        p8 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w9"),
+                                                        "--epochs", "1", "--train-cases", pick],
+                            capture_output=True, text=True)
+        check("a run on chosen training cases trains", p8.returncode == 0
+              and "epoch 1" in p8.stderr, p8.stderr[-300:])
+        leak = os.path.join(work, "leak.txt")
+        held_out = (split["val"] + split["test"])[0]
+        with open(leak, "w") as f:
+            f.write("%s\n%s\n" % (train_ids[0], held_out))
+        p9 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w10"),
+                                                        "--train-cases", leak],
+                            capture_output=True, text=True)
+        check("--train-cases with a held-out case is one error line naming it, exit 2",
+              p9.returncode == 2 and "line 2: %s is not a training case" % held_out in p9.stderr
+              and "Traceback" not in p9.stderr, p9.stderr[-300:])
+        empty = os.path.join(work, "empty.txt")
+        open(empty, "w").close()
+        p10 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w11"),
+                                                         "--train-cases", empty],
+                             capture_output=True, text=True)
+        check("--train-cases with no ids is refused", p10.returncode == 2
+              and "no case ids" in p10.stderr, p10.stderr[-300:])
         for bad in ("nan", "-1", "1e9"):
             p5 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w6"),
                                                             "--front-weight", bad],
