@@ -6,6 +6,7 @@ Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR OUT.h5 [--grid 24 48
 """
 import argparse
 import os
+import pickle
 import sys
 
 import torch
@@ -23,8 +24,13 @@ def main(argv=None):
     p.add_argument("--last", action="store_true",
                    help="the last epoch's weights instead of the best validation epoch's")
     a = p.parse_args(argv)
-    ck = torch.load(os.path.join(a.run, "checkpoint.pt"))
-    args = ck["args"]
+    path = os.path.join(a.run, "checkpoint.pt")
+    try:
+        ck = torch.load(path, map_location="cpu")
+        args = ck["args"]
+        ck["model"], ck["epoch"], ck["std"], ck["mean"]
+    except (OSError, RuntimeError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as e:
+        p.error("%s: not a train_ufno.py checkpoint (%s)" % (path, str(e).split("\n")[0]))
     best = ck.get("best") or {}
     if not a.last and best.get("model") is not None:
         ck = dict(ck, model=best["model"], epoch=best["epoch"])

@@ -128,6 +128,17 @@ def main():
         rows = list(csv.DictReader(open(os.path.join(run, "log.csv"))))
         check("log has epochs 1, 2, 3", [r["epoch"] for r in rows] == ["1", "2", "3"], rows)
         check("checkpoint at epoch 3", torch.load(os.path.join(run, "checkpoint.pt"))["epoch"] == 3)
+        exp = [sys.executable, os.path.join(os.path.dirname(HERE), "export_checkpoint.py")]
+        pe = subprocess.run(exp + [run, os.path.join(work, "last.h5"), "--last", "--grid",
+                                   str(X), str(Y), str(T)], capture_output=True, text=True)
+        check("export_checkpoint writes the last epoch", pe.returncode == 0
+              and "(epoch 3)" in pe.stderr, pe.stderr[-300:])
+        pe2 = subprocess.run(exp + [os.path.join(work, "no_run"), os.path.join(work, "x.h5")],
+                             capture_output=True, text=True)
+        check("export_checkpoint without a checkpoint is one error line, exit 2, no file",
+              pe2.returncode == 2 and "not a train_ufno.py checkpoint" in pe2.stderr
+              and "Traceback" not in pe2.stderr and not os.path.exists(os.path.join(work, "x.h5")),
+              pe2.stderr[-300:])
         split = json.load(open(os.path.join(run, "split.json")))
         check("split covers every case once",
               sorted(sum(split.values(), [])) == sorted("s1_i%06d" % i for i in range(n)))
