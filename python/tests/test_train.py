@@ -139,6 +139,45 @@ def main():
               pe2.returncode == 2 and "not a train_ufno.py checkpoint" in pe2.stderr
               and "Traceback" not in pe2.stderr and not os.path.exists(os.path.join(work, "x.h5")),
               pe2.stderr[-300:])
+        # average_models: the mean of every floating-point array; a file of another
+        # architecture or scaling is refused with one line and leaves no output.
+        import average_models
+        avg = os.path.join(work, "avg.h5")
+        shifted = os.path.join(work, "shifted.h5")
+        shutil.copy(os.path.join(work, "dp.h5"), shifted)
+        with h5py.File(shifted, "r+") as fs:
+            fs.visititems(lambda name, o: o.write_direct(o[()] + np.float32(1.0) + o[()])
+                          if isinstance(o, h5py.Dataset) and o.dtype.kind == "f" else None)
+        pa = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "average_models.py"),
+                             avg, os.path.join(work, "dp.h5"), shifted,
+                             "--source", "mean of two"], capture_output=True, text=True)
+        with h5py.File(avg, "r") as fa, h5py.File(os.path.join(work, "dp.h5"), "r") as f1, \
+                h5py.File(shifted, "r") as f2:
+            names = [k for k in f1 if isinstance(f1[k], h5py.Dataset) and f1[k].dtype.kind == "f"]
+            worst = max(float(np.abs(fa[k][()] - (f1[k][()].astype(np.float64) + f2[k][()]) / 2).max())
+                        for k in names)
+            check("average_models: every array is the mean of the files' (%d arrays)" % len(names),
+                  pa.returncode == 0 and names and worst < 1e-6, (pa.stderr[-300:], worst))
+            check("average_models: attributes kept, source replaced",
+                  fa.attrs["source"] == b"mean of two"
+                  and fa.attrs["output_scale"] == f1.attrs["output_scale"], dict(fa.attrs))
+        other = os.path.join(work, "other.h5")
+        shutil.copy(os.path.join(work, "dp.h5"), other)
+        with h5py.File(other, "r+") as fo:
+            fo.attrs["output_scale"] = fo.attrs["output_scale"] * 2
+        bad_out = os.path.join(work, "bad_avg.h5")
+        pb = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "average_models.py"),
+                             bad_out, os.path.join(work, "dp.h5"), other],
+                            capture_output=True, text=True)
+        check("average_models: another scaling is one error line, exit 2, no output",
+              pb.returncode == 2 and "attributes" in pb.stderr and "Traceback" not in pb.stderr
+              and not os.path.exists(bad_out), pb.stderr[-300:])
+        try:
+            average_models.average(bad_out, [os.path.join(work, "dp.h5")])
+            one_refused = False
+        except ValueError:
+            one_refused = True
+        check("average_models: one file is refused", one_refused and not os.path.exists(bad_out))
         split = json.load(open(os.path.join(run, "split.json")))
         check("split covers every case once",
               sorted(sum(split.values(), [])) == sorted("s1_i%06d" % i for i in range(n)))

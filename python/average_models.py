@@ -1,0 +1,85 @@
+#!/usr/bin/python3
+"""Average the weights of model files of one lineage (stochastic weight averaging, a "model soup").
+
+Usage:
+  /usr/bin/python3 python/average_models.py OUT.h5 A.h5 B.h5 [...] [--source TEXT]
+
+Every floating-point array of the files (weights, biases, batch-norm running statistics) becomes
+the mean over the files; the attributes are the first file's, with `source` replaced when given.
+The files must be checkpoints of one training lineage (runs that started from the same weights):
+averaging unrelated networks gives garbage, and nothing here can tell. What is checked: the same
+arrays with the same shapes, and the same attributes apart from `source` (architecture, grid,
+variable, output scaling). OUT is written to a temporary name and renamed, so a failure never
+leaves half a file.
+"""
+import argparse
+import os
+import sys
+
+import h5py
+import numpy as np
+
+
+def arrays_of(f):
+    out = {}
+    f.visititems(lambda name, obj: out.__setitem__(name, obj)
+                 if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+def same_attrs(a, b):
+    keys = (set(a.attrs) | set(b.attrs)) - {"source"}
+    return all(k in a.attrs and k in b.attrs and np.array_equal(a.attrs[k], b.attrs[k])
+               for k in keys)
+
+
+def average(out, paths, source=None):
+    """Writes the mean of the model files `paths` to `out`; raises ValueError on a mismatch."""
+    if len(paths) < 2:
+        raise ValueError("give at least two model files")
+    files = [h5py.File(p, "r") for p in paths]
+    tmp = out + ".tmp.%d" % os.getpid()
+    try:
+        first = arrays_of(files[0])
+        for p, f in zip(paths[1:], files[1:]):
+            arrs = arrays_of(f)
+            if sorted(arrs) != sorted(first) or any(arrs[k].shape != first[k].shape for k in first):
+                raise ValueError("%s: its arrays differ from %s's" % (p, paths[0]))
+            if not same_attrs(files[0], f):
+                raise ValueError("%s: its attributes (architecture, grid, scaling) differ from "
+                                 "%s's" % (p, paths[0]))
+        with h5py.File(tmp, "w") as g:
+            for k, v in files[0].attrs.items():
+                g.attrs[k] = v
+            if source is not None:
+                g.attrs["source"] = np.bytes_(source)
+            for name, ds in first.items():
+                if ds.dtype.kind == "f":
+                    acc = sum(f[name][()].astype(np.float64) for f in files) / len(files)
+                    g.create_dataset(name, data=acc.astype(ds.dtype))
+                else:
+                    g.create_dataset(name, data=ds[()])
+        os.replace(tmp, out)
+    finally:
+        for f in files:
+            f.close()
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("out")
+    p.add_argument("models", nargs="+")
+    p.add_argument("--source", help="the output's source attribute (what was averaged)")
+    a = p.parse_args(argv)
+    try:
+        average(a.out, a.models, a.source)
+    except (OSError, ValueError, KeyError) as e:
+        p.error(str(e).split("\n")[0])
+    print("average_models: %d files -> %s" % (len(a.models), a.out), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
