@@ -446,6 +446,21 @@ def test_near_version2():
         off = dict(meta, sigma_lnk=1.8, anisotropy=0.001, poro_mean=0.3)
         assert not nc.near_version2(off, perf), path
     assert nc.parse_case_id("s2_i000123") == (2, 123)
+    # Hostile input: no split file, a file that is not a split, --others beyond the cases.
+    script = os.path.join(PYDIR, "near_cases.py")
+    notsplit = os.path.join(TMP, "notsplit.json")
+    with open(notsplit, "w") as f:
+        f.write("[1, 2")
+    split = os.path.join(TMP, "split.json")
+    with open(split, "w") as f:
+        f.write('{"train": ["s2_i000001", "s2_i000002"]}')
+    for args, says in (([os.path.join(TMP, "none.json")], "not a split.json"),
+                       ([notsplit], "not a split.json"),
+                       ([split, "--others", "5"], "--others must be in 0..")):
+        r = subprocess.run([sys.executable, script, "--split"] + args[:1] + args[1:],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+        assert r.stdout == "", r.stdout
 
 
 def test_sanity_checks_synthetic():

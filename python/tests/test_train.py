@@ -274,6 +274,15 @@ def main():
         check("--train-cases with a held-out case is one error line naming it, exit 2",
               p9.returncode == 2 and "line 2: %s is not a training case" % held_out in p9.stderr
               and "Traceback" not in p9.stderr, p9.stderr[-300:])
+        binary = os.path.join(work, "binary.txt")
+        with open(binary, "wb") as f:
+            f.write(b"\xff\xfe\x00garbage")
+        p11 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w12"),
+                                                         "--train-cases", binary],
+                             capture_output=True, text=True)
+        check("--train-cases with a binary file is one error line, exit 2",
+              p11.returncode == 2 and "--train-cases" in p11.stderr
+              and "Traceback" not in p11.stderr, p11.stderr[-300:])
         empty = os.path.join(work, "empty.txt")
         open(empty, "w").close()
         p10 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w11"),
