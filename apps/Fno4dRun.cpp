@@ -3,14 +3,19 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
+#include <type_traits>
 
+#include "apps/NodeMemoryCheck.hpp"
+#include "core/Backend.hpp"
 #include "core/LayerTimer.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Fno4dModelFile.hpp"
 #include "io/OutputFile.hpp"
 #include "io/TensorFile.hpp"
 #include "operators/DistributedFno4d.hpp"
+#include "operators/Fno4dMemoryEstimate.hpp"
 
 namespace ufno {
 
@@ -33,6 +38,42 @@ std::vector<float> time_major(const GridView<4>& y) {
           for (std::size_t t = 0; t < T; ++t)
             v[(((n * T + t) * a + i) * b + j) * c + k] = h(n, 0, i, j, k, t);
   return v;
+}
+
+std::string gigabytes(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
+  return b;
+}
+
+std::string padded_grid_string(const Fno4dSpec& s) {
+  const auto p = s.padded_grid();
+  return std::to_string(p[0]) + " x " + std::to_string(p[1]) + " x " + std::to_string(p[2]) +
+         " x " + std::to_string(p[3]);
+}
+
+// Collective. Refuses, before anything large is allocated, a run that this node's ranks cannot
+// hold: with overcommit the allocations would succeed and the OOM killer would end the run when
+// they are touched. Host builds only; a GPU allocation fails at once and reaches the catch in
+// run_fno4d_tensor.
+void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks,
+                                const std::string& model, const std::string& tensor,
+                                MPI_Comm comm) {
+  if constexpr (!std::is_same_v<backend::Default, backend::Host>) return;
+  const auto lack = node_memory_shortfall(Fno4dMemoryEstimate::per_rank(s, cases, ranks), comm);
+  if (!lack) return;
+  const std::string figures = "at least " + gigabytes(lack->bytes) + " on this node (" +
+                              std::to_string(lack->ranks_on_node) + " rank(s)), which has " +
+                              gigabytes(lack->available) + " available";
+  const double one_case = lack->ranks_on_node * Fno4dMemoryEstimate::per_rank(s, 1, ranks);
+  if (cases > 1 && one_case <= lack->available)
+    throw InputError(tensor, "input",
+                     std::to_string(cases) + " cases in one pass need " + figures +
+                         "; put fewer cases in each file");
+  throw InputError(model, "grid",
+                   "the padded grid " + padded_grid_string(s) + " at width " +
+                       std::to_string(s.width) + " needs " + figures +
+                       "; spread the ranks over more nodes (ranks on one node share its memory)");
 }
 
 }  // namespace
@@ -60,6 +101,11 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
     }
     grid = std::make_unique<dist::ProcessGrid>(
         dist::ProcessGrid::from_string(comm, spec, {g[0], g[1], g[2], g[3]}));
+  });
+  dist::collectively(comm, [&] {
+    const Fno4dSpec& s = mf->spec();
+    const std::size_t cases = input_tensor4d_cases(tensor, s.grid, s.in_channels, comm);
+    refuse_if_node_cannot_hold(s, cases, grid->size(), model, tensor, comm);
   });
   // One forward pass: each layer's spectral weights are read when it runs (the same reads as
   // holding them all, a third less peak memory at LGR size).
@@ -90,14 +136,12 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   } catch (const std::exception& e) {
     // Kokkos reports a failed allocation as a runtime_error of several lines; say it in one.
     if (std::string(e.what()).find("allocate") == std::string::npos) throw;
-    const auto pe = s.padded_grid();
-    const double block = double(pe[0]) * pe[1] * pe[2] * pe[3] / grid->size();
     throw InputError(model, "grid",
                      "not enough memory on rank " + std::to_string(grid->rank()) +
-                         ": a padded block of about " + std::to_string(long(block / 1e6)) +
-                         "M cells x width " + std::to_string(s.width) + " needs about " +
-                         std::to_string(int(block * s.width * 4.7 / 1e9 + 0.5)) +
-                         " GB; use more ranks (--grid) or nodes");
+                         ": the padded grid " + padded_grid_string(s) + " at width " +
+                         std::to_string(s.width) + " needs at least " +
+                         gigabytes(Fno4dMemoryEstimate::per_rank(s, B, grid->size())) +
+                         " per rank; use more ranks (--grid) or nodes");
   }
   r.seconds_predict = since(t0);
   if (grid->rank() == 0) LayerTimer::instance().report("ufno_predict (FNO4D)");

@@ -7,8 +7,6 @@
 
 namespace ufno {
 
-namespace {}  // namespace
-
 HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels,
                             CaseBlock block, MPI_Comm comm) {
   h5::File f = h5::File::open_read(path, comm);
@@ -32,10 +30,11 @@ HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& g
   return a;
 }
 
-HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid, int channels,
-                              const std::array<int, 4>& lo, const std::array<int, 4>& count,
-                              MPI_Comm comm) {
-  h5::File f = h5::File::open_read(path, comm);
+namespace {
+
+// /input's shape, checked against (B, grid, channels) for any B > 0.
+std::vector<std::size_t> checked_shape4d(const h5::File& f, const std::string& path,
+                                         const std::array<int, 4>& grid, int channels) {
   if (!f.has_dataset("input")) throw InputError(path, "input", "dataset is missing");
   if (f.kind("input") != h5::Kind::Float)
     throw InputError(path, "input", "must be a floating-point dataset");
@@ -49,6 +48,22 @@ HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>&
     throw InputError(path, "input",
                      "shape " + shape_string(s) + " but the 4-D FNO expects " + expect +
                          ") = (cases, A1, A2, A3, T, channels)");
+  return s;
+}
+
+}  // namespace
+
+std::size_t input_tensor4d_cases(const std::string& path, const std::array<int, 4>& grid,
+                                 int channels, MPI_Comm comm) {
+  h5::File f = h5::File::open_read(path, comm);
+  return checked_shape4d(f, path, grid, channels)[0];
+}
+
+HostArray read_input_tensor4d(const std::string& path, const std::array<int, 4>& grid, int channels,
+                              const std::array<int, 4>& lo, const std::array<int, 4>& count,
+                              MPI_Comm comm) {
+  h5::File f = h5::File::open_read(path, comm);
+  const auto s = checked_shape4d(f, path, grid, channels);
   HostArray a;
   a.shape = {s[0]};
   std::vector<std::size_t> start{0};

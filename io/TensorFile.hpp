@@ -15,6 +15,11 @@ namespace ufno {
 HostArray read_input_tensor(const std::string& path, const std::array<int, 3>& grid, int channels,
                             CaseBlock block = {}, MPI_Comm comm = MPI_COMM_NULL);
 
+// The case count B of a 4-D FNO's input /input (B, A1, A2, A3, T, C), its rank, grid and
+// channels checked against the model's; reads no values (to size the run before reading them).
+std::size_t input_tensor4d_cases(const std::string& path, const std::array<int, 4>& grid,
+                                 int channels, MPI_Comm comm = MPI_COMM_NULL);
+
 // A 4-D FNO's input: /input (B, A1, A2, A3, T, C) channels-last, of which this rank reads the
 // (A1, A2, A3, T) block [lo, lo + count) of every case and channel (collective with a
 // communicator). Checks the rank, the grid and channels against the model's, a case count that

@@ -289,6 +289,25 @@ def fno4d_cases():
         variant(model, name, edit)
         refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
+    # Sizes no machine of this project holds: refused from the estimate before any large
+    # allocation (without it, overcommit lets the OOM killer end the run part-way, no message).
+    small = os.path.join(ROOT, "tests", "data", "fno4d_small.h5")
+    basin = (2000, 2000, 50, 24)
+    variant(small, "m4_basin.h5", lambda f: f.attrs.__setitem__("grid", np.array(basin, np.int32)))
+    with h5py.File("t_basin.h5", "w") as f:  # declared, never written: no disk, no reads
+        f.create_dataset("input", shape=(1,) + basin + (x.shape[-1],), dtype="f4",
+                         chunks=(1, 100, 100, 50, 24, x.shape[-1]))
+    refused(P, ["--model", "m4_basin.h5", "--tensor", "t_basin.h5", "--out", "o.h5"],
+            ["m4_basin.h5", "grid", "needs at least", "GB on this node", "available"], timeout=60)
+    os.remove("t_basin.h5")
+    os.remove("m4_basin.h5")
+    small_io = small.replace("small", "small_io")
+    many = h5py.File(small_io)["input"].shape[1:]
+    with h5py.File("t_many.h5", "w") as f:
+        f.create_dataset("input", shape=(1 << 26,) + many, dtype="f4", chunks=(1,) + many)
+    refused(P, ["--model", small, "--tensor", "t_many.h5", "--out", "o.h5"],
+            ["t_many.h5", "input", "67108864 cases in one pass", "fewer cases"], timeout=60)
+    os.remove("t_many.h5")
     refused(P, ["--model", model, "--tensor", io, "--out", "o.h5", "--grid", "2x2"],
             ["--grid", "A1, A2, A3"])
     refused(P, ["--model", model, "--tensor", io, "--out", "o.h5", "--grid", "1x1x2"],

@@ -1,0 +1,25 @@
+#pragma once
+// Refuses a run whose ranks on one node would together need more host memory than the node has
+// for them (core/MemoryBudget.hpp), before anything large is allocated: Linux overcommits, so
+// such a run would otherwise be ended by the kernel's OOM killer, without a message, part-way.
+#include <mpi.h>
+
+#include <optional>
+
+#include "core/MemoryBudget.hpp"
+
+namespace ufno {
+
+struct NodeMemoryNeed {
+  double bytes = 0;      // this node's ranks together
+  double available = 0;  // what the node has for them
+  int ranks_on_node = 1;
+};
+
+// Collective over `comm`: sums `rank_bytes` over the ranks that share this rank's node and
+// compares it with this node's available host memory. Returns the shortfall's figures when the
+// node cannot hold the need, nothing when it can or when the budget cannot be read.
+std::optional<NodeMemoryNeed> node_memory_shortfall(double rank_bytes, MPI_Comm comm,
+                                                    const MemorySources& where = {});
+
+}  // namespace ufno

@@ -1,0 +1,30 @@
+#pragma once
+// What one rank's forward pass of DistributedFno4d holds at its peak, from the architecture, the
+// case count and the number of ranks alone (before anything is allocated), so that a grid that
+// cannot fit is refused in one line instead of meeting the kernel's OOM killer.
+//
+// The peak is the padded activation (width channels over this rank's share of the padded grid)
+// and the transforms' working sets beside it: about 4.5 bytes per padded cell and channel, plus
+// the program's own libraries and weights (benchmarks/README.md, "4-D FNO": measured peaks were
+// 0-20 % above this figure, the allocator's retained blocks; never below). A lower bound, so a
+// refusal on it is never wrong.
+#include <cstddef>
+
+#include "core/Fno4dSpec.hpp"
+
+namespace ufno {
+
+struct Fno4dMemoryEstimate {
+  static constexpr double kBytesPerPaddedCellAndChannel = 4.5;
+  static constexpr double kFixedBytes = 0.07e9;
+
+  // Bytes for `cases` cases on one of `ranks` ranks (an even share of the padded grid).
+  static double per_rank(const Fno4dSpec& s, std::size_t cases, int ranks) {
+    double cells = 1.0;
+    for (int e : s.padded_grid()) cells *= e;
+    return kFixedBytes + double(cases) * s.width * kBytesPerPaddedCellAndChannel * cells /
+                             (ranks > 0 ? ranks : 1);
+  }
+};
+
+}  // namespace ufno

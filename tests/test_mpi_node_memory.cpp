@@ -1,0 +1,72 @@
+// apps/NodeMemoryCheck.hpp: the ranks sharing a node add up their needs and compare the sum with
+// the node's budget, read once per node (here a made-up /proc with a chosen MemAvailable; all
+// ranks of the test share one node). Every rank must reach the same verdict.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/NodeMemoryCheck.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A /proc with MemAvailable = kib kB, written by rank 0 for all; returns its sources.
+ufno::MemorySources fake_proc(const fs::path& dir, long kib) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) {
+    fs::create_directories(dir / "proc" / "self");
+    std::ofstream(dir / "proc" / "meminfo") << "MemAvailable: " << kib << " kB\n";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return {(dir / "proc").string(), (dir / "cg").string()};
+}
+
+fs::path shared_dir() {
+  int pid = ::getpid();
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);  // one directory name for every rank
+  return fs::temp_directory_path() / ("ufno_node_memory_" + std::to_string(pid));
+}
+
+bool everyone(bool mine) {
+  int m = mine ? 1 : 0, all = 0;
+  MPI_Allreduce(&m, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+}  // namespace
+
+TEST_CASE("the node's ranks together against the node's budget", "[memory]") {
+  int size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const fs::path dir = shared_dir();
+  // 1 MB available (1000 kB = 1.024e6 bytes); every rank asks for 0.6 MB.
+  const auto where = fake_proc(dir, 1000);
+  const auto lack = ufno::node_memory_shortfall(0.6e6, MPI_COMM_WORLD, where);
+  if (size == 1) {
+    CHECK(everyone(!lack));  // 0.6 MB fits in 1.024 MB
+  } else {
+    CHECK(everyone(bool(lack)));  // two or more ranks of 0.6 MB do not
+    if (lack) {
+      CHECK(lack->ranks_on_node == size);
+      CHECK(lack->bytes == Approx(0.6e6 * size));
+      CHECK(lack->available == Approx(1.024e6));
+    }
+  }
+  // A rank that needs nothing does not change the verdict of the others.
+  const auto lack2 = ufno::node_memory_shortfall(rank == 0 ? 2e6 : 0.0, MPI_COMM_WORLD, where);
+  CHECK(everyone(bool(lack2)));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) fs::remove_all(dir);
+}
+
+TEST_CASE("no verdict when the node's budget cannot be read", "[memory]") {
+  const fs::path dir = shared_dir() += "_empty";  // nothing written there
+  const ufno::MemorySources where{(dir / "proc").string(), (dir / "cg").string()};
+  CHECK(everyone(!ufno::node_memory_shortfall(1e18, MPI_COMM_WORLD, where)));
+}
