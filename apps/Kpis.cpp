@@ -212,6 +212,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       k.max_dp_depth_m = g.z_mid[i / c.ny];
       k.max_dp_year = times[t] / kDaysPerYear;
     }
+  k.max_dp_field_bar = k.max_dp_bar;
   return k;
 }
 
@@ -224,8 +225,9 @@ std::vector<std::string> kpi_header(const KpiOptions& o) {
     h.push_back("plume_area_km2_" + s.str() + "yr");
     h.push_back("plume_capped_" + s.str() + "yr");
   }
-  for (const char* n : {"max_dP_bar", "max_dP_radius_m", "max_dP_depth_m", "max_dP_year",
-                        "aor_radius_m", "co2_mass_Mt", "injected_Mt", "mass_ratio"})
+  for (const char* n :
+       {"max_dP_bar", "max_dP_radius_m", "max_dP_depth_m", "max_dP_year", "aor_radius_m",
+        "co2_mass_Mt", "injected_Mt", "mass_ratio", "max_dP_field_bar"})
     h.push_back(n);
   return h;
 }
@@ -238,7 +240,7 @@ std::vector<double> kpi_row(const Kpis& k) {
     r.push_back(k.plume_capped[i]);
   }
   for (double v : {k.max_dp_bar, k.max_dp_radius_m, k.max_dp_depth_m, k.max_dp_year, k.aor_radius_m,
-                   k.co2_mass_mt, k.injected_mt, k.mass_ratio})
+                   k.co2_mass_mt, k.injected_mt, k.mass_ratio, k.max_dp_field_bar})
     r.push_back(v);
   return r;
 }

@@ -33,7 +33,10 @@ struct Kpis {
   std::vector<double> plume_radius_m, plume_area_km2;  // per requested year
   std::vector<double> years_used;                      // report time used for each (years)
   std::vector<int> plume_capped;  // per year: 1 if the field's own reach was beyond the mass cap
+  // max_dp_bar: the field's maximum, or a dP model's head estimate (apps/MaxDpHead.hpp);
+  // max_dp_field_bar, the radius, depth and year are always the field's.
   double max_dp_bar = 0, max_dp_radius_m = 0, max_dp_depth_m = 0, max_dp_year = 0;
+  double max_dp_field_bar = 0;
   double aor_radius_m = 0;  // 0: the perforations are not above the critical pressure
   double co2_mass_mt = 0;   // free-phase CO2 in the plume at the last report time
   double injected_mt = 0;   // rate x time at the last report time

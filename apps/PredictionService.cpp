@@ -44,6 +44,7 @@ json edges(const std::vector<double>& widths, double start) {
 PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
   predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
                                            dist::ExchangeAlgorithm::Alltoallv, o.run);
+  max_dp_ = MaxDpEstimator::from_model_files(o.models);
   const auto& g = predictor_->spec().grid;
   for (const auto& s : o.sites) {
     ReservoirCase c = read_case(s, g[0], g[1]);
@@ -245,7 +246,9 @@ void PredictionService::remember_for_verification(const std::string& id, const R
   Verifiable v{c, {}, {}};
   v.kpi.critical_dp_bar = critical_dp;
   v.c.times_days = p.times_days;  // Flow reports at the times the models predict
-  v.ufno_kpis = kpi_row(compute_kpis(c, *sg, *dp, p.times_days, v.kpi));
+  Kpis k = compute_kpis(c, *sg, *dp, p.times_days, v.kpi);
+  if (max_dp_) apply_max_dp_head(k, *max_dp_, c);
+  v.ufno_kpis = kpi_row(k);
   std::lock_guard<std::mutex> l(mu_);
   verifiable_[id] = std::move(v);
 }
@@ -313,7 +316,8 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
   if (sg && dp) {
     KpiOptions o;
     o.critical_dp_bar = critical_dp;
-    const Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
+    Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
+    if (max_dp_) apply_max_dp_head(k, *max_dp_, c);
     json years = json::array();
     for (std::size_t i = 0; i < o.years.size(); ++i)
       years.push_back({{"year", o.years[i]},
@@ -321,12 +325,19 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
                        {"plume_radius_m", k.plume_radius_m[i]},
                        {"plume_area_km2", k.plume_area_km2[i]},
                        {"plume_capped", k.plume_capped[i] != 0}});
-    r["kpis"] = {{"sg_threshold", o.sg_threshold},     {"plume", years},
-                 {"max_dp_bar", k.max_dp_bar},         {"max_dp_radius_m", k.max_dp_radius_m},
-                 {"max_dp_depth_m", k.max_dp_depth_m}, {"max_dp_year", k.max_dp_year},
-                 {"critical_dp_bar", critical_dp},     {"aor_radius_m", k.aor_radius_m},
-                 {"co2_mass_mt", k.co2_mass_mt},       {"injected_mt", k.injected_mt},
-                 {"mass_ratio", k.mass_ratio}};
+    r["kpis"] = {{"sg_threshold", o.sg_threshold},
+                 {"plume", years},
+                 {"max_dp_bar", k.max_dp_bar},
+                 {"max_dp_radius_m", k.max_dp_radius_m},
+                 {"max_dp_depth_m", k.max_dp_depth_m},
+                 {"max_dp_year", k.max_dp_year},
+                 {"critical_dp_bar", critical_dp},
+                 {"aor_radius_m", k.aor_radius_m},
+                 {"co2_mass_mt", k.co2_mass_mt},
+                 {"injected_mt", k.injected_mt},
+                 {"mass_ratio", k.mass_ratio},
+                 {"max_dp_field_bar", k.max_dp_field_bar},
+                 {"max_dp_source", max_dp_ ? "head" : "field"}};
   }
   r["warnings"] = warnings;
   return r;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "apps/Kpis.hpp"
+#include "apps/MaxDpHead.hpp"
 #include "apps/Predictor.hpp"
 #include "apps/WebCase.hpp"
 #include "core/RunOptions.hpp"
@@ -77,6 +78,7 @@ class PredictionService {
 
   ServiceOptions opts_;
   std::unique_ptr<Predictor> predictor_;
+  std::optional<MaxDpEstimator> max_dp_;  // the dP model's maximum-dP head, when it has one
   std::vector<std::pair<std::string, ReservoirCase>> sites_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -17,6 +17,7 @@
 #include "apps/BatchRun.hpp"
 #include "apps/DefaultModels.hpp"
 #include "apps/FlowRun.hpp"
+#include "apps/MaxDpHead.hpp"
 #include "core/Fingerprint.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
@@ -517,6 +518,10 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
   const fs::path out(c.out), cases = out / "cases", fields = out / "fields", rows = out / "kpi";
   const std::vector<Scenario> scen = sample_scenarios(c);
   const int n = int(scen.size());
+  // The dP model's maximum-dP head, read and checked before anything runs (not after hours of
+  // predictions).
+  std::optional<MaxDpEstimator> max_dp;
+  dist::collectively(MPI_COMM_WORLD, [&] { max_dp = MaxDpEstimator::from_model_files(c.models); });
   // Scenario case files (rank 0); a scenario that cannot be made fails every rank together.
   dist::collectively(MPI_COMM_WORLD, [&] {
     if (rank != 0) return;
@@ -580,7 +585,8 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
       const std::size_t cells = std::size_t(rc.nx) * rc.ny * t.size();
       if (sg.empty()) sg.assign(cells, 0.f);
       if (dp.empty()) dp.assign(cells, 0.f);
-      const Kpis k = compute_kpis(rc, sg, dp, std::vector<double>(t.begin(), t.end()), c.kpi);
+      Kpis k = compute_kpis(rc, sg, dp, std::vector<double>(t.begin(), t.end()), c.kpi);
+      if (max_dp) apply_max_dp_head(k, *max_dp, rc);
       std::ofstream r(row.string() + ".tmp");
       r.precision(6);
       for (double v : kpi_row(k)) r << "," << v;

@@ -14,6 +14,9 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   fno4d_norm_small.h5, fno4d_norm_small_io.h5   the same sizes, variable dP, with input and
                                                 output normalisers
   spectral4d_small.h5               one SpectralConv4d(2 -> 3, modes (2,2,2,4)) on a (6,5,4,6) grid
+  max_dp_head_small.h5              a maximum-dP head (python/max_dp_head.py: 2 members, hidden 8,
+                                    random weights, grid 24 x 48) and, under /expected, the
+                                    features (float64) and estimates of examples/opm/*/case.h5
 The model files go through ufno_convert.convert(), the converter's own code path.
 
 Golden outputs are computed in float64 from the float32 weights and inputs (so they are the exact
@@ -211,6 +214,30 @@ def make_spectral4d_fixture(out_dir, seed):
         "modes": np.array(modes, dtype=np.int32), "seed": np.int64(seed)})
 
 
+def make_max_dp_head_fixture(out_dir, seed):
+    import glob
+    import max_dp_head
+    import ufno_cases
+    import ufno_encoding
+    cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(c))[:, :, 0, :]
+                   for c in cases])
+    feats = max_dp_head.features(x0)
+    torch.manual_seed(seed)
+    nets = [max_dp_head.mlp(feats.shape[1], 8).double().eval() for _ in range(2)]
+    # Statistics near the examples' own, so that the members see inputs of order one.
+    head = max_dp_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5, 2.0, 0.7)
+    path = os.path.join(out_dir, "max_dp_head_small.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["variable"] = "dP"
+        max_dp_head.write_head_group(f, head, x0.shape[1:3])
+        f["expected/features"] = feats
+        f["expected/estimate_bar"] = head.predict(feats)
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in cases)
+
+
 def make_checkpoints(ckpt_dir, seed):
     """A tiny U-FNO as state_dict and as a published-style pickle; both must convert alike."""
     gen = torch.Generator().manual_seed(seed)
@@ -254,7 +281,8 @@ def main():
     make_fno4d_fixture(args.out, "fno4d_small", "SG", SEED + 5, normalizers=False)
     make_fno4d_fixture(args.out, "fno4d_norm_small", "dP", SEED + 6, normalizers=True)
     make_spectral4d_fixture(args.out, SEED + 7)
-    names = ["ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
+    make_max_dp_head_fixture(args.out, SEED + 8)
+    names = ["max_dp_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
     total = 0

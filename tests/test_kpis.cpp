@@ -81,6 +81,7 @@ TEST_CASE("KPIs of a constructed field equal the hand-computed values", "[kpi]")
   CHECK(k.plume_capped == std::vector<int>{0, 0});
   CHECK(k.plume_area_km2[0] == Approx(M_PI * r1 * r1 / 1e6));
   CHECK(k.max_dp_bar == 25);
+  CHECK(k.max_dp_field_bar == 25);  // the same until a head replaces max_dp_bar
   CHECK(k.max_dp_radius_m == 20);
   CHECK(k.max_dp_depth_m == 3);
   CHECK(k.max_dp_year == Approx(1));

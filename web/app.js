@@ -172,9 +172,14 @@ function kpiRows() {
     `Plume radius / area at ${p.year} yr (SG > ${k.sg_threshold})`,
     `${fmtLength(p.plume_radius_m)} / ${p.plume_area_km2.toFixed(2)} km²` +
         (p.plume_capped ? " (capped: the field holds more CO₂ than was injected)" : "")]);
-  rows.push(["Maximum pressure buildup",
-             `${k.max_dp_bar.toFixed(1)} bar at ${fmtLength(k.max_dp_radius_m)}, ` +
-             `${k.max_dp_depth_m.toFixed(0)} m depth, year ${k.max_dp_year.toFixed(1)}`]);
+  // With the dP model's maximum-dP head the value is its estimate; the place and time are where
+  // the predicted field peaks (docs/kpis.md, "Maximum dP").
+  const where = `${fmtLength(k.max_dp_radius_m)}, ${k.max_dp_depth_m.toFixed(0)} m depth, ` +
+                `year ${k.max_dp_year.toFixed(1)}`;
+  rows.push(["Maximum pressure buildup", k.max_dp_source === "head"
+             ? `${k.max_dp_bar.toFixed(1)} bar (estimated near the well; the map peaks at ` +
+               `${k.max_dp_field_bar.toFixed(1)} bar at ${where})`
+             : `${k.max_dp_bar.toFixed(1)} bar at ${where}`]);
   rows.push([`Area of review radius (dP > ${k.critical_dp_bar} bar)`,
              k.aor_radius_m > 0 ? fmtLength(k.aor_radius_m) : "nowhere above"]);
   rows.push(["CO₂ mass in the plume (last time, free gas)",

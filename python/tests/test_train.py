@@ -161,6 +161,19 @@ def main():
             check("average_models: attributes kept, source replaced",
                   fa.attrs["source"] == b"mean of two"
                   and fa.attrs["output_scale"] == f1.attrs["output_scale"], dict(fa.attrs))
+        # A maximum-dP head in the first file is kept as it is, never averaged (the second
+        # file has none, or another one).
+        headed = os.path.join(work, "headed.h5")
+        shutil.copy(os.path.join(work, "dp.h5"), headed)
+        with h5py.File(headed, "r+") as fh:
+            fh["max_dp_head/feature_mean"] = np.arange(3.0)
+            fh["max_dp_head"].attrs["members"] = np.int32(1)
+        avg2 = os.path.join(work, "avg2.h5")
+        average_models.average(avg2, [headed, shifted])
+        with h5py.File(avg2, "r") as fa:
+            check("average_models: the first file's maximum-dP head is copied, not averaged",
+                  "max_dp_head" in fa and list(fa["max_dp_head/feature_mean"][()]) == [0, 1, 2]
+                  and int(fa["max_dp_head"].attrs["members"]) == 1)
         other = os.path.join(work, "other.h5")
         shutil.copy(os.path.join(work, "dp.h5"), other)
         with h5py.File(other, "r+") as fo:

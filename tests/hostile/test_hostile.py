@@ -414,6 +414,27 @@ def sweep_cases():
         os.remove(name)
     os.remove("bad.json")
     os.rmdir("cdir")
+    # A dP model whose maximum-dP head is malformed: refused before any prediction runs.
+    sg, dp = (os.path.join(ROOT, "models", m) for m in ("sg_ufno.h5", "dp_ufno.h5"))
+    names = h5py.File(dp)["max_dp_head"].attrs["features"]
+    for name, edit, say in (
+            ("h_nan.h5", poison("max_dp_head/member0/fc1.weight", np.nan),
+             "max_dp_head/member0/fc1.weight"),
+            ("h_shape.h5", replace("max_dp_head/feature_std", np.ones(3)),
+             "max_dp_head/feature_std"),
+            ("h_names.h5", lambda f: f["max_dp_head"].attrs.__setitem__(
+                "features", names.replace("rate", "flow_rate", 1)), "max_dp_head@features"),
+            ("h_members.h5", lambda f: f["max_dp_head"].attrs.__setitem__(
+                "members", np.int32(10 ** 6)), "max_dp_head@members"),
+            ("h_std.h5", lambda f: f["max_dp_head"].attrs.__setitem__("target_std", 0.0),
+             "max_dp_head@target_std"),
+            ("h_huge.h5", huge_dataset("max_dp_head/member1/fc0.weight", (1 << 20, 1 << 20)),
+             "max_dp_head/member1/fc0.weight")):
+        variant(dp, name, edit)
+        config("ch.json", lambda c: c.__setitem__("models", [sg, os.path.abspath(name)]))
+        refused(S, ["--config", "ch.json"], [name, say])
+        os.remove(name)
+        os.remove("ch.json")
 
 
 def start(tool, args):

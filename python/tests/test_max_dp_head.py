@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""python/max_dp_head.py on a tiny synthetic data set: the features against direct sums, a
+training run that writes the head into a copy of a dP model file (the model's own arrays
+unchanged, the head read back predicting as trained), and refusals of bad input (one line, exit
+non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import max_dp_head  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(HERE), "max_dp_head.py")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+
+
+def encoded(rng, n, X=4, Y=16):
+    """Encoded inputs at the first time: ln k / 15 in (0.1, 0.5), the bottom layer inactive
+    beyond radial cell 8, the top two layers perforated."""
+    x = np.zeros((n, X, Y, 12), np.float32)
+    x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y))
+    x[..., 1] = x[..., 0] - 0.1
+    x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y))
+    x[:, -1, 8:, :3] = 0
+    x[:, :2, 0, 3] = 1
+    x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
+    return x
+
+
+def run(args):
+    return subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300)
+
+
+def refused(what, args, out, say):
+    p = run(args)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check("refused: %s" % what, p.returncode != 0 and len(lines) == 1 and say in lines[0]
+          and lines[0].startswith("max_dp_head: ") and not os.path.exists(out),
+          (p.returncode, p.stderr[-300:]))
+
+
+def main():
+    rng = np.random.default_rng(0)
+    x = encoded(rng, 1)
+    f = max_dp_head.features(x)[0]
+    kx = np.where(x[0, ..., 0] != 0, np.exp(15.0 * x[0, ..., 0].astype(np.float64)), 0)
+    check("feature count and names agree", len(f) == len(max_dp_head.FEATURES) == 32)
+    check("log kh of the perforated layers at the well",
+          abs(f[5] - np.log(kx[0, 0] + kx[1, 0] + 1e-3)) < 1e-12)
+    check("log kh of all active layers at radial cell 12 (bottom layer inactive there)",
+          abs(f[18] - np.log(kx[:3, 12].sum() + 1e-3)) < 1e-12)
+    check("counts and depths", f[20] == 2 and f[21] == 4 and f[23] == 0.5 and f[24] == 1.5)
+    try:
+        max_dp_head.features(encoded(rng, 1, Y=10))
+        check("too few radial cells are refused", False)
+    except ValueError:
+        check("too few radial cells are refused", True)
+
+    work = tempfile.mkdtemp(prefix="ufno_max_dp_head_")
+    try:
+        n, X, Y, T = 40, 4, 16, 2
+        data = os.path.join(work, "data.h5")
+        xs = encoded(rng, n)
+        kh = max_dp_head.features(xs)[:, 5]
+        with h5py.File(data, "w") as h:
+            inp = np.repeat(xs[:, :, :, None, :], T, axis=3)
+            h["input"] = inp
+            dp = np.zeros((n, X, Y, T), np.float32)
+            dp[:, 0, 0, 0] = np.exp(5.0 - 0.5 * kh)  # the peak falls as kh grows
+            h["dP"] = dp
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # a dP model file
+        out = os.path.join(work, "dp_head.h5")
+        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
+                 "--hidden", "8", "--epochs", "600"])
+        check("training writes the model file with its head", p.returncode == 0 and
+              os.path.exists(out), p.stderr[-500:])
+        if os.path.exists(out):
+            with h5py.File(model) as a, h5py.File(out) as b:
+                same = all(np.array_equal(a[k][()], b[k][()]) for k in a if isinstance(
+                    a[k], h5py.Dataset)) and dict(a.attrs).keys() == dict(b.attrs).keys()
+                check("the model's own arrays and attributes are unchanged", same)
+                g = b["max_dp_head"]
+                check("head attributes: 2 members, the data's grid, the feature names",
+                      int(g.attrs["members"]) == 2 and list(g.attrs["grid"]) == [X, Y] and
+                      g.attrs["features"] == ",".join(max_dp_head.FEATURES))
+            head = max_dp_head.read_head(out)
+            est = head.predict(max_dp_head.features(xs))
+            true = dp.reshape(n, -1).max(1)
+            err = float(np.median(np.abs(est - true) / true))
+            check("the head read back fits the synthetic peaks (median error %.3f < 0.1)" % err,
+                  err < 0.1)
+        sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
+        bad = os.path.join(work, "bad.h5")
+        refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad,
+                                     "--epochs", "5"], bad, "variable")
+        refused("a missing data file", ["--data", os.path.join(work, "nope.h5"), "--model", model,
+                                        "--out", bad], bad, "nope.h5")
+        refused("--members 0", ["--data", data, "--model", model, "--out", bad, "--members", "0"],
+                bad, "--members")
+        refused("--epochs beyond the limit", ["--data", data, "--model", model, "--out", bad,
+                                              "--epochs", "1000000000"], bad, "--epochs")
+        with h5py.File(os.path.join(work, "zero.h5"), "w") as h:
+            h["input"] = np.repeat(xs[:, :, :, None, :], T, axis=3)
+            h["dP"] = np.zeros((n, X, Y, T), np.float32)
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        refused("a data set whose peaks are not positive",
+                ["--data", os.path.join(work, "zero.h5"), "--model", model, "--out", bad,
+                 "--epochs", "5"], bad, "positive")
+        open(os.path.join(work, "text.h5"), "w").write("not hdf5")
+        refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
+                                                 "--model", model, "--out", bad], bad, "text.h5")
+        refused("a model file that is not HDF5", ["--data", data, "--model",
+                                                  os.path.join(work, "text.h5"), "--out", bad,
+                                                  "--epochs", "5"], bad, "text.h5")
+    finally:
+        shutil.rmtree(work)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
