@@ -112,6 +112,12 @@ def main():
                                         "--out", bad], bad, "nope.h5")
         refused("--members 0", ["--data", data, "--model", model, "--out", bad, "--members", "0"],
                 bad, "--members")
+        refused("--hidden 0", ["--data", data, "--model", model, "--out", bad, "--hidden", "0"],
+                bad, "--hidden")
+        refused("--weight-decay nan", ["--data", data, "--model", model, "--out", bad,
+                                       "--weight-decay", "nan"], bad, "--weight-decay")
+        refused("--limit -5", ["--data", data, "--model", model, "--out", bad, "--limit", "-5"],
+                bad, "--limit")
         refused("--epochs beyond the limit", ["--data", data, "--model", model, "--out", bad,
                                               "--epochs", "1000000000"], bad, "--epochs")
         with h5py.File(os.path.join(work, "zero.h5"), "w") as h:
