@@ -5,6 +5,7 @@
 
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
+#include "io/ModelFile.hpp"
 
 namespace ufno {
 
@@ -110,6 +111,14 @@ MaxDpEstimator::MaxDpEstimator(MaxDpHead head) : head_(std::move(head)) {
 std::optional<MaxDpEstimator> MaxDpEstimator::from_model_file(const std::string& path) {
   auto h = read_max_dp_head(path);
   if (!h) return std::nullopt;
+  // The cases the network predicts are the ones the head reads: a head for another grid would
+  // fail on every scenario after the predictions, so refuse it now.
+  const auto g = ModelFile(path).spec().grid;  // a copy: the file closes here
+  if (g[0] != h->grid[0] || g[1] != h->grid[1])
+    throw InputError(path, "max_dp_head@grid",
+                     std::to_string(h->grid[0]) + " x " + std::to_string(h->grid[1]) +
+                         " but the model's grid is " + std::to_string(g[0]) + " x " +
+                         std::to_string(g[1]));
   return MaxDpEstimator(std::move(*h));
 }
 
