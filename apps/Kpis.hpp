@@ -37,6 +37,7 @@ struct Kpis {
   // max_dp_field_bar, the radius, depth and year are always the field's.
   double max_dp_bar = 0, max_dp_radius_m = 0, max_dp_depth_m = 0, max_dp_year = 0;
   double max_dp_field_bar = 0;
+  bool max_dp_from_head = false;
   double aor_radius_m = 0;  // 0: the perforations are not above the critical pressure
   double co2_mass_mt = 0;   // free-phase CO2 in the plume at the last report time
   double injected_mt = 0;   // rate x time at the last report time

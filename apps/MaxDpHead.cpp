@@ -129,15 +129,19 @@ std::optional<MaxDpEstimator> MaxDpEstimator::from_model_files(
   return std::nullopt;
 }
 
-double MaxDpEstimator::estimate_bar(const ReservoirCase& c) const {
+std::optional<double> MaxDpEstimator::estimate_bar(const ReservoirCase& c) const {
   if (c.nx != head_.grid[0] || c.ny != head_.grid[1])
     throw InputError(c.path, "grid",
                      "is " + std::to_string(c.nx) + " x " + std::to_string(c.ny) +
                          " but the maximum-dP head of " + head_.path + " was trained on " +
                          std::to_string(head_.grid[0]) + " x " + std::to_string(head_.grid[1]));
   std::vector<double> x = max_dp_features(c);
-  for (std::size_t i = 0; i < x.size(); ++i)
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double pad = kRangeMargin * (head_.feature_max[i] - head_.feature_min[i]);
+    if (!(x[i] >= head_.feature_min[i] - pad && x[i] <= head_.feature_max[i] + pad))
+      return std::nullopt;
     x[i] = (x[i] - head_.feature_mean[i]) / head_.feature_std[i];
+  }
   double z = 0;
   for (const auto& m : head_.members)
     z += dense(m[2], dense(m[1], dense(m[0], x, true), true), false)[0];
@@ -146,7 +150,10 @@ double MaxDpEstimator::estimate_bar(const ReservoirCase& c) const {
 }
 
 void apply_max_dp_head(Kpis& k, const MaxDpEstimator& e, const ReservoirCase& c) {
-  k.max_dp_bar = e.estimate_bar(c);
+  if (const auto v = e.estimate_bar(c)) {
+    k.max_dp_bar = *v;
+    k.max_dp_from_head = true;
+  }
 }
 
 }  // namespace ufno

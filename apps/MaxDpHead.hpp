@@ -30,16 +30,22 @@ class MaxDpEstimator {
   // The first head among a run's model files (only a dP model carries one).
   static std::optional<MaxDpEstimator> from_model_files(const std::vector<std::string>& paths);
 
-  // max dP in bar; the case must be on the head's grid (InputError naming the case otherwise).
-  double estimate_bar(const ReservoirCase& c) const;
+  // A case's features may lie this fraction of the training range beyond it.
+  static constexpr double kRangeMargin = 0.1;
+
+  // max dP in bar, or nothing for a case outside the training cases' feature ranges (the head
+  // would extrapolate; the field's maximum is used instead). The case must be on the head's grid
+  // (InputError naming the case otherwise).
+  std::optional<double> estimate_bar(const ReservoirCase& c) const;
   const MaxDpHead& head() const { return head_; }
 
  private:
   MaxDpHead head_;
 };
 
-// KPIs of a predicted case: max_dP_bar becomes the head's estimate; max_dP_field_bar, the
-// radius, depth and year stay the field's.
+// KPIs of a predicted case: max_dP_bar becomes the head's estimate when the case is inside its
+// ranges (max_dp_from_head says so); max_dP_field_bar, the radius, depth and year stay the
+// field's.
 void apply_max_dp_head(Kpis& k, const MaxDpEstimator& e, const ReservoirCase& c);
 
 }  // namespace ufno

@@ -337,7 +337,7 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
                  {"injected_mt", k.injected_mt},
                  {"mass_ratio", k.mass_ratio},
                  {"max_dp_field_bar", k.max_dp_field_bar},
-                 {"max_dp_source", max_dp_ ? "head" : "field"}};
+                 {"max_dp_source", k.max_dp_from_head ? "head" : "field"}};
   }
   r["warnings"] = warnings;
   return r;

@@ -68,6 +68,11 @@ std::optional<MaxDpHead> read_max_dp_head(const std::string& path) {
   h.feature_std = finite_values(f, kGroup + "/feature_std", {std::size_t(nf)});
   for (double s : h.feature_std)
     if (!(s > 0)) throw InputError(path, kGroup + "/feature_std", "must be positive");
+  h.feature_min = finite_values(f, kGroup + "/feature_min", {std::size_t(nf)});
+  h.feature_max = finite_values(f, kGroup + "/feature_max", {std::size_t(nf)});
+  for (int i = 0; i < nf; ++i)
+    if (h.feature_min[i] > h.feature_max[i])
+      throw InputError(path, kGroup + "/feature_max", "must not be below feature_min");
   for (int m = 0; m < int(members); ++m) {
     const std::string p = kGroup + "/member" + std::to_string(m) + "/fc";
     if (!f.has_dataset(p + "0.weight"))

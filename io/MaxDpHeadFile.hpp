@@ -21,6 +21,7 @@ struct MaxDpHead {
   std::vector<std::string> features;  // names, in input order
   std::array<int, 2> grid{};          // (X, Y) the features are defined on
   std::vector<double> feature_mean, feature_std;
+  std::vector<double> feature_min, feature_max;  // over the training cases
   double target_mean = 0, target_std = 1;
   std::vector<std::array<DenseLayer, 3>> members;
 };

@@ -227,7 +227,8 @@ def make_max_dp_head_fixture(out_dir, seed):
     torch.manual_seed(seed)
     nets = [max_dp_head.mlp(feats.shape[1], 8).double().eval() for _ in range(2)]
     # Statistics near the examples' own, so that the members see inputs of order one.
-    head = max_dp_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5, 2.0, 0.7)
+    head = max_dp_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5, 2.0, 0.7,
+                            feats.min(0) - 1.0, feats.max(0) + 1.0)
     path = os.path.join(out_dir, "max_dp_head_small.h5")
     with h5py.File(path, "w") as f:
         f.attrs["variable"] = "dP"

@@ -13,8 +13,9 @@ properties, has no such bias. It reads 32 features of the encoded input at the f
 (FEATURES below: the five scalars, log kh of the perforated and of all layers at five radial
 columns, counts, depths, pore volume in four radial bands) and predicts log(max dP). The head is
 an ensemble of `members` MLPs (features -> hidden -> hidden -> 1, exact GELU) whose log outputs
-are averaged. It is trained on the training split of the data set, chosen on the validation
-split; the test split is scored last.
+are averaged; a case whose features lie more than 10 % of the training range outside it is
+not estimated (the programs report the field's maximum for it). It is trained on the training
+split of the data set, chosen on the validation split; the test split is scored last.
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (apps/MaxDpHead.hpp). The output is
@@ -84,12 +85,22 @@ def mlp(n_in, hidden):
                                torch.nn.Linear(hidden, 1))
 
 
-class Head:
-    """The ensemble with its normalisation: predict(features) -> max dP in bar."""
+MARGIN = 0.1  # a case's features may lie this fraction of the training range beyond it
 
-    def __init__(self, nets, f_mean, f_std, t_mean, t_std):
+
+class Head:
+    """The ensemble with its normalisation: predict(features) -> max dP in bar; inside(features)
+    -> whether a case is within the training cases' feature ranges (widened by MARGIN), where the
+    head may be used (apps/MaxDpHead.cpp falls back to the field's maximum elsewhere)."""
+
+    def __init__(self, nets, f_mean, f_std, t_mean, t_std, f_min, f_max):
         self.nets, self.f_mean, self.f_std, self.t_mean, self.t_std = \
             nets, f_mean, f_std, t_mean, t_std
+        self.f_min, self.f_max = np.asarray(f_min, np.float64), np.asarray(f_max, np.float64)
+
+    def inside(self, f):
+        pad = MARGIN * (self.f_max - self.f_min)
+        return np.all((f >= self.f_min - pad) & (f <= self.f_max + pad), axis=1)
 
     def predict(self, f):
         x = torch.tensor((f - self.f_mean) / self.f_std, dtype=torch.float64)
@@ -137,7 +148,7 @@ def fit(f, peak, members=5, hidden=64, epochs=2000, weight_decay=1e-4):
             opt.step()
             sched.step()
         nets.append(net.eval())
-    return Head(nets, f_mean, f_std, t_mean, t_std)
+    return Head(nets, f_mean, f_std, t_mean, t_std, f.min(0), f.max(0))
 
 
 def summary(pred, true):
@@ -160,6 +171,8 @@ def write_head_group(f, head, grid):
     g.attrs["target"] = "log(max dP in bar) = target_mean + target_std * mean of members"
     g["feature_mean"] = np.asarray(head.f_mean, dtype=np.float64)
     g["feature_std"] = np.asarray(head.f_std, dtype=np.float64)
+    g["feature_min"] = head.f_min
+    g["feature_max"] = head.f_max
     for k, net in enumerate(head.nets):
         for i, layer in enumerate(l for l in net if isinstance(l, torch.nn.Linear)):
             g["member%d/fc%d.weight" % (k, i)] = layer.weight.detach().double().numpy()
@@ -201,7 +214,8 @@ def read_head(path):
                 layer.bias.data = torch.tensor(g["member%d/fc%d.bias" % (k, i)][()])
             nets.append(net.eval())
         return Head(nets, g["feature_mean"][()], g["feature_std"][()],
-                    float(g.attrs["target_mean"]), float(g.attrs["target_std"]))
+                    float(g.attrs["target_mean"]), float(g.attrs["target_std"]),
+                    g["feature_min"][()], g["feature_max"][()])
 
 
 def main(argv=None):
@@ -229,8 +243,9 @@ def main(argv=None):
         pred = head.predict(f)
         for s in ("train", "val", "test"):
             if (split == s).any():
-                print("max_dp_head: %s (%d cases): %s" % (s, int((split == s).sum()),
-                      summary(pred[split == s], peak[split == s])))
+                print("max_dp_head: %s (%d cases, %d inside the ranges): %s"
+                      % (s, int((split == s).sum()), int(head.inside(f[split == s]).sum()),
+                         summary(pred[split == s], peak[split == s])))
         with h5py.File(a.data, "r") as d:
             grid = d["input"].shape[1:3]
         write_head(head, grid, a.model, a.out)

@@ -92,7 +92,9 @@ TEST_CASE("features and estimates equal python/max_dp_head.py's on the shipped e
       worst = std::max(worst, std::abs(mine[k] - feats.values[n * mine.size() + k]) /
                                   std::max(1.0, std::abs(feats.values[n * mine.size() + k])));
     CHECK(worst < 1e-12);
-    CHECK(e->estimate_bar(c) == Approx(want.values[n]).epsilon(1e-12));
+    const auto got = e->estimate_bar(c);
+    REQUIRE(got);  // the examples are inside the fixture head's ranges
+    CHECK(*got == Approx(want.values[n]).epsilon(1e-12));
   }
   CHECK(n == 3);
 }
@@ -130,8 +132,18 @@ TEST_CASE("the head replaces the KPI's value, not the field's maximum or its pla
   k.max_dp_bar = k.max_dp_field_bar = 3.0;
   k.max_dp_radius_m = 12.0;
   apply_max_dp_head(k, *e, c);
-  CHECK(k.max_dp_bar == Approx(e->estimate_bar(c)));
+  CHECK(k.max_dp_bar == Approx(*e->estimate_bar(c)));
   CHECK(k.max_dp_bar != 3.0);
+  CHECK(k.max_dp_from_head);
   CHECK(k.max_dp_field_bar == 3.0);
   CHECK(k.max_dp_radius_m == 12.0);
+  // A case beyond the head's training ranges (a rate of 50 Mt/yr) keeps the field's value.
+  ReservoirCase far = c;
+  far.rate_mt_per_year = 50;
+  CHECK_FALSE(e->estimate_bar(far));
+  Kpis kf;
+  kf.max_dp_bar = kf.max_dp_field_bar = 3.0;
+  apply_max_dp_head(kf, *e, far);
+  CHECK(kf.max_dp_bar == 3.0);
+  CHECK_FALSE(kf.max_dp_from_head);
 }

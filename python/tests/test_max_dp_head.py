@@ -104,6 +104,11 @@ def main():
             err = float(np.median(np.abs(est - true) / true))
             check("the head read back fits the synthetic peaks (median error %.3f < 0.1)" % err,
                   err < 0.1)
+            far = max_dp_head.features(xs[:1]).copy()
+            far[0, 0] = head.f_max[0] + 0.2 * (head.f_max[0] - head.f_min[0])
+            train = np.array([max_dp_head.split_of(1, k) == "train" for k in range(n)])
+            check("training cases are inside the head's ranges; one far beyond them is not",
+                  head.inside(max_dp_head.features(xs[train])).all() and not head.inside(far)[0])
         sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
         bad = os.path.join(work, "bad.h5")
         refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad,

@@ -428,6 +428,8 @@ def sweep_cases():
                 "members", np.int32(10 ** 6)), "max_dp_head@members"),
             ("h_std.h5", lambda f: f["max_dp_head"].attrs.__setitem__("target_std", 0.0),
              "max_dp_head@target_std"),
+            ("h_range.h5", lambda f: f["max_dp_head/feature_max"].write_direct(
+                f["max_dp_head/feature_min"][()] - 1.0), "max_dp_head/feature_max"),
             ("h_grid.h5", lambda f: f["max_dp_head"].attrs.__setitem__(
                 "grid", np.array([24, 96], np.int32)), "max_dp_head@grid"),
             ("h_huge.h5", huge_dataset("max_dp_head/member1/fc0.weight", (1 << 20, 1 << 20)),
