@@ -14,6 +14,8 @@ namespace {
 constexpr int kRadialColumns[] = {0, 1, 3, 6, 12};
 constexpr int kBands = 4;
 
+// Exact GELU in double precision: core/Activation.hpp's is a float32 fit for vectorised
+// layers, and the head is evaluated once per case, where equality with PyTorch matters more.
 double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
 
 std::vector<double> dense(const DenseLayer& l, const std::vector<double>& x, bool activate) {
