@@ -67,7 +67,7 @@ GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int inde
 
 // Bumped whenever the KPI rules or the table's columns change: results of another version are
 // not reused (docs/kpis.md).
-constexpr int kKpiRulesVersion = 2;
+constexpr int kKpiRulesVersion = 3;  // 3: max_dP_field_bar column, max_dP_bar from a head
 
 // obj[key] as a T (def when absent); a value of the wrong JSON type names its key.
 template <class T>
