@@ -197,6 +197,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       if (reach[t].radius_m >= r.radius_m) r = reach[t];
     k.years_used.push_back(times[best] / kDaysPerYear);
     k.plume_radius_m.push_back(r.radius_m);
+    k.plume_radius_field_m.push_back(r.radius_m);
     k.plume_area_km2.push_back(M_PI * r.radius_m * r.radius_m / 1e6);
     k.plume_capped.push_back(r.capped ? 1 : 0);
   }
@@ -229,6 +230,11 @@ std::vector<std::string> kpi_header(const KpiOptions& o) {
        {"max_dP_bar", "max_dP_radius_m", "max_dP_depth_m", "max_dP_year", "aor_radius_m",
         "co2_mass_Mt", "injected_Mt", "mass_ratio", "max_dP_field_bar"})
     h.push_back(n);
+  for (double y : o.years) {
+    std::ostringstream s;
+    s << y;
+    h.push_back("plume_radius_field_m_" + s.str() + "yr");
+  }
   return h;
 }
 
@@ -242,6 +248,7 @@ std::vector<double> kpi_row(const Kpis& k) {
   for (double v : {k.max_dp_bar, k.max_dp_radius_m, k.max_dp_depth_m, k.max_dp_year, k.aor_radius_m,
                    k.co2_mass_mt, k.injected_mt, k.mass_ratio, k.max_dp_field_bar})
     r.push_back(v);
+  for (double v : k.plume_radius_field_m) r.push_back(v);
   return r;
 }
 

@@ -44,7 +44,7 @@ json edges(const std::vector<double>& widths, double start) {
 PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
   predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
                                            dist::ExchangeAlgorithm::Alltoallv, o.run);
-  max_dp_ = MaxDpEstimator::from_model_files(o.models);
+  heads_ = KpiHeads::from_model_files(o.models);
   const auto& g = predictor_->spec().grid;
   for (const auto& s : o.sites) {
     ReservoirCase c = read_case(s, g[0], g[1]);
@@ -247,7 +247,7 @@ void PredictionService::remember_for_verification(const std::string& id, const R
   v.kpi.critical_dp_bar = critical_dp;
   v.c.times_days = p.times_days;  // Flow reports at the times the models predict
   Kpis k = compute_kpis(c, *sg, *dp, p.times_days, v.kpi);
-  if (max_dp_) apply_max_dp_head(k, *max_dp_, c);
+  heads_.apply(k, c, p.times_days, v.kpi);
   v.ufno_kpis = kpi_row(k);
   std::lock_guard<std::mutex> l(mu_);
   verifiable_[id] = std::move(v);
@@ -317,14 +317,15 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
     KpiOptions o;
     o.critical_dp_bar = critical_dp;
     Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
-    if (max_dp_) apply_max_dp_head(k, *max_dp_, c);
+    heads_.apply(k, c, p.times_days, o);
     json years = json::array();
     for (std::size_t i = 0; i < o.years.size(); ++i)
       years.push_back({{"year", o.years[i]},
                        {"year_used", k.years_used[i]},
                        {"plume_radius_m", k.plume_radius_m[i]},
                        {"plume_area_km2", k.plume_area_km2[i]},
-                       {"plume_capped", k.plume_capped[i] != 0}});
+                       {"plume_capped", k.plume_capped[i] != 0},
+                       {"plume_radius_field_m", k.plume_radius_field_m[i]}});
     r["kpis"] = {{"sg_threshold", o.sg_threshold},
                  {"plume", years},
                  {"max_dp_bar", k.max_dp_bar},
@@ -337,7 +338,8 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
                  {"injected_mt", k.injected_mt},
                  {"mass_ratio", k.mass_ratio},
                  {"max_dp_field_bar", k.max_dp_field_bar},
-                 {"max_dp_source", k.max_dp_from_head ? "head" : "field"}};
+                 {"max_dp_source", k.max_dp_from_head ? "head" : "field"},
+                 {"plume_source", k.plume_from_head ? "head" : "field"}};
   }
   r["warnings"] = warnings;
   return r;

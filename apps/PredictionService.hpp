@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "apps/KpiHeads.hpp"
 #include "apps/Kpis.hpp"
-#include "apps/MaxDpHead.hpp"
 #include "apps/Predictor.hpp"
 #include "apps/WebCase.hpp"
 #include "core/RunOptions.hpp"
@@ -78,7 +78,7 @@ class PredictionService {
 
   ServiceOptions opts_;
   std::unique_ptr<Predictor> predictor_;
-  std::optional<MaxDpEstimator> max_dp_;  // the dP model's maximum-dP head, when it has one
+  KpiHeads heads_;  // the models' KPI heads (apps/KpiHeads.hpp)
   std::vector<std::pair<std::string, ReservoirCase>> sites_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

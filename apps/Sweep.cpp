@@ -17,7 +17,7 @@
 #include "apps/BatchRun.hpp"
 #include "apps/DefaultModels.hpp"
 #include "apps/FlowRun.hpp"
-#include "apps/MaxDpHead.hpp"
+#include "apps/KpiHeads.hpp"
 #include "core/Fingerprint.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
@@ -67,7 +67,7 @@ GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int inde
 
 // Bumped whenever the KPI rules or the table's columns change: results of another version are
 // not reused (docs/kpis.md).
-constexpr int kKpiRulesVersion = 3;  // 3: max_dP_field_bar column, max_dP_bar from a head
+constexpr int kKpiRulesVersion = 4;  // 3: max_dP_bar from a head; 4: plume radius from one
 
 // obj[key] as a T (def when absent); a value of the wrong JSON type names its key.
 template <class T>
@@ -518,10 +518,10 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
   const fs::path out(c.out), cases = out / "cases", fields = out / "fields", rows = out / "kpi";
   const std::vector<Scenario> scen = sample_scenarios(c);
   const int n = int(scen.size());
-  // The dP model's maximum-dP head, read and checked before anything runs (not after hours of
+  // The models' KPI heads, read and checked before anything runs (not after hours of
   // predictions).
-  std::optional<MaxDpEstimator> max_dp;
-  dist::collectively(MPI_COMM_WORLD, [&] { max_dp = MaxDpEstimator::from_model_files(c.models); });
+  KpiHeads heads;
+  dist::collectively(MPI_COMM_WORLD, [&] { heads = KpiHeads::from_model_files(c.models); });
   // Scenario case files (rank 0); a scenario that cannot be made fails every rank together.
   dist::collectively(MPI_COMM_WORLD, [&] {
     if (rank != 0) return;
@@ -585,8 +585,9 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
       const std::size_t cells = std::size_t(rc.nx) * rc.ny * t.size();
       if (sg.empty()) sg.assign(cells, 0.f);
       if (dp.empty()) dp.assign(cells, 0.f);
-      Kpis k = compute_kpis(rc, sg, dp, std::vector<double>(t.begin(), t.end()), c.kpi);
-      if (max_dp) apply_max_dp_head(k, *max_dp, rc);
+      const std::vector<double> times(t.begin(), t.end());
+      Kpis k = compute_kpis(rc, sg, dp, times, c.kpi);
+      heads.apply(k, rc, times, c.kpi);
       std::ofstream r(row.string() + ".tmp");
       r.precision(6);
       for (double v : kpi_row(k)) r << "," << v;

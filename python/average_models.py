@@ -6,8 +6,8 @@ Usage:
 
 Every floating-point array of the files (weights, biases, batch-norm running statistics) becomes
 the mean over the files; the attributes are the first file's, with `source` replaced when given.
-A maximum-dP head (group /max_dp_head, python/max_dp_head.py) is not averaged: it is fitted apart
-from the network, so the first file's is kept as it is.
+A KPI head (group /max_dp_head or /plume_radius_head, python/kpi_head.py) is not averaged: it is
+fitted apart from the network, so the first file's is kept as it is.
 The files must be checkpoints of one training lineage (runs that started from the same weights):
 averaging unrelated networks gives garbage, and nothing here can tell. What is checked: the same
 arrays with the same shapes, and the same attributes apart from `source` (architecture, grid,
@@ -22,14 +22,14 @@ import h5py
 import numpy as np
 
 
-HEAD = "max_dp_head"  # python/max_dp_head.py: fitted apart from the network, never averaged
+HEADS = ("max_dp_head", "plume_radius_head")  # python/kpi_head.py: fitted apart, never averaged
 
 
 def arrays_of(f):
-    """The network's datasets (the maximum-dP head's left out)."""
+    """The network's datasets (the KPI heads' left out)."""
     out = {}
     f.visititems(lambda name, obj: out.__setitem__(name, obj)
-                 if isinstance(obj, h5py.Dataset) and not name.startswith(HEAD + "/") else None)
+                 if isinstance(obj, h5py.Dataset) and name.split("/")[0] not in HEADS else None)
     return out
 
 
@@ -65,9 +65,10 @@ def average(out, paths, source=None):
                     g.create_dataset(name, data=acc.astype(ds.dtype))
                 else:
                     g.create_dataset(name, data=ds[()])
-            # The head does not depend on the network's weights: the first file's, as it is.
-            if HEAD in files[0]:
-                files[0].copy(HEAD, g)
+            # A head does not depend on the network's weights: the first file's, as it is.
+            for head in HEADS:
+                if head in files[0]:
+                    files[0].copy(head, g)
         os.replace(tmp, out)
     finally:
         for f in files:

@@ -14,6 +14,9 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   fno4d_norm_small.h5, fno4d_norm_small_io.h5   the same sizes, variable dP, with input and
                                                 output normalisers
   spectral4d_small.h5               one SpectralConv4d(2 -> 3, modes (2,2,2,4)) on a (6,5,4,6) grid
+  plume_radius_head_small.h5        a plume-radius head (python/plume_radius_head.py: 2 members,
+                                    hidden 8, one output per report time) with its features and
+                                    estimates on the three shipped examples
   max_dp_head_small.h5              a maximum-dP head (python/max_dp_head.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -214,6 +217,34 @@ def make_spectral4d_fixture(out_dir, seed):
         "modes": np.array(modes, dtype=np.int32), "seed": np.int64(seed)})
 
 
+def make_plume_radius_head_fixture(out_dir, seed):
+    import glob
+    import kpi_head
+    import ufno_cases
+    import ufno_encoding
+    cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(c))[:, :, 0, :]
+                   for c in cases])
+    feats = kpi_head.features(x0)
+    times = ufno_encoding.paper_times_days(ufno_cases.NT)
+    torch.manual_seed(seed)
+    nets = [kpi_head.mlp(feats.shape[1], 8, len(times)).double().eval() for _ in range(2)]
+    # Output statistics that rise with time, as log radii do; members see inputs of order one.
+    t_mean = np.linspace(3.0, 8.0, len(times))
+    head = kpi_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5, t_mean,
+                         np.full(len(times), 0.3), feats.min(0) - 1.0, feats.max(0) + 1.0)
+    path = os.path.join(out_dir, "plume_radius_head_small.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["variable"] = "SG"
+        kpi_head.write_group(f, "plume_radius_head", head, x0.shape[1:3], "log(radius)",
+                             {"times_days": times, "sg_threshold": 0.01})
+        f["expected/features"] = feats
+        f["expected/radius_m"] = head.predict(feats)
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in cases)
+
+
 def make_max_dp_head_fixture(out_dir, seed):
     import glob
     import max_dp_head
@@ -283,7 +314,8 @@ def main():
     make_fno4d_fixture(args.out, "fno4d_norm_small", "dP", SEED + 6, normalizers=True)
     make_spectral4d_fixture(args.out, SEED + 7)
     make_max_dp_head_fixture(args.out, SEED + 8)
-    names = ["max_dp_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
+    make_plume_radius_head_fixture(args.out, SEED + 9)
+    names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
     total = 0

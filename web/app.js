@@ -168,9 +168,13 @@ function drawBar(name, stops, lo, hi, title) {
 function kpiRows() {
   const k = result.kpis;
   if (!k) return [["(KPIs need both an SG and a dP model)", ""]];
+  // With the SG model's plume-radius head the radius is its estimate; the map is the network's
+  // field, whose gas may reach elsewhere (docs/kpis.md, "KPI heads").
   const rows = k.plume.map((p) => [
     `Plume radius / area at ${p.year} yr (SG > ${k.sg_threshold})`,
     `${fmtLength(p.plume_radius_m)} / ${p.plume_area_km2.toFixed(2)} km²` +
+        (k.plume_source === "head"
+             ? ` (estimated; the map's gas reaches ${fmtLength(p.plume_radius_field_m)})` : "") +
         (p.plume_capped ? " (capped: the field holds more CO₂ than was injected)" : "")]);
   // With the dP model's maximum-dP head the value is its estimate; the place and time are where
   // the predicted field peaks (docs/kpis.md, "Maximum dP").

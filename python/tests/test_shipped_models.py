@@ -13,7 +13,10 @@
    constant (the true field's own mean at each time) is printed for comparison, not asserted;
 4. the dP model file carries a maximum-dP head (python/max_dp_head.py), and over the examples its
    estimates of the maximum dP are closer to Flow's maxima than the predicted field's maxima
-   (mean relative error).
+   (mean relative error);
+5. the SG model file carries a plume-radius head (python/plume_radius_head.py), and over the
+   examples its 30-year plume radii are closer to those of Flow's fields than the predicted
+   field's (mean relative error, both by the rule of apps/Kpis.cpp without the mass cap).
 
 Usage: test_shipped_models.py UFNO_PREDICT. Prints "N passed, M failed" last; exit 1 on failure.
 """
@@ -33,6 +36,7 @@ import train_ufno  # noqa: E402
 import ufno_cases  # noqa: E402
 import ufno_encoding  # noqa: E402
 import max_dp_head  # noqa: E402
+import plume_radius_head  # noqa: E402
 import ufno_model_file  # noqa: E402
 
 results = []
@@ -59,6 +63,9 @@ def main():
     head = max_dp_head.read_head(os.path.join(ROOT, "models", "dp_ufno.h5"))
     check("the shipped dP model carries a maximum-dP head", head is not None)
     peak_err = {"head": [], "field": []}
+    plume = plume_radius_head.read_head(os.path.join(ROOT, "models", "sg_ufno.h5"))
+    check("the shipped SG model carries a plume-radius head", plume is not None)
+    radius_err = {"head": [], "field": []}
     for case_path in examples:
         name = os.path.basename(os.path.dirname(case_path))
         out = os.path.join(work, name + ".h5")
@@ -106,6 +113,21 @@ def main():
             peak_err["field"].append(abs(field_peak - flow_peak) / flow_peak)
             print("  %s: maximum dP: Flow %.2f bar, head %.2f, field %.2f"
                   % (name, flow_peak, est, field_peak))
+        if plume is not None:
+            x0 = x[0, :, :, 0, :]
+            args = (x0[..., 0] != 0, x0[:, 0, 3] > 0, ufno_encoding.decoded_swi(float(x0[0, 0, 7])),
+                    ufno_cases.radial_widths())
+            flow_r = plume_radius_head.plume_radii(true["SG"].transpose(1, 2, 0), *args)[-1]
+            field_r = plume_radius_head.plume_radii(got["SG"].transpose(1, 2, 0), *args)[-1]
+            est = np.maximum.accumulate(plume.predict(max_dp_head.features(x0[None]))[0])[-1]
+            radius_err["head"].append(abs(est - flow_r) / flow_r)
+            radius_err["field"].append(abs(field_r - flow_r) / flow_r)
+            print("  %s: plume radius at the last report: Flow %.0f m, head %.0f, field %.0f"
+                  % (name, flow_r, est, field_r))
+    if radius_err["head"]:
+        h, f = np.mean(radius_err["head"]), np.mean(radius_err["field"])
+        check("the head's plume radius (mean error %.3f) is closer to Flow's than the field's "
+              "(%.3f)" % (h, f), h < f)
     if peak_err["head"]:
         h, f = np.mean(peak_err["head"]), np.mean(peak_err["field"])
         check("the head's maximum dP (mean error %.3f) is closer to Flow's than the field's (%.3f)"

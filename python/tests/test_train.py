@@ -168,12 +168,16 @@ def main():
         with h5py.File(headed, "r+") as fh:
             fh["max_dp_head/feature_mean"] = np.arange(3.0)
             fh["max_dp_head"].attrs["members"] = np.int32(1)
+            fh["plume_radius_head/feature_std"] = np.arange(4.0)
         avg2 = os.path.join(work, "avg2.h5")
         average_models.average(avg2, [headed, shifted])
         with h5py.File(avg2, "r") as fa:
             check("average_models: the first file's maximum-dP head is copied, not averaged",
                   "max_dp_head" in fa and list(fa["max_dp_head/feature_mean"][()]) == [0, 1, 2]
                   and int(fa["max_dp_head"].attrs["members"]) == 1)
+            check("average_models: the first file's plume-radius head is copied, not averaged",
+                  "plume_radius_head" in fa
+                  and list(fa["plume_radius_head/feature_std"][()]) == [0, 1, 2, 3])
         other = os.path.join(work, "other.h5")
         shutil.copy(os.path.join(work, "dp.h5"), other)
         with h5py.File(other, "r+") as fo:

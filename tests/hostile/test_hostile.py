@@ -439,6 +439,26 @@ def sweep_cases():
         refused(S, ["--config", "ch.json"], [name, say])
         os.remove(name)
         os.remove("ch.json")
+    # An SG model whose plume-radius head is malformed: refused the same way.
+    g = "plume_radius_head"
+    for name, edit, say in (
+            ("p_nan.h5", poison(g + "/member2/fc2.bias", np.inf), g + "/member2/fc2.bias"),
+            ("p_out.h5", replace(g + "/member0/fc2.weight", np.ones((3, 64))),
+             g + "/member0/fc2.weight"),
+            ("p_times.h5", lambda f: f[g].attrs.__setitem__(
+                "times_days", f[g].attrs["times_days"][::-1]), g + "@times_days"),
+            ("p_ntimes.h5", lambda f: f[g].attrs.__setitem__(
+                "times_days", f[g].attrs["times_days"][:5]), g + "@times_days"),
+            ("p_thr.h5", lambda f: f[g].attrs.__setitem__("sg_threshold", 2.0),
+             g + "@sg_threshold"),
+            ("p_std.h5", lambda f: f[g].attrs.__setitem__(
+                "target_std", f[g].attrs["target_std"][:3]), g + "@target_std"),
+            ("p_nothr.h5", lambda f: f[g].attrs.__delitem__("sg_threshold"), g + "@sg_threshold")):
+        variant(sg, name, edit)
+        config("cp.json", lambda c: c.__setitem__("models", [os.path.abspath(name), dp]))
+        refused(S, ["--config", "cp.json"], [name, say])
+        os.remove(name)
+        os.remove("cp.json")
 
 
 def start(tool, args):

@@ -77,6 +77,8 @@ try {
   check("the KPIs show plume radius, max dP, area of review and CO2 mass",
         /Plume radius/.test(kpis) && /Maximum pressure buildup/.test(kpis) &&
         /Area of review/.test(kpis) && /Mt/.test(kpis), kpis);
+  check("the plume radius says it is the head's estimate, with the map's own reach",
+        /estimated; the map's gas reaches/.test(kpis), kpis);
   // The time slider redraws the maps.
   const late = await page.$eval("#map-SG", (c) => c.toDataURL());
   const lateLabel = await page.textContent("#time-label");

@@ -106,6 +106,10 @@ def basic(exe):
             check("KPIs: plume radius grows, max dP positive, CO2 mass positive",
                   k["plume"][-1]["plume_radius_m"] >= k["plume"][0]["plume_radius_m"] > 0
                   and k["max_dp_bar"] > 0 and k["co2_mass_mt"] > 0, k)
+            check("KPIs: the shipped models' heads give the plume radius and maximum dP, the "
+                  "field's radius beside it",
+                  k["plume_source"] == "head" and k["max_dp_source"] == "head" and
+                  all(p["plume_radius_field_m"] > 0 for p in k["plume"]), k)
             status, raw, headers = call(base + r["download"])
             check("the result file downloads as HDF5", status == 200 and
                   raw[:8] == b"\x89HDF\r\n\x1a\n", (status, raw[:8]))

@@ -1,0 +1,19 @@
+#pragma once
+// The 32 features every KPI head reads (python/kpi_head.py FEATURES): the five scalars, log kh
+// of the perforated and of all layers and log kv h at five radial columns, counts and mean depths
+// of perforated and active layers, mean porosity, pore volume in four radial bands, the largest
+// and smallest perforated kh and the perforated kv h. Computed from the encoded input at the
+// first report time, in the same order and precision as the Python.
+#include <string>
+#include <vector>
+
+#include "io/CaseFile.hpp"
+
+namespace ufno {
+
+const std::vector<std::string>& kpi_head_feature_names();
+
+// The features of a whole-grid case (at least 13 radial cells, a multiple of 4).
+std::vector<double> kpi_head_features(const ReservoirCase& c);
+
+}  // namespace ufno

@@ -1,0 +1,83 @@
+#include "apps/KpiHeads.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/InputError.hpp"
+
+namespace ufno {
+
+namespace {
+
+constexpr double kDaysPerYear = 365.25;
+
+// A head's kind fixes what its outputs must be: one maximum, or one radius per report time at
+// a plume threshold.
+void check_kind(const KpiHead& h) {
+  if (h.group == KpiHeads::kMaxDpGroup && h.outputs() != 1)
+    throw InputError(h.path, h.group + "@target_mean", "must be one number (one output)");
+  if (h.group != KpiHeads::kPlumeRadiusGroup) return;
+  if (h.times_days.empty())
+    throw InputError(h.path, h.group + "@times_days", "a plume-radius head needs its report times");
+  if (h.sg_threshold <= 0)
+    throw InputError(h.path, h.group + "@sg_threshold",
+                     "a plume-radius head needs the plume threshold it was fitted to");
+}
+
+bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t t = 0; t < a.size(); ++t)
+    if (std::abs(a[t] - b[t]) > 1e-6 * std::max(1.0, std::abs(b[t]))) return false;
+  return true;
+}
+
+}  // namespace
+
+KpiHeads KpiHeads::from_model_files(const std::vector<std::string>& paths) {
+  KpiHeads h;
+  for (const auto& p : paths) {
+    if (!h.max_dp) h.max_dp = KpiHeadEstimator::from_model_file(p, kMaxDpGroup);
+    if (!h.plume_radius) h.plume_radius = KpiHeadEstimator::from_model_file(p, kPlumeRadiusGroup);
+  }
+  if (h.max_dp) check_kind(h.max_dp->head());
+  if (h.plume_radius) check_kind(h.plume_radius->head());
+  return h;
+}
+
+void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<double>& times_days,
+                     const KpiOptions& o) const {
+  if (max_dp) apply_max_dp_head(k, *max_dp, c);
+  if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, times_days, o);
+}
+
+void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c) {
+  if (const auto v = e.estimate(c)) {
+    k.max_dp_bar = v->front();
+    k.max_dp_from_head = true;
+  }
+}
+
+void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                             const std::vector<double>& times_days, const KpiOptions& o) {
+  const KpiHead& h = e.head();
+  if (std::abs(o.sg_threshold - h.sg_threshold) > 1e-12 || !same_times(times_days, h.times_days))
+    return;
+  auto r = e.estimate(c);
+  if (!r) return;
+  for (std::size_t t = 1; t < r->size(); ++t) (*r)[t] = std::max((*r)[t], (*r)[t - 1]);
+  for (std::size_t i = 0; i < k.years_used.size(); ++i) {
+    // The report time compute_kpis used for this year.
+    std::size_t best = 0;
+    for (std::size_t t = 1; t < times_days.size(); ++t)
+      if (std::abs(times_days[t] - k.years_used[i] * kDaysPerYear) <
+          std::abs(times_days[best] - k.years_used[i] * kDaysPerYear))
+        best = t;
+    double radius = (*r)[best];
+    if (k.plume_capped[i]) radius = std::min(radius, k.plume_radius_m[i]);
+    k.plume_radius_m[i] = radius;
+    k.plume_area_km2[i] = M_PI * radius * radius / 1e6;
+  }
+  k.plume_from_head = true;
+}
+
+}  // namespace ufno

@@ -1,0 +1,42 @@
+#pragma once
+// The KPI heads a run's model files carry, and how they change the KPIs of a predicted case
+// (docs/kpis.md, "KPI heads"):
+// - the dP model's /max_dp_head gives max_dP_bar (the field smooths the near-well spike);
+// - the SG model's /plume_radius_head gives the plume radius and area (the field smears the
+//   front outward), for runs at the head's report times and plume threshold.
+// The field's own values stay in the KPIs (max_dp_field_bar, plume_radius_field_m); the place
+// and time of the maximum, the mass cap and everything else stay the field's. A case outside a
+// head's training ranges keeps the field's values.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/KpiHeadEstimator.hpp"
+#include "apps/Kpis.hpp"
+
+namespace ufno {
+
+struct KpiHeads {
+  std::optional<KpiHeadEstimator> max_dp, plume_radius;
+
+  static constexpr const char* kMaxDpGroup = "max_dp_head";
+  static constexpr const char* kPlumeRadiusGroup = "plume_radius_head";
+
+  // The first head of each kind among a run's model files, read and checked now (InputError
+  // naming the file and field for a malformed one).
+  static KpiHeads from_model_files(const std::vector<std::string>& paths);
+  void apply(Kpis& k, const ReservoirCase& c, const std::vector<double>& times_days,
+             const KpiOptions& o) const;
+};
+
+// max_dP_bar becomes the head's estimate when the case is inside its ranges.
+void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c);
+
+// Each year's plume radius becomes the head's at that year's report time (the running maximum
+// over earlier ones: the reach never recedes), no larger than the field's mass-capped radius in
+// a year the field was capped; the area follows. Nothing changes when the run's report times or
+// plume threshold are not the head's, or the case is outside its ranges.
+void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                             const std::vector<double>& times_days, const KpiOptions& o);
+
+}  // namespace ufno

@@ -1,0 +1,39 @@
+#pragma once
+// A KPI head a model file may carry (a group such as /max_dp_head or /plume_radius_head,
+// docs/model-format.md): an ensemble of small MLPs (features -> hidden -> hidden -> outputs,
+// exact GELU) that estimates log(KPI) per output from features of the case
+// (python/kpi_head.py trains them). Read and checked here; apps/KpiHeadEstimator.hpp computes
+// the features and evaluates it.
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ufno {
+
+struct DenseLayer {
+  int in = 0, out = 0;
+  std::vector<double> weight;  // (out, in) row-major, as torch.nn.Linear
+  std::vector<double> bias;    // out
+};
+
+struct KpiHead {
+  std::string path, group;
+  std::vector<std::string> features;  // names, in input order
+  std::array<int, 2> grid{};          // (X, Y) the features are defined on
+  std::vector<double> feature_mean, feature_std;
+  std::vector<double> feature_min, feature_max;  // over the training cases
+  std::vector<double> target_mean, target_std;   // per output
+  std::vector<double> times_days;                // per output, for a head over report times
+  double sg_threshold = 0;                       // the plume threshold a plume head was fitted to
+  std::vector<std::array<DenseLayer, 3>> members;
+  int outputs() const { return int(target_mean.size()); }
+};
+
+// The head in group `group` of the model file at `path`, or nothing when the file has none. A
+// head that is there but malformed (shapes that do not chain, non-finite values, a zero std,
+// sizes beyond any head this project trains, times that do not increase) is an InputError
+// naming the file and the field.
+std::optional<KpiHead> read_kpi_head(const std::string& path, const std::string& group);
+
+}  // namespace ufno

@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""python/plume_radius_head.py: Flow's plume radius by the rule of apps/Kpis.cpp on hand-made
+fields (the front interpolated between cell centres, gas not connected to the perforations left
+out, the running maximum over time), a training run on a tiny synthetic data set that writes the
+head into a copy of an SG model file (the model's own arrays unchanged, the head read back
+predicting as trained, with its report times and threshold), and refusals of bad input (one
+line, exit non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
+import os
+import subprocess
+import sys
+import tempfile
+import shutil
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import kpi_head  # noqa: E402
+import plume_radius_head  # noqa: E402
+import ufno_cases  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(HERE), "plume_radius_head.py")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+
+
+def run(args):
+    return subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300)
+
+
+def refused(what, args, out, say):
+    p = run(args)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check("refused: %s" % what, p.returncode != 0 and len(lines) == 1 and say in lines[0]
+          and lines[0].startswith("plume_radius_head: ") and not os.path.exists(out),
+          (p.returncode, p.stderr[-300:]))
+
+
+def radius_rule():
+    """Three layers x 6 radial cells of 10 m, two report times; layers 0 and 1 perforated."""
+    dr = np.full(6, 10.0)
+    active = np.ones((3, 6), bool)
+    perf = np.array([True, True, False])
+    sg = np.zeros((3, 6, 2))
+    sg[0, :3, 0] = 0.5            # t0: gas in cells 0-2 of layer 0, none beyond
+    sg[0, 3, 0] = 0.11            # the front: 0.11 -> next cell 0.0 crosses 0.01 at 100/110
+    sg[2, 5, 0] = 0.3             # a speck far out, not connected: not plume
+    sg[:, :, 1] = 0.0             # t1: the field dips (a network's would); the reach stays
+    sg[1, 0, 1] = 0.5
+    r = plume_radius_head.plume_radii(sg, active, perf, 0.2, dr)
+    # Centres 5, 15, 25, 35, 45: the front between 35 and 45 where 0.11 -> 0 crosses 0.01.
+    want0 = 35 + (0.11 - 0.01) / 0.11 * 10
+    check("front interpolated between cell centres, the speck left out (%.3f m)" % r[0],
+          abs(r[0] - want0) < 1e-9, r)
+    check("the reach never recedes", r[1] == r[0], r)
+    sg2 = np.zeros((3, 6, 1))
+    sg2[2, :, 0] = 0.4  # gas in the unperforated layer only, touching the well: not connected
+    check("gas not connected to a perforated cell is no plume",
+          plume_radius_head.plume_radii(sg2, active, perf, 0.2, dr)[0] == 0.0)
+    sg2[1, 0, 0] = 0.4  # now connected through the perforated layer above it
+    check("gas reached through a perforated neighbour is plume, to the grid's edge",
+          plume_radius_head.plume_radii(sg2, active, perf, 0.2, dr)[0] == 60.0)
+
+
+def encoded(rng, n, X, Y):
+    x = np.zeros((n, X, Y, 12), np.float32)
+    x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y))
+    x[..., 1] = x[..., 0] - 0.1
+    x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y))
+    x[:, :2, 0, 3] = 1
+    x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
+    return x
+
+
+def main():
+    radius_rule()
+    rng = np.random.default_rng(1)
+    work = tempfile.mkdtemp(prefix="ufno_plume_head_")
+    try:
+        n, X, Y, T = 40, 4, len(ufno_cases.radial_widths()), 3
+        xs = encoded(rng, n, X, Y)
+        rate = xs[:, 0, 0, 4].astype(np.float64)
+        sg = np.zeros((n, X, Y, T), np.float32)
+        for i in range(n):
+            for t in range(T):
+                reach = int(8 + 10 * rate[i] + 4 * t)  # the plume grows with rate and time
+                sg[i, :2, :reach, t] = 0.4
+        data = os.path.join(work, "data.h5")
+        with h5py.File(data, "w") as h:
+            h["input"] = np.repeat(xs[:, :, :, None, :], T, axis=3)
+            h["SG"] = sg
+            h["TIMES"] = np.array([10.0, 100.0, 1000.0])
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # an SG model file
+        out = os.path.join(work, "sg_head.h5")
+        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
+                 "--hidden", "8", "--epochs", "800"])
+        check("training writes the model file with its head", p.returncode == 0 and
+              os.path.exists(out), p.stderr[-500:])
+        if os.path.exists(out):
+            with h5py.File(model) as a, h5py.File(out) as b:
+                same = all(np.array_equal(a[k][()], b[k][()]) for k in a if isinstance(
+                    a[k], h5py.Dataset)) and dict(a.attrs).keys() == dict(b.attrs).keys()
+                check("the model's own arrays and attributes are unchanged", same)
+                g = b["plume_radius_head"]
+                check("head attributes: members, grid, report times, threshold, one output each",
+                      int(g.attrs["members"]) == 2 and list(g.attrs["grid"]) == [X, Y] and
+                      list(g.attrs["times_days"]) == [10.0, 100.0, 1000.0] and
+                      g.attrs["sg_threshold"] == 0.01 and len(g.attrs["target_mean"]) == T and
+                      g["member1/fc2.weight"].shape == (T, 8))
+            head = plume_radius_head.read_head(out)
+            est = head.predict(kpi_head.features(xs))
+            true = np.stack([plume_radius_head.plume_radii(
+                sg[i], xs[i, ..., 0] != 0, xs[i, :, 0, 3] > 0, 0.2,
+                ufno_cases.radial_widths()) for i in range(n)])
+            err = float(np.median(np.abs(est - true) / true))
+            check("the head read back fits the synthetic radii (median error %.3f < 0.15)" % err,
+                  est.shape == (n, T) and err < 0.15)
+        dp_model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # variable dP
+        bad = os.path.join(work, "bad.h5")
+        refused("a dP model file", ["--data", data, "--model", dp_model, "--out", bad,
+                                    "--epochs", "5"], bad, "variable")
+        refused("a missing data file", ["--data", os.path.join(work, "nope.h5"), "--model", model,
+                                        "--out", bad], bad, "nope.h5")
+        refused("--members 0", ["--data", data, "--model", model, "--out", bad, "--members", "0"],
+                bad, "--members")
+        refused("--weight-decay -1", ["--data", data, "--model", model, "--out", bad,
+                                      "--weight-decay", "-1"], bad, "--weight-decay")
+        refused("--epochs beyond the limit", ["--data", data, "--model", model, "--out", bad,
+                                              "--epochs", "1000000000"], bad, "--epochs")
+        narrow = os.path.join(work, "narrow.h5")
+        with h5py.File(narrow, "w") as h:
+            h["input"] = np.zeros((2, X, 16, T, 12), np.float32)
+            h["SG"] = np.zeros((2, X, 16, T), np.float32)
+            h["TIMES"] = np.array([10.0, 100.0, 1000.0])
+            h["seed"] = np.ones(2, np.int64)
+            h["index"] = np.arange(2, dtype=np.int64)
+        refused("a data set on another radial grid", ["--data", narrow, "--model", model,
+                                                      "--out", bad], bad, "radial cells")
+        nosg = os.path.join(work, "nosg.h5")
+        shutil.copy(data, nosg)
+        with h5py.File(nosg, "r+") as h:
+            del h["SG"]
+        refused("a data set without SG", ["--data", nosg, "--model", model, "--out", bad,
+                                          "--epochs", "5"], bad, "SG")
+        open(os.path.join(work, "text.h5"), "w").write("not hdf5")
+        refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
+                                                 "--model", model, "--out", bad], bad, "text.h5")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

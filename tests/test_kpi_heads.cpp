@@ -1,0 +1,285 @@
+// apps/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
+// and estimates on the shipped examples against python/kpi_head.py's
+// (tests/data/max_dp_head_small.h5 and plume_radius_head_small.h5, python/make_fixtures.py);
+// files without a head, cases on another grid, and the KPIs each head replaces (and when it
+// must not).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "apps/KpiHeadFeatures.hpp"
+#include "apps/KpiHeads.hpp"
+#include "io/CaseEncoding.hpp"
+#include "io/Hdf5File.hpp"
+
+using namespace ufno;
+
+namespace {
+
+const std::string kData = UFNO_TEST_DATA_DIR;
+const std::string kFixture = kData + "/max_dp_head_small.h5";
+const std::string kPlumeFixture = kData + "/plume_radius_head_small.h5";
+
+// 3 layers x 16 radial cells: kx = 100 (x + 1) + y mD, kz = kx / 10, porosity 0.2 + 0.01 x;
+// layer 2 inactive from radial cell 8 on; layers 0 and 1 perforated.
+ReservoirCase hand_made() {
+  ReservoirCase c;
+  c.path = "hand_made.h5";
+  c.nx = c.lx = 3;
+  c.ny = c.ly = 16;
+  for (int x = 0; x < 3; ++x)
+    for (int y = 0; y < 16; ++y) {
+      const bool act = !(x == 2 && y >= 8);
+      c.permx.push_back(act ? 100.0 * (x + 1) + y : 0.0);
+      c.permz.push_back(act ? (100.0 * (x + 1) + y) / 10 : 0.0);
+      c.poro.push_back(act ? 0.2 + 0.01 * x : 0.0);
+    }
+  c.dr.assign(16, 5.0);
+  c.dz.assign(3, 10.0);
+  c.perforated = {1, 1, 0};
+  c.rate_mt_per_year = 1.0;
+  c.temperature_c = 60;
+  c.pressure_bar = 150;
+  c.swi = 0.2;
+  c.vg_lambda = 0.5;
+  return c;
+}
+
+double kx(int x, int y) { return (x == 2 && y >= 8) ? 0.0 : 100.0 * (x + 1) + y; }
+
+}  // namespace
+
+TEST_CASE("the features of a hand-made case are the sums they name", "[kpi_heads]") {
+  const auto f = kpi_head_features(hand_made());
+  REQUIRE(f.size() == kpi_head_feature_names().size());
+  REQUIRE(f.size() == 32);
+  const double eps = 1e-5;  // ln k / 15 is rounded to float32 by the encoding
+  CHECK(f[0] == Approx(double(float(encoded_rate(1.0)))));
+  CHECK(f[1] == Approx((60.0 - 30) / 150));
+  CHECK(f[3] == Approx((0.2 - 0.1) / 0.2));
+  int i = 5;
+  for (int y : {0, 1, 3, 6, 12}) {
+    CHECK(f[i++] == Approx(std::log(kx(0, y) + kx(1, y) + 1e-3)).epsilon(eps));
+    CHECK(f[i++] == Approx(std::log(kx(0, y) + kx(1, y) + kx(2, y) + 1e-3)).epsilon(eps));
+    CHECK(f[i++] == Approx(std::log((kx(0, y) + kx(1, y) + kx(2, y)) / 10 + 1e-3)).epsilon(eps));
+  }
+  CHECK(f[20] == 2);  // perforated layers
+  CHECK(f[21] == 3);  // active layers at the well
+  CHECK(f[22] == Approx((16 * 0.2 + 16 * 0.21 + 8 * 0.22) / 40));
+  CHECK(f[23] == Approx(0.5));  // mean perforated layer index
+  CHECK(f[24] == Approx(1.0));
+  CHECK(f[25] == Approx(std::log(4 * (0.2 + 0.21 + 0.22) + 1e-6)));  // radial cells 0-3
+  CHECK(f[27] == Approx(std::log(4 * (0.2 + 0.21) + 1e-6)));         // 8-11: layer 2 inactive
+  CHECK(f[29] == Approx(std::log(200 + 1e-3)).epsilon(eps));
+  CHECK(f[30] == Approx(std::log(100 + 1e-3)).epsilon(eps));
+  CHECK(f[31] == Approx(std::log(30 + 1e-3)).epsilon(eps));
+}
+
+TEST_CASE("features and estimates equal python/max_dp_head.py's on the shipped examples",
+          "[kpi_heads]") {
+  const auto h =
+      read_kpi_head(kFixture, KpiHeads::kMaxDpGroup);  // a head alone: no network to check its grid
+  REQUIRE(h);
+  const std::optional<KpiHeadEstimator> e(KpiHeadEstimator{*h});
+  CHECK(e->head().members.size() == 2);
+  auto f = h5::File::open_read(kFixture);
+  const auto feats = f.read_numeric("expected/features");
+  const auto want = f.read_numeric("expected/estimate_bar");
+  std::istringstream cases(*f.string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const ReservoirCase c = read_case(kData + "/../../" + rel);
+    const auto mine = kpi_head_features(c);
+    REQUIRE(mine.size() == feats.shape[1]);
+    double worst = 0;
+    for (std::size_t k = 0; k < mine.size(); ++k)
+      worst = std::max(worst, std::abs(mine[k] - feats.values[n * mine.size() + k]) /
+                                  std::max(1.0, std::abs(feats.values[n * mine.size() + k])));
+    CHECK(worst < 1e-12);
+    const auto got = e->estimate(c);
+    REQUIRE(got);  // the examples are inside the fixture head's ranges
+    CHECK(got->at(0) == Approx(want.values[n]).epsilon(1e-12));
+  }
+  CHECK(n == 3);
+}
+
+TEST_CASE("a model file without a head has none; a case on another grid is refused",
+          "[kpi_heads]") {
+  CHECK_FALSE(KpiHeadEstimator::from_model_file(kData + "/ufno_small.h5", KpiHeads::kMaxDpGroup));
+  const auto shipped =
+      KpiHeadEstimator::from_model_file(kData + "/../../models/dp_ufno.h5", KpiHeads::kMaxDpGroup);
+  REQUIRE(shipped);  // the shipped dP model carries one, on its own grid
+  CHECK(shipped->head().grid == std::array<int, 2>{24, 48});
+  const auto h =
+      read_kpi_head(kFixture, KpiHeads::kMaxDpGroup);  // a head alone: no network to check its grid
+  REQUIRE(h);
+  const std::optional<KpiHeadEstimator> e(KpiHeadEstimator{*h});
+  try {
+    e->estimate(hand_made());
+    FAIL("a 3 x 16 case was accepted by a head trained on 24 x 48");
+  } catch (const InputError& err) {
+    CHECK(std::string(err.what()).find("hand_made.h5: grid:") == 0);
+  }
+  ReservoirCase narrow = hand_made();
+  narrow.ny = narrow.ly = 10;  // fewer radial cells than the features read
+  CHECK_THROWS_AS(kpi_head_features(narrow), InputError);
+}
+
+TEST_CASE("the head replaces the KPI's value, not the field's maximum or its place",
+          "[kpi_heads]") {
+  const auto h =
+      read_kpi_head(kFixture, KpiHeads::kMaxDpGroup);  // a head alone: no network to check its grid
+  REQUIRE(h);
+  const std::optional<KpiHeadEstimator> e(KpiHeadEstimator{*h});
+  std::istringstream cases(*h5::File::open_read(kFixture).string_attribute("expected", "cases"));
+  std::string rel;
+  std::getline(cases, rel, ',');
+  const ReservoirCase c = read_case(kData + "/../../" + rel);
+  Kpis k;
+  k.max_dp_bar = k.max_dp_field_bar = 3.0;
+  k.max_dp_radius_m = 12.0;
+  apply_max_dp_head(k, *e, c);
+  CHECK(k.max_dp_bar == Approx(e->estimate(c)->at(0)));
+  CHECK(k.max_dp_bar != 3.0);
+  CHECK(k.max_dp_from_head);
+  CHECK(k.max_dp_field_bar == 3.0);
+  CHECK(k.max_dp_radius_m == 12.0);
+  // A case beyond the head's training ranges (a rate of 50 Mt/yr) keeps the field's value.
+  ReservoirCase far = c;
+  far.rate_mt_per_year = 50;
+  CHECK_FALSE(e->estimate(far));
+  Kpis kf;
+  kf.max_dp_bar = kf.max_dp_field_bar = 3.0;
+  apply_max_dp_head(kf, *e, far);
+  CHECK(kf.max_dp_bar == 3.0);
+  CHECK_FALSE(kf.max_dp_from_head);
+}
+
+namespace {
+
+// The fixture's plume head and the first shipped example, with the KPIs a field might give.
+struct PlumeSetup {
+  KpiHeadEstimator e;
+  ReservoirCase c;
+  std::vector<double> times;
+  KpiOptions o;
+  Kpis k;
+};
+
+PlumeSetup plume_setup() {
+  const auto h = read_kpi_head(kPlumeFixture, KpiHeads::kPlumeRadiusGroup);
+  REQUIRE(h);
+  std::istringstream cases(
+      *h5::File::open_read(kPlumeFixture).string_attribute("expected", "cases"));
+  std::string rel;
+  std::getline(cases, rel, ',');
+  PlumeSetup s{KpiHeadEstimator{*h}, read_case(kData + "/../../" + rel), h->times_days, {}, {}};
+  s.o.years = {1, 10, 30};
+  for (double y : s.o.years) {
+    std::size_t best = 0;
+    for (std::size_t t = 1; t < s.times.size(); ++t)
+      if (std::abs(s.times[t] / 365.25 - y) < std::abs(s.times[best] / 365.25 - y)) best = t;
+    s.k.years_used.push_back(s.times[best] / 365.25);
+    s.k.plume_radius_m.push_back(1.0);
+    s.k.plume_area_km2.push_back(M_PI / 1e6);
+    s.k.plume_capped.push_back(0);
+  }
+  s.k.plume_radius_field_m = s.k.plume_radius_m;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a plume-radius head's estimates equal python/kpi_head.py's on the shipped examples",
+          "[kpi_heads]") {
+  const auto h = read_kpi_head(kPlumeFixture, KpiHeads::kPlumeRadiusGroup);
+  REQUIRE(h);
+  CHECK(h->outputs() == 24);
+  CHECK(h->times_days.size() == 24);
+  CHECK(h->sg_threshold == 0.01);
+  const KpiHeadEstimator e(*h);
+  auto f = h5::File::open_read(kPlumeFixture);
+  const auto want = f.read_numeric("expected/radius_m");
+  std::istringstream cases(*f.string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const auto got = e.estimate(read_case(kData + "/../../" + rel));
+    REQUIRE(got);
+    REQUIRE(got->size() == 24);
+    double worst = 0;
+    for (std::size_t t = 0; t < 24; ++t)
+      worst = std::max(worst, std::abs((*got)[t] / want.values[n * 24 + t] - 1));
+    CHECK(worst < 1e-12);
+  }
+  CHECK(n == 3);
+}
+
+TEST_CASE("the plume head sets each year's radius and area from its report time, never receding",
+          "[kpi_heads]") {
+  PlumeSetup s = plume_setup();
+  auto r = *s.e.estimate(s.c);
+  for (std::size_t t = 1; t < r.size(); ++t) r[t] = std::max(r[t], r[t - 1]);
+  apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+  REQUIRE(s.k.plume_from_head);
+  for (std::size_t i = 0; i < s.o.years.size(); ++i) {
+    std::size_t best = 0;
+    while (std::abs(s.times[best] / 365.25 - s.k.years_used[i]) > 1e-9) ++best;
+    CHECK(s.k.plume_radius_m[i] == Approx(r[best]).epsilon(1e-12));
+    CHECK(s.k.plume_area_km2[i] == Approx(M_PI * r[best] * r[best] / 1e6).epsilon(1e-12));
+    CHECK(s.k.plume_radius_field_m[i] == 1.0);  // the field's own radius is kept
+    if (i) CHECK(s.k.plume_radius_m[i] >= s.k.plume_radius_m[i - 1]);
+  }
+}
+
+TEST_CASE("the plume head stays within the field's mass cap", "[kpi_heads]") {
+  PlumeSetup s = plume_setup();
+  s.k.plume_capped[2] = 1;  // the field filled the injected mass by 0.5 m at 30 years
+  s.k.plume_radius_m[2] = 0.5;
+  apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+  CHECK(s.k.plume_radius_m[2] == 0.5);
+  CHECK(s.k.plume_radius_m[0] > 1.0);  // uncapped years take the head's radius
+}
+
+TEST_CASE("the plume head is not used at another threshold, other times, or out of range",
+          "[kpi_heads]") {
+  {
+    PlumeSetup s = plume_setup();
+    s.o.sg_threshold = 0.05;  // a user's own plume definition: the head was not fitted to it
+    apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+    CHECK_FALSE(s.k.plume_from_head);
+    CHECK(s.k.plume_radius_m[0] == 1.0);
+  }
+  {
+    PlumeSetup s = plume_setup();
+    std::vector<double> other = s.times;
+    other.back() *= 1.5;  // a run reporting at times the head does not know
+    apply_plume_radius_head(s.k, s.e, s.c, other, s.o);
+    CHECK_FALSE(s.k.plume_from_head);
+    other.pop_back();
+    apply_plume_radius_head(s.k, s.e, s.c, other, s.o);
+    CHECK_FALSE(s.k.plume_from_head);
+  }
+  {
+    PlumeSetup s = plume_setup();
+    s.c.rate_mt_per_year = 50;  // beyond the head's training ranges
+    apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+    CHECK_FALSE(s.k.plume_from_head);
+    CHECK(s.k.plume_radius_m[2] == 1.0);
+  }
+}
+
+TEST_CASE("a run's heads are found in its model files, each checked for its kind", "[kpi_heads]") {
+  const auto none = KpiHeads::from_model_files({kData + "/ufno_small.h5"});
+  CHECK_FALSE(none.max_dp);
+  CHECK_FALSE(none.plume_radius);
+  const auto shipped = KpiHeads::from_model_files(
+      {kData + "/../../models/sg_ufno.h5", kData + "/../../models/dp_ufno.h5"});
+  REQUIRE(shipped.max_dp);
+  REQUIRE(shipped.plume_radius);
+  CHECK(shipped.plume_radius->head().outputs() == 24);
+  CHECK(shipped.plume_radius->head().path.find("sg_ufno.h5") != std::string::npos);
+  // The KPI columns: the field's radius per year after the others.
+  const auto header = kpi_header(KpiOptions{});
+  CHECK(header.back() == "plume_radius_field_m_30yr");
+  CHECK(header.size() == kpi_row(plume_setup().k).size());
+}
