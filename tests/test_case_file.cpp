@@ -1,4 +1,5 @@
 // Reading, validating and encoding reservoir case files.
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -12,9 +13,11 @@ using namespace ufno;
 
 namespace {
 
+// Named by process too: ctest runs each test case as its own process, several at once, in one
+// directory, and each process's count starts at 0.
 std::string tmp_case(const test::CaseFields& c) {
   static int n = 0;
-  const std::string p = "test_case_" + std::to_string(n++) + ".h5";
+  const std::string p = "test_case_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".h5";
   test::write_case(p, c);
   return p;
 }
