@@ -11,15 +11,15 @@ namespace {
 
 constexpr double kDaysPerYear = 365.25;
 
-// A head's kind fixes what its outputs must be: one maximum, or one radius per report time at
-// a plume threshold.
+// A head's kind fixes what its outputs must be: one maximum; one radius per report time at a
+// plume threshold; one mass ratio at one report time.
 void check_kind(const KpiHead& h) {
-  if (h.group == KpiHeads::kMaxDpGroup && h.outputs() != 1)
+  if (h.group != KpiHeads::kPlumeRadiusGroup && h.outputs() != 1)
     throw InputError(h.path, h.group + "@target_mean", "must be one number (one output)");
-  if (h.group != KpiHeads::kPlumeRadiusGroup) return;
+  if (h.group == KpiHeads::kMaxDpGroup) return;
   if (h.times_days.empty())
-    throw InputError(h.path, h.group + "@times_days", "a plume-radius head needs its report times");
-  if (h.sg_threshold <= 0)
+    throw InputError(h.path, h.group + "@times_days", "this head needs its report times");
+  if (h.group == KpiHeads::kPlumeRadiusGroup && h.sg_threshold <= 0)
     throw InputError(h.path, h.group + "@sg_threshold",
                      "a plume-radius head needs the plume threshold it was fitted to");
 }
@@ -38,9 +38,10 @@ KpiHeads KpiHeads::from_model_files(const std::vector<std::string>& paths) {
   for (const auto& p : paths) {
     if (!h.max_dp) h.max_dp = KpiHeadEstimator::from_model_file(p, kMaxDpGroup);
     if (!h.plume_radius) h.plume_radius = KpiHeadEstimator::from_model_file(p, kPlumeRadiusGroup);
+    if (!h.co2_mass) h.co2_mass = KpiHeadEstimator::from_model_file(p, kCo2MassGroup);
   }
-  if (h.max_dp) check_kind(h.max_dp->head());
-  if (h.plume_radius) check_kind(h.plume_radius->head());
+  for (const auto* e : {&h.max_dp, &h.plume_radius, &h.co2_mass})
+    if (*e) check_kind((*e)->head());
   return h;
 }
 
@@ -48,6 +49,7 @@ void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<double>&
                      const KpiOptions& o) const {
   if (max_dp) apply_max_dp_head(k, *max_dp, c);
   if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, times_days, o);
+  if (co2_mass) apply_co2_mass_head(k, *co2_mass, c, times_days, o);
 }
 
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c) {
@@ -78,6 +80,18 @@ void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const Reservoir
     k.plume_area_km2[i] = M_PI * radius * radius / 1e6;
   }
   k.plume_from_head = true;
+}
+
+void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                         const std::vector<double>& times_days, const KpiOptions& o) {
+  if (o.co2_density > 0 || times_days.empty() ||
+      !same_times({times_days.back()}, e.head().times_days))
+    return;
+  const auto r = e.estimate(c);
+  if (!r) return;
+  k.mass_ratio = r->front();
+  k.co2_mass_mt = k.mass_ratio * k.injected_mt;
+  k.mass_from_head = true;
 }
 
 }  // namespace ufno

@@ -3,10 +3,13 @@
 // (docs/kpis.md, "KPI heads"):
 // - the dP model's /max_dp_head gives max_dP_bar (the field smooths the near-well spike);
 // - the SG model's /plume_radius_head gives the plume radius and area (the field smears the
-//   front outward), for runs at the head's report times and plume threshold.
-// The field's own values stay in the KPIs (max_dp_field_bar, plume_radius_field_m); the place
-// and time of the maximum, the mass cap and everything else stay the field's. A case outside a
-// head's training ranges keeps the field's values.
+//   front outward), for runs at the head's report times and plume threshold;
+// - the SG model's /co2_mass_head gives the share of the injected CO2 still free gas at the last
+//   report, hence the CO2 mass in place (the field's mass sums the SG field's errors over the
+//   plume), for runs ending at the head's time with Span-Wagner densities.
+// The field's own values stay in the KPIs (max_dp_field_bar, plume_radius_field_m,
+// co2_mass_field_mt); the place and time of the maximum, the mass cap and everything else stay
+// the field's. A case outside a head's training ranges keeps the field's values.
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,10 +20,11 @@
 namespace ufno {
 
 struct KpiHeads {
-  std::optional<KpiHeadEstimator> max_dp, plume_radius;
+  std::optional<KpiHeadEstimator> max_dp, plume_radius, co2_mass;
 
   static constexpr const char* kMaxDpGroup = "max_dp_head";
   static constexpr const char* kPlumeRadiusGroup = "plume_radius_head";
+  static constexpr const char* kCo2MassGroup = "co2_mass_head";
 
   // The first head of each kind among a run's model files, read and checked now (InputError
   // naming the file and field for a malformed one).
@@ -38,5 +42,11 @@ void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& 
 // plume threshold are not the head's, or the case is outside its ranges.
 void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                              const std::vector<double>& times_days, const KpiOptions& o);
+
+// The mass ratio becomes the head's and the CO2 mass in place ratio x injected mass, when the
+// run's last report time is the head's, the densities are Span-Wagner's (no fixed co2_density:
+// the head was fitted to Flow's masses at those densities) and the case is inside its ranges.
+void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                         const std::vector<double>& times_days, const KpiOptions& o);
 
 }  // namespace ufno

@@ -183,7 +183,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       const auto m = ring_masses(c, g, s, plume);
       double mass = 0;
       for (double v : m) mass += v;
-      k.co2_mass_mt = mass / 1e9;
+      k.co2_mass_mt = k.co2_mass_field_mt = mass / 1e9;
       k.injected_mt = injected_kg(c, times[t]) / 1e9;
       k.mass_ratio = k.injected_mt > 0 ? k.co2_mass_mt / k.injected_mt : 0;
     }
@@ -235,6 +235,7 @@ std::vector<std::string> kpi_header(const KpiOptions& o) {
     s << y;
     h.push_back("plume_radius_field_m_" + s.str() + "yr");
   }
+  h.push_back("co2_mass_field_Mt");
   return h;
 }
 
@@ -249,6 +250,7 @@ std::vector<double> kpi_row(const Kpis& k) {
                    k.co2_mass_mt, k.injected_mt, k.mass_ratio, k.max_dp_field_bar})
     r.push_back(v);
   for (double v : k.plume_radius_field_m) r.push_back(v);
+  r.push_back(k.co2_mass_field_mt);
   return r;
 }
 

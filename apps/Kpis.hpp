@@ -46,6 +46,10 @@ struct Kpis {
   double co2_mass_mt = 0;   // free-phase CO2 in the plume at the last report time
   double injected_mt = 0;   // rate x time at the last report time
   double mass_ratio = 0;    // co2_mass_mt / injected_mt
+  // co2_mass_mt and mass_ratio may come from an SG model's CO2-mass head; co2_mass_field_mt is
+  // always the field's.
+  double co2_mass_field_mt = 0;
+  bool mass_from_head = false;
 };
 
 // sg, dp: (T, X, Y) of one whole-grid case; times in days.

@@ -339,7 +339,9 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
                  {"mass_ratio", k.mass_ratio},
                  {"max_dp_field_bar", k.max_dp_field_bar},
                  {"max_dp_source", k.max_dp_from_head ? "head" : "field"},
-                 {"plume_source", k.plume_from_head ? "head" : "field"}};
+                 {"plume_source", k.plume_from_head ? "head" : "field"},
+                 {"co2_mass_field_mt", k.co2_mass_field_mt},
+                 {"mass_source", k.mass_from_head ? "head" : "field"}};
   }
   r["warnings"] = warnings;
   return r;

@@ -67,7 +67,7 @@ GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int inde
 
 // Bumped whenever the KPI rules or the table's columns change: results of another version are
 // not reused (docs/kpis.md).
-constexpr int kKpiRulesVersion = 4;  // 3: max_dP_bar from a head; 4: plume radius from one
+constexpr int kKpiRulesVersion = 5;  // 3: max_dP_bar from a head; 4, 5: plume radius, CO2 mass
 
 // obj[key] as a T (def when absent); a value of the wrong JSON type names its key.
 template <class T>

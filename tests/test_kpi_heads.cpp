@@ -280,6 +280,47 @@ TEST_CASE("a run's heads are found in its model files, each checked for its kind
   CHECK(shipped.plume_radius->head().path.find("sg_ufno.h5") != std::string::npos);
   // The KPI columns: the field's radius per year after the others.
   const auto header = kpi_header(KpiOptions{});
-  CHECK(header.back() == "plume_radius_field_m_30yr");
+  CHECK(header.back() == "co2_mass_field_Mt");
+  CHECK(header[header.size() - 2] == "plume_radius_field_m_30yr");
   CHECK(header.size() == kpi_row(plume_setup().k).size());
+}
+
+TEST_CASE("the CO2-mass head gives the mass ratio and the mass in place; the field's is kept",
+          "[kpi_heads]") {
+  const auto heads = KpiHeads::from_model_files({kData + "/../../models/sg_ufno.h5"});
+  REQUIRE(heads.co2_mass);
+  const KpiHeadEstimator& e = *heads.co2_mass;
+  REQUIRE(e.head().times_days.size() == 1);
+  const ReservoirCase c = read_case(kData + "/../../examples/opm/s1_i000087/case.h5");
+  std::vector<double> times = paper_times_days(24);
+  CHECK(times.back() == Approx(e.head().times_days[0]).epsilon(1e-9));
+  auto fresh = [] {
+    Kpis k;
+    k.co2_mass_mt = k.co2_mass_field_mt = 30.0;
+    k.injected_mt = 40.0;
+    k.mass_ratio = 0.75;
+    return k;
+  };
+  Kpis k = fresh();
+  apply_co2_mass_head(k, e, c, times, KpiOptions{});
+  REQUIRE(k.mass_from_head);
+  const double ratio = e.estimate(c)->at(0);
+  CHECK(k.mass_ratio == Approx(ratio).epsilon(1e-12));
+  CHECK(k.co2_mass_mt == Approx(ratio * 40.0).epsilon(1e-12));
+  CHECK(k.co2_mass_field_mt == 30.0);
+  CHECK(ratio > 0.5);  // free gas: most of what was injected, not more
+  CHECK(ratio < 1.0);
+  // A fixed density (the head was fitted at Span-Wagner's) or another last report time keep the
+  // field's mass.
+  KpiOptions fixed;
+  fixed.co2_density = 700;
+  Kpis kf = fresh();
+  apply_co2_mass_head(kf, e, c, times, fixed);
+  CHECK_FALSE(kf.mass_from_head);
+  CHECK(kf.co2_mass_mt == 30.0);
+  times.pop_back();
+  Kpis kt = fresh();
+  apply_co2_mass_head(kt, e, c, times, KpiOptions{});
+  CHECK_FALSE(kt.mass_from_head);
+  CHECK(kt.mass_ratio == 0.75);
 }

@@ -188,7 +188,9 @@ function kpiRows() {
              k.aor_radius_m > 0 ? fmtLength(k.aor_radius_m) : "nowhere above"]);
   rows.push(["CO₂ mass in the plume (last time, free gas)",
              `${k.co2_mass_mt.toFixed(2)} Mt of ${k.injected_mt.toFixed(2)} Mt injected ` +
-             `(${(100 * k.mass_ratio).toFixed(0)} %)`]);
+             `(${(100 * k.mass_ratio).toFixed(0)} %` +
+             (k.mass_source === "head"
+                  ? `, estimated; the map's gas holds ${k.co2_mass_field_mt.toFixed(2)} Mt)` : ")")]);
   return rows;
 }
 

@@ -16,7 +16,11 @@
    (mean relative error);
 5. the SG model file carries a plume-radius head (python/plume_radius_head.py), and over the
    examples its 30-year plume radii are closer to those of Flow's fields than the predicted
-   field's (mean relative error, both by the rule of apps/Kpis.cpp without the mass cap).
+   field's (mean relative error, both by the rule of apps/Kpis.cpp without the mass cap);
+6. the SG model file carries a CO2-mass head (python/co2_mass_head.py): `ufno_kpis` on each
+   prediction with the shipped models' heads gives a CO2 mass in place closer to the mass
+   `ufno_kpis` measures in Flow's fields than the field's own (mean relative error), and equal
+   to the head's ratio times the injected mass.
 
 Usage: test_shipped_models.py UFNO_PREDICT. Prints "N passed, M failed" last; exit 1 on failure.
 """
@@ -51,6 +55,17 @@ def rel_l2(a, b):
     return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
+def kpi_table(exe, args, env):
+    """The one KPI row of `ufno_kpis ARGS` as a dict, or None (with a failed check)."""
+    import csv
+    import io
+    r = subprocess.run([exe] + args, env=env, capture_output=True, text=True, timeout=120)
+    rows = list(csv.DictReader(io.StringIO(r.stdout))) if r.returncode == 0 else []
+    check("ufno_kpis %s exits 0 with one row" % os.path.basename(args[1]),
+          len(rows) == 1, r.stderr[-300:])
+    return rows[0] if len(rows) == 1 else None
+
+
 def main():
     exe = sys.argv[1]
     models = {v: ufno_model_file.read_model_file(os.path.join(ROOT, "models", f))
@@ -66,6 +81,9 @@ def main():
     plume = plume_radius_head.read_head(os.path.join(ROOT, "models", "sg_ufno.h5"))
     check("the shipped SG model carries a plume-radius head", plume is not None)
     radius_err = {"head": [], "field": []}
+    mass_err = {"head": [], "field": []}
+    kpis_exe = os.path.join(os.path.dirname(exe), "ufno_kpis")
+    sg_file, dp_file = (os.path.join(ROOT, "models", m) for m in ("sg_ufno.h5", "dp_ufno.h5"))
     for case_path in examples:
         name = os.path.basename(os.path.dirname(case_path))
         out = os.path.join(work, name + ".h5")
@@ -124,6 +142,24 @@ def main():
             radius_err["field"].append(abs(field_r - flow_r) / flow_r)
             print("  %s: plume radius at the last report: Flow %.0f m, head %.0f, field %.0f"
                   % (name, flow_r, est, field_r))
+        flow_k = kpi_table(kpis_exe, [case_path, os.path.join(os.path.dirname(case_path),
+                                                             "target.h5")], env)
+        pred_k = kpi_table(kpis_exe, [case_path, out, "--model", sg_file, "--model", dp_file],
+                           env)
+        if flow_k and pred_k:
+            f, m = float(flow_k["co2_mass_Mt"]), pred_k
+            mass_err["head"].append(abs(float(m["co2_mass_Mt"]) - f) / f)
+            mass_err["field"].append(abs(float(m["co2_mass_field_Mt"]) - f) / f)
+            check("%s: ufno_kpis: the mass is the head's ratio x the injected mass" % name,
+                  abs(float(m["co2_mass_Mt"]) - float(m["mass_ratio"]) * float(m["injected_Mt"]))
+                  < 1e-6 * float(m["co2_mass_Mt"]), m)
+            print("  %s: CO2 mass in place: Flow %.2f Mt, head %.2f, field %.2f"
+                  % (name, f, float(m["co2_mass_Mt"]), float(m["co2_mass_field_Mt"])))
+    check("ufno_kpis measured every example", len(mass_err["head"]) == len(examples), mass_err)
+    if mass_err["head"]:
+        h, f = np.mean(mass_err["head"]), np.mean(mass_err["field"])
+        check("the head's CO2 mass (mean error %.3f) is closer to Flow's than the field's (%.3f)"
+              % (h, f), h < f)
     if radius_err["head"]:
         h, f = np.mean(radius_err["head"]), np.mean(radius_err["field"])
         check("the head's plume radius (mean error %.3f) is closer to Flow's than the field's "

@@ -461,6 +461,64 @@ def sweep_cases():
         os.remove("cp.json")
 
 
+def kpis_cases():
+    """ufno_kpis: every malformed case, fields file, list, flag and model head is refused in one
+    line naming it, and no --out file appears."""
+    K = "ufno_kpis"
+    target = os.path.join(os.path.dirname(EXAMPLE), "target.h5")
+    sg, dp = (os.path.join(ROOT, "models", m) for m in ("sg_ufno.h5", "dp_ufno.h5"))
+    ok = [EXAMPLE, target]
+    refused(K, [], ["pairs"])
+    refused(K, [EXAMPLE], [EXAMPLE, "pairs"])
+    refused(K, ["missing.h5", target], ["missing.h5"])
+    refused(K, [EXAMPLE, "missing_fields.h5"], ["missing_fields.h5"])
+    refused(K, [EXAMPLE, EXAMPLE], [EXAMPLE, "SG"])  # a case file is no fields file
+    for name, edit, say in (
+            ("f_nan.h5", poison("SG", np.nan), "SG"),
+            ("f_grid.h5", replace("dP", np.zeros((24, 24, 40), np.float32)), "dP"),
+            ("f_times.h5", replace("TIMES", np.arange(24.0)[::-1]), "TIMES"),
+            ("f_ntimes.h5", replace("TIMES", np.arange(1.0, 5.0)), "TIMES"),
+            ("f_huge.h5", huge_dataset("SG", (1 << 20, 24, 48)), "SG"),
+            ("f_nodp.h5", lambda f: f.__delitem__("dP"), "dP")):
+        variant(target, name, edit)
+        refused(K, [EXAMPLE, name], [name, say])
+        refused(K, [EXAMPLE, name, "--out", "k.csv"], [name, say])
+        os.remove(name)
+    open("pairs.txt", "w").write("%s %s extra\n" % (EXAMPLE, target))
+    refused(K, ["--list", "pairs.txt"], ["pairs.txt", "line 1"])
+    os.remove("pairs.txt")
+    refused(K, ["--list", "nolist.txt"], ["nolist.txt", "--list"])
+    os.mkdir("ldir")
+    refused(K, ["--list", "ldir"], ["ldir", "--list"])
+    os.rmdir("ldir")
+    for flag, value in (("--years", "1,x"), ("--years", "-3"), ("--sg-threshold", "2"),
+                        ("--critical-dp-bar", "nan"), ("--co2-density", "-1"),
+                        ("--mass-tolerance", "1e9")):
+        refused(K, ok + [flag, value], [flag])
+    refused(K, ok + ["--years", ",".join(["1"] * 101)], ["--years"])
+    refused(K, ok + ["--out", EXAMPLE], [EXAMPLE, "--out"])
+    os.mkdir("odir")
+    refused(K, ok + ["--out", "odir"], ["odir", "--out"])
+    os.rmdir("odir")
+    for name, edit, say in (
+            ("m_two.h5", lambda f: f["co2_mass_head"].attrs.__setitem__(
+                "target_mean", np.array([0.1, 0.2])), "co2_mass_head@target"),
+            ("m_notime.h5", lambda f: f["co2_mass_head"].attrs.__delitem__("times_days"),
+             "co2_mass_head@times_days"),
+            ("m_nan.h5", poison("co2_mass_head/feature_mean", np.nan),
+             "co2_mass_head/feature_mean")):
+        variant(sg, name, edit)
+        refused(K, ok + ["--model", name, "--model", dp, "--out", "k.csv"], [name, say])
+        os.remove(name)
+    p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", dp, "--out",
+                                                       "k.csv"], capture_output=True, text=True)
+    rows = open("k.csv").read().splitlines() if os.path.exists("k.csv") else []
+    check("ufno_kpis with good input writes its header and one row", p.returncode == 0 and
+          len(rows) == 2 and rows[0].startswith("case,fields,plume_radius_m_1yr"), p.stderr)
+    if os.path.exists("k.csv"):
+        os.remove("k.csv")
+
+
 def start(tool, args):
     return subprocess.Popen([os.path.join(APPS, tool)] + args, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
@@ -573,7 +631,7 @@ def main():
     os.chdir(work)
     try:
         for part in (predict_cases, model_cases, fno4d_cases, import_export_cases, sweep_cases,
-                     signal_cases):
+                     kpis_cases, signal_cases):
             try:
                 part()
             except Exception as e:  # noqa: BLE001  (a crash of the suite is a failure)

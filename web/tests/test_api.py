@@ -109,6 +109,8 @@ def basic(exe):
             check("KPIs: the shipped models' heads give the plume radius and maximum dP, the "
                   "field's radius beside it",
                   k["plume_source"] == "head" and k["max_dp_source"] == "head" and
+                  k["mass_source"] == "head" and k["co2_mass_field_mt"] > 0 and
+                  abs(k["co2_mass_mt"] - k["mass_ratio"] * k["injected_mt"]) < 1e-9 and
                   all(p["plume_radius_field_m"] > 0 for p in k["plume"]), k)
             status, raw, headers = call(base + r["download"])
             check("the result file downloads as HDF5", status == 200 and
