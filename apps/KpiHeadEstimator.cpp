@@ -1,6 +1,7 @@
 #include "apps/KpiHeadEstimator.hpp"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "apps/KpiHeadFeatures.hpp"
 #include "core/InputError.hpp"
@@ -29,7 +30,9 @@ std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::
 }  // namespace
 
 KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
-  if (head_.features != kpi_head_feature_names())
+  std::vector<std::string> names = kpi_head_feature_names();
+  for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
+  if (head_.features != names)
     throw InputError(head_.path, head_.group + "@features",
                      "names features this build does not compute (a head from another version)");
 }
@@ -48,13 +51,19 @@ std::optional<KpiHeadEstimator> KpiHeadEstimator::from_model_file(const std::str
   return KpiHeadEstimator(std::move(*h));
 }
 
-std::optional<std::vector<double>> KpiHeadEstimator::estimate(const ReservoirCase& c) const {
+std::optional<std::vector<double>> KpiHeadEstimator::estimate(
+    const ReservoirCase& c, const std::vector<double>& extra) const {
   if (c.nx != head_.grid[0] || c.ny != head_.grid[1])
     throw InputError(c.path, "grid",
                      "is " + grid_string(c.nx, c.ny) + " but the " + head_.group + " of " +
                          head_.path + " was trained on " +
                          grid_string(head_.grid[0], head_.grid[1]));
   std::vector<double> x = kpi_head_features(c);
+  if (x.size() + extra.size() != head_.features.size())
+    throw std::logic_error(head_.group + ": " + std::to_string(extra.size()) +
+                           " extra inputs given, the head reads " +
+                           std::to_string(head_.features.size() - x.size()));
+  x.insert(x.end(), extra.begin(), extra.end());
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double pad = kRangeMargin * (head_.feature_max[i] - head_.feature_min[i]);
     if (!(x[i] >= head_.feature_min[i] - pad && x[i] <= head_.feature_max[i] + pad))

@@ -89,4 +89,30 @@ std::vector<double> kpi_head_features(const ReservoirCase& c) {
   return f;
 }
 
+std::vector<std::string> envelope_feature_names(const std::vector<int>& columns) {
+  std::vector<std::string> n;
+  for (int c : columns) n.push_back("log_field_envelope_r" + std::to_string(c));
+  return n;
+}
+
+std::vector<double> field_envelope_features(const ReservoirCase& c, const std::vector<float>& dp,
+                                            const std::vector<int>& columns, double floor) {
+  const std::size_t cells = std::size_t(c.nx) * c.ny;
+  if (cells == 0 || dp.size() % cells)
+    throw InputError(c.path, "dP", "the field is not a whole number of the case's grids");
+  std::vector<double> f;
+  for (int y : columns) {
+    if (y < 0 || y >= c.ny)
+      throw InputError(c.path, "grid", "has no radial column " + std::to_string(y));
+    double e = -HUGE_VAL;
+    for (std::size_t t = 0; t < dp.size() / cells; ++t)
+      for (int x = 0; x < c.nx; ++x) {
+        const std::size_t i = std::size_t(x) * c.ny + y;
+        if (c.permx[i] > 0) e = std::max(e, double(dp[t * cells + i]));
+      }
+    f.push_back(std::log(std::max(e, floor)));
+  }
+  return f;
+}
+
 }  // namespace ufno

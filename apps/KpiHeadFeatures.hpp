@@ -16,4 +16,14 @@ const std::vector<std::string>& kpi_head_feature_names();
 // The features of a whole-grid case (at least 13 radial cells, a multiple of 4).
 std::vector<double> kpi_head_features(const ReservoirCase& c);
 
+// Names of the network-envelope inputs of a head that reads the dP network's own field
+// ("log_field_envelope_r<column>", python/kpi_head.py envelope_feature_names).
+std::vector<std::string> envelope_feature_names(const std::vector<int>& columns);
+
+// Per radial column, the largest dP over report times and formation layers of dp (T, X, Y of the
+// case's grid), as log(max(envelope, floor)) at `columns` (python/kpi_head.py
+// envelope_features).
+std::vector<double> field_envelope_features(const ReservoirCase& c, const std::vector<float>& dp,
+                                            const std::vector<int>& columns, double floor);
+
 }  // namespace ufno

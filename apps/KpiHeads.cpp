@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "apps/KpiHeadFeatures.hpp"
 #include "core/InputError.hpp"
 
 namespace ufno {
@@ -14,6 +15,14 @@ constexpr double kDaysPerYear = 365.25;
 // A head's kind fixes what its outputs must be: one maximum; one radius per report time at a
 // plume threshold; one mass ratio at one report time.
 void check_kind(const KpiHead& h) {
+  if (h.group == KpiHeads::kDpEnvelopeGroup) {
+    if (h.outputs() != h.grid[1])
+      throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
+    if (h.envelope_columns.empty())
+      throw InputError(h.path, h.group + "@envelope_columns",
+                       "a dP-envelope head needs the columns of the network's envelope it reads");
+    return;
+  }
   if (h.group != KpiHeads::kPlumeRadiusGroup && h.outputs() != 1)
     throw InputError(h.path, h.group + "@target_mean", "must be one number (one output)");
   if (h.group == KpiHeads::kMaxDpGroup) return;
@@ -39,17 +48,27 @@ KpiHeads KpiHeads::from_model_files(const std::vector<std::string>& paths) {
     if (!h.max_dp) h.max_dp = KpiHeadEstimator::from_model_file(p, kMaxDpGroup);
     if (!h.plume_radius) h.plume_radius = KpiHeadEstimator::from_model_file(p, kPlumeRadiusGroup);
     if (!h.co2_mass) h.co2_mass = KpiHeadEstimator::from_model_file(p, kCo2MassGroup);
+    if (!h.dp_envelope) h.dp_envelope = KpiHeadEstimator::from_model_file(p, kDpEnvelopeGroup);
   }
-  for (const auto* e : {&h.max_dp, &h.plume_radius, &h.co2_mass})
+  for (const auto* e : {&h.max_dp, &h.plume_radius, &h.co2_mass, &h.dp_envelope})
     if (*e) check_kind((*e)->head());
+  // The envelope head corrects one network's field: with another (a retrained or averaged model
+  // that kept the group) its inputs mean something else.
+  if (h.dp_envelope &&
+      network_digest(h.dp_envelope->head().path) != h.dp_envelope->head().network_digest) {
+    h.notes.push_back(h.dp_envelope->head().path + ": " + kDpEnvelopeGroup +
+                      " was fitted to another network; the area of review comes from the field");
+    h.dp_envelope.reset();
+  }
   return h;
 }
 
-void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<double>& times_days,
-                     const KpiOptions& o) const {
+void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& dp,
+                     const std::vector<double>& times_days, const KpiOptions& o) const {
   if (max_dp) apply_max_dp_head(k, *max_dp, c);
   if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, times_days, o);
   if (co2_mass) apply_co2_mass_head(k, *co2_mass, c, times_days, o);
+  if (dp_envelope) apply_dp_envelope_head(k, *dp_envelope, c, dp, o);
 }
 
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c) {
@@ -92,6 +111,29 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
   k.mass_ratio = r->front();
   k.co2_mass_mt = k.mass_ratio * k.injected_mt;
   k.mass_from_head = true;
+}
+
+void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                            const std::vector<float>& dp, const KpiOptions& o) {
+  const KpiHead& h = e.head();
+  const auto env =
+      e.estimate(c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  if (!env) return;
+  k.aor_radius_m = envelope_front_radius(c, *env, o.critical_dp_bar);
+  k.aor_from_head = true;
+}
+
+double envelope_front_radius(const ReservoirCase& c, const std::vector<double>& envelope,
+                             double critical) {
+  if (envelope.empty() || !(envelope[0] > critical)) return 0.0;
+  std::size_t k = 0;
+  while (k + 1 < envelope.size() && envelope[k + 1] > critical) ++k;
+  double r_in = 0;
+  for (std::size_t y = 0; y < k; ++y) r_in += c.dr[y];
+  const double r_out = r_in + c.dr[k];
+  if (k + 1 == envelope.size()) return r_out;
+  const double c0 = (r_in + r_out) / 2, c1 = r_out + c.dr[k + 1] / 2;
+  return c0 + (envelope[k] - critical) / (envelope[k] - envelope[k + 1]) * (c1 - c0);
 }
 
 }  // namespace ufno

@@ -7,9 +7,13 @@
 // - the SG model's /co2_mass_head gives the share of the injected CO2 still free gas at the last
 //   report, hence the CO2 mass in place (the field's mass sums the SG field's errors over the
 //   plume), for runs ending at the head's time with Span-Wagner densities.
+// - the dP model's /dp_envelope_head gives the largest dP each radius sees (from the case and the
+//   network's own envelope), hence the area of review for any critical pressure; it belongs to
+//   the network it was fitted with (its digest), and is not used with another.
 // The field's own values stay in the KPIs (max_dp_field_bar, plume_radius_field_m,
-// co2_mass_field_mt); the place and time of the maximum, the mass cap and everything else stay
-// the field's. A case outside a head's training ranges keeps the field's values.
+// co2_mass_field_mt, aor_field_radius_m); the place and time of the maximum, the mass cap and
+// everything else stay the field's. A case outside a head's training ranges keeps the field's
+// values.
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,17 +24,21 @@
 namespace ufno {
 
 struct KpiHeads {
-  std::optional<KpiHeadEstimator> max_dp, plume_radius, co2_mass;
+  std::optional<KpiHeadEstimator> max_dp, plume_radius, co2_mass, dp_envelope;
+  // Heads found but not used, one line each (a dP-envelope head fitted to another network).
+  std::vector<std::string> notes;
 
   static constexpr const char* kMaxDpGroup = "max_dp_head";
   static constexpr const char* kPlumeRadiusGroup = "plume_radius_head";
   static constexpr const char* kCo2MassGroup = "co2_mass_head";
+  static constexpr const char* kDpEnvelopeGroup = "dp_envelope_head";
 
   // The first head of each kind among a run's model files, read and checked now (InputError
   // naming the file and field for a malformed one).
   static KpiHeads from_model_files(const std::vector<std::string>& paths);
-  void apply(Kpis& k, const ReservoirCase& c, const std::vector<double>& times_days,
-             const KpiOptions& o) const;
+  // dp: the predicted dP field (T, X, Y), which the dP-envelope head reads.
+  void apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& dp,
+             const std::vector<double>& times_days, const KpiOptions& o) const;
 };
 
 // max_dP_bar becomes the head's estimate when the case is inside its ranges.
@@ -48,5 +56,16 @@ void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const Reservoir
 // the head was fitted to Flow's masses at those densities) and the case is inside its ranges.
 void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                          const std::vector<double>& times_days, const KpiOptions& o);
+
+// The area of review becomes the radius where the head's envelope falls through
+// o.critical_dp_bar (envelope_front_radius), for a case inside its ranges.
+void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                            const std::vector<float>& dp, const KpiOptions& o);
+
+// Where an envelope (one value per radial column, from the well out) falls through `critical`:
+// 0 if the first column is not above it; the outer edge of the grid if every column is;
+// otherwise between the centres of the last column above and the next, linearly in dP.
+double envelope_front_radius(const ReservoirCase& c, const std::vector<double>& envelope,
+                             double critical);
 
 }  // namespace ufno

@@ -214,6 +214,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       k.max_dp_year = times[t] / kDaysPerYear;
     }
   k.max_dp_field_bar = k.max_dp_bar;
+  k.aor_field_radius_m = k.aor_radius_m;
   return k;
 }
 
@@ -236,6 +237,7 @@ std::vector<std::string> kpi_header(const KpiOptions& o) {
     h.push_back("plume_radius_field_m_" + s.str() + "yr");
   }
   h.push_back("co2_mass_field_Mt");
+  h.push_back("aor_field_radius_m");
   return h;
 }
 
@@ -251,6 +253,7 @@ std::vector<double> kpi_row(const Kpis& k) {
     r.push_back(v);
   for (double v : k.plume_radius_field_m) r.push_back(v);
   r.push_back(k.co2_mass_field_mt);
+  r.push_back(k.aor_field_radius_m);
   return r;
 }
 

@@ -43,9 +43,12 @@ struct Kpis {
   double max_dp_field_bar = 0;
   bool max_dp_from_head = false;
   double aor_radius_m = 0;  // 0: the perforations are not above the critical pressure
-  double co2_mass_mt = 0;   // free-phase CO2 in the plume at the last report time
-  double injected_mt = 0;   // rate x time at the last report time
-  double mass_ratio = 0;    // co2_mass_mt / injected_mt
+  // aor_radius_m may come from a dP model's envelope head; aor_field_radius_m is the field's.
+  double aor_field_radius_m = 0;
+  bool aor_from_head = false;
+  double co2_mass_mt = 0;  // free-phase CO2 in the plume at the last report time
+  double injected_mt = 0;  // rate x time at the last report time
+  double mass_ratio = 0;   // co2_mass_mt / injected_mt
   // co2_mass_mt and mass_ratio may come from an SG model's CO2-mass head; co2_mass_field_mt is
   // always the field's.
   double co2_mass_field_mt = 0;

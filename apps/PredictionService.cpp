@@ -45,6 +45,7 @@ PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
   predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
                                            dist::ExchangeAlgorithm::Alltoallv, o.run);
   heads_ = KpiHeads::from_model_files(o.models);
+  for (const auto& note : heads_.notes) std::cerr << "ufno_server: note: " << note << "\n";
   const auto& g = predictor_->spec().grid;
   for (const auto& s : o.sites) {
     ReservoirCase c = read_case(s, g[0], g[1]);
@@ -247,7 +248,7 @@ void PredictionService::remember_for_verification(const std::string& id, const R
   v.kpi.critical_dp_bar = critical_dp;
   v.c.times_days = p.times_days;  // Flow reports at the times the models predict
   Kpis k = compute_kpis(c, *sg, *dp, p.times_days, v.kpi);
-  heads_.apply(k, c, p.times_days, v.kpi);
+  heads_.apply(k, c, *dp, p.times_days, v.kpi);
   v.ufno_kpis = kpi_row(k);
   std::lock_guard<std::mutex> l(mu_);
   verifiable_[id] = std::move(v);
@@ -317,7 +318,7 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
     KpiOptions o;
     o.critical_dp_bar = critical_dp;
     Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
-    heads_.apply(k, c, p.times_days, o);
+    heads_.apply(k, c, *dp, p.times_days, o);
     json years = json::array();
     for (std::size_t i = 0; i < o.years.size(); ++i)
       years.push_back({{"year", o.years[i]},
@@ -341,7 +342,9 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
                  {"max_dp_source", k.max_dp_from_head ? "head" : "field"},
                  {"plume_source", k.plume_from_head ? "head" : "field"},
                  {"co2_mass_field_mt", k.co2_mass_field_mt},
-                 {"mass_source", k.mass_from_head ? "head" : "field"}};
+                 {"mass_source", k.mass_from_head ? "head" : "field"},
+                 {"aor_field_radius_m", k.aor_field_radius_m},
+                 {"aor_source", k.aor_from_head ? "head" : "field"}};
   }
   r["warnings"] = warnings;
   return r;

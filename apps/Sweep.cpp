@@ -67,7 +67,7 @@ GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int inde
 
 // Bumped whenever the KPI rules or the table's columns change: results of another version are
 // not reused (docs/kpis.md).
-constexpr int kKpiRulesVersion = 5;  // 3: max_dP_bar from a head; 4, 5: plume radius, CO2 mass
+constexpr int kKpiRulesVersion = 6;  // 3-6: max dP, plume radius, CO2 mass, AoR from heads
 
 // obj[key] as a T (def when absent); a value of the wrong JSON type names its key.
 template <class T>
@@ -522,6 +522,8 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
   // predictions).
   KpiHeads heads;
   dist::collectively(MPI_COMM_WORLD, [&] { heads = KpiHeads::from_model_files(c.models); });
+  if (rank == 0)
+    for (const auto& note : heads.notes) std::cerr << "ufno_sweep: note: " << note << "\n";
   // Scenario case files (rank 0); a scenario that cannot be made fails every rank together.
   dist::collectively(MPI_COMM_WORLD, [&] {
     if (rank != 0) return;
@@ -587,7 +589,7 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
       if (dp.empty()) dp.assign(cells, 0.f);
       const std::vector<double> times(t.begin(), t.end());
       Kpis k = compute_kpis(rc, sg, dp, times, c.kpi);
-      heads.apply(k, rc, times, c.kpi);
+      heads.apply(k, rc, dp, times, c.kpi);
       std::ofstream r(row.string() + ".tmp");
       r.precision(6);
       for (double v : kpi_row(k)) r << "," << v;

@@ -158,6 +158,7 @@ int run(int argc, char** argv) {
   const auto pairs = pairs_of(args, list);
   if (pairs.empty()) throw ufno::InputError("arguments", "pairs", "give CASE FIELDS or --list");
   const ufno::KpiHeads heads = ufno::KpiHeads::from_model_files(models);
+  for (const auto& note : heads.notes) std::cerr << "ufno_kpis: note: " << note << "\n";
   std::string tmp;
   if (!out.empty()) {
     std::vector<std::string> inputs(models);
@@ -179,7 +180,7 @@ int run(int argc, char** argv) {
       const ufno::ReservoirCase c = ufno::read_case(case_path);
       const Fields f = read_fields(fields_path, c);
       ufno::Kpis k = ufno::compute_kpis(c, f.sg, f.dp, f.times_days, o);
-      heads.apply(k, c, f.times_days, o);
+      heads.apply(k, c, f.dp, f.times_days, o);
       csv << csv_cell(case_path) << "," << csv_cell(fields_path);
       for (double v : ufno::kpi_row(k)) csv << "," << v;
       csv << "\n";

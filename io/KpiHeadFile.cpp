@@ -1,8 +1,12 @@
 #include "io/KpiHeadFile.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <sstream>
 
+#include "core/Fingerprint.hpp"
 #include "core/InputError.hpp"
 #include "io/Hdf5File.hpp"
 
@@ -77,6 +81,25 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
       if (!(h.times_days[t] > (t ? h.times_days[t - 1] : 0.0)))
         throw InputError(h.path, g + "@times_days", "must be positive and increasing");
   }
+  if (f.has_attribute("envelope_columns", g)) {
+    const auto cols = f.numeric_attribute("envelope_columns", g);
+    if (cols.empty() || cols.size() > std::size_t(kMaxWidth))
+      throw InputError(h.path, g + "@envelope_columns", "must be 1 to 1024 radial columns");
+    for (double c : cols) {
+      if (!(c >= 0 && c < h.grid[1] && c == std::floor(c)))
+        throw InputError(h.path, g + "@envelope_columns",
+                         "must be radial columns of the head's grid");
+      h.envelope_columns.push_back(int(c));
+    }
+    const auto floor = finite_attribute(f, g, "envelope_floor_bar");
+    if (floor.size() != 1 || !(floor[0] > 0))
+      throw InputError(h.path, g + "@envelope_floor_bar", "must be one positive number");
+    h.envelope_floor_bar = floor[0];
+    h.network_digest = f.string_attribute_required("network_digest", g);
+    if (h.network_digest.size() != 16 ||
+        h.network_digest.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw InputError(h.path, g + "@network_digest", "must be 16 hexadecimal digits");
+  }
   if (f.has_attribute("sg_threshold", g)) {
     const auto v = finite_attribute(f, g, "sg_threshold");
     if (v.size() != 1 || !(v[0] > 0 && v[0] < 1))
@@ -116,6 +139,26 @@ std::optional<KpiHead> read_kpi_head(const std::string& path, const std::string&
                          layer(f, p + "2", hidden, h.outputs())});
   }
   return h;
+}
+
+std::string network_digest(const std::string& path) {
+  const h5::File f = h5::File::open_read(path);
+  auto names = f.dataset_names();
+  std::sort(names.begin(), names.end());
+  std::uint64_t h = kFnvOffset;
+  for (const auto& n : names) {
+    h = fnv1a(n, h);
+    std::vector<std::size_t> shape;
+    const auto v = f.read_floats(n, &shape);
+    std::string bytes(v.size() * sizeof(float), '\0');
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      std::uint32_t u;
+      std::memcpy(&u, &v[i], sizeof u);
+      for (int b = 0; b < 4; ++b) bytes[4 * i + b] = char((u >> (8 * b)) & 0xff);  // little-endian
+    }
+    h = fnv1a(bytes, h);
+  }
+  return hex_fingerprint(h);
 }
 
 }  // namespace ufno

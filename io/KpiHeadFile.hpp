@@ -26,6 +26,11 @@ struct KpiHead {
   std::vector<double> target_mean, target_std;   // per output
   std::vector<double> times_days;                // per output, for a head over report times
   double sg_threshold = 0;                       // the plume threshold a plume head was fitted to
+  // A head that also reads the network's own dP envelope: the radial columns it reads, the floor
+  // under its logarithm, and the digest of the network it was fitted with (network_digest).
+  std::vector<int> envelope_columns;
+  double envelope_floor_bar = 0;
+  std::string network_digest;
   std::vector<std::array<DenseLayer, 3>> members;
   int outputs() const { return int(target_mean.size()); }
 };
@@ -35,5 +40,10 @@ struct KpiHead {
 // sizes beyond any head this project trains, times that do not increase) is an InputError
 // naming the file and the field.
 std::optional<KpiHead> read_kpi_head(const std::string& path, const std::string& group);
+
+// FNV-1a (64 bit, 16 hex digits) over the network of a model file: its root datasets in name
+// order, each as its name then its values as little-endian float32 (python/kpi_head.py
+// network_digest computes the same). Heads live in groups, so they do not change it.
+std::string network_digest(const std::string& path);
 
 }  // namespace ufno

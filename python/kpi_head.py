@@ -68,6 +68,42 @@ def features(x0):
     return out
 
 
+ENVELOPE_FLOOR_BAR = 0.01  # log of the dP envelope below this is taken at this
+
+
+def envelope_feature_names(columns):
+    return ["log_field_envelope_r%d" % c for c in columns]
+
+
+def field_envelope(dp, active):
+    """Per radial column, the largest dP over report times and formation layers: dp (N, X, Y, T),
+    active (N, X, Y) -> (N, Y). -inf where a column has no formation cell."""
+    return np.where(active[..., None], dp, -np.inf).max(3).max(1)
+
+
+def envelope_features(envelope, columns):
+    """log(max(envelope, floor)) at the given radial columns, float64 (N, len(columns)):
+    apps/KpiHeadFeatures.cpp field_envelope_features computes the same."""
+    e = np.asarray(envelope, np.float64)[:, list(columns)]
+    return np.log(np.maximum(e, ENVELOPE_FLOOR_BAR))
+
+
+def network_digest(path):
+    """FNV-1a (64 bit, hex) over the network of a model file: the root datasets in name order,
+    each as its name then its values as little-endian float32. A head that reads the network's
+    own output stores the digest of the network it was fitted with; io/KpiHeadFile.cpp computes
+    the same and the programs do not use the head with another network."""
+    # core/Fingerprint.hpp's offset basis: one digit shorter than FNV's published one, kept
+    # there so that the fingerprints of existing sweep directories stay valid.
+    h = 1469598103934665603
+    with h5py.File(path, "r") as f:
+        for name in sorted(k for k in f if isinstance(f[k], h5py.Dataset)):
+            data = name.encode() + np.asarray(f[name][()], dtype="<f4").tobytes()
+            for b in data:
+                h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
 def mlp(n_in, hidden, n_out=1):
     return torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.GELU(),
                                torch.nn.Linear(hidden, hidden), torch.nn.GELU(),
@@ -134,13 +170,14 @@ def summary(pred, true):
             "signed_median": float(np.median((pred - true) / true))}
 
 
-def write_group(f, group, head, grid, target, attrs=None):
+def write_group(f, group, head, grid, target, attrs=None, names=None):
     """Writes `head` as `group` of the open h5py file f (replacing one there). target: what the
-    outputs are, in words; attrs: more attributes of the group (a plume head's times)."""
+    outputs are, in words; attrs: more attributes of the group (a plume head's times); names: the
+    input names when they are more than FEATURES."""
     if group in f:
         del f[group]
     g = f.create_group(group)
-    g.attrs["features"] = ",".join(FEATURES)
+    g.attrs["features"] = ",".join(names or FEATURES)
     g.attrs["members"] = np.int32(len(head.nets))
     g.attrs["grid"] = np.asarray(grid, dtype=np.int32)
     scalar = np.ndim(head.t_mean) == 0

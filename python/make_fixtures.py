@@ -17,6 +17,10 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   plume_radius_head_small.h5        a plume-radius head (python/plume_radius_head.py: 2 members,
                                     hidden 8, one output per report time) with its features and
                                     estimates on the three shipped examples
+  dp_envelope_head_small.h5         a dP-envelope head (python/dp_envelope_head.py: 2 members,
+                                    hidden 8, 48 outputs) with its inputs (the examples' Flow
+                                    envelopes standing in for a network's) and estimates on the
+                                    three shipped examples, and the digest of ufno_small.h5
   max_dp_head_small.h5              a maximum-dP head (python/max_dp_head.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -245,6 +249,46 @@ def make_plume_radius_head_fixture(out_dir, seed):
                                                  for c in cases)
 
 
+def make_dp_envelope_head_fixture(out_dir, seed):
+    import glob
+    import dp_envelope_head
+    import kpi_head
+    import ufno_cases
+    import ufno_encoding
+    cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    x0, env = [], []
+    for c in cases:
+        x = ufno_encoding.encode_case(ufno_cases.read_case_h5(c))
+        x0.append(x[:, :, 0, :])
+        with h5py.File(os.path.join(os.path.dirname(c), "target.h5"), "r") as t:
+            dp = np.moveaxis(t["dP"][()], 0, -1)[None]  # (1, X, Y, T)
+        env.append(kpi_head.field_envelope(dp, x[None, :, :, 0, 0] != 0)[0])
+    x0, env = np.stack(x0), np.stack(env)
+    feats = dp_envelope_head.inputs(x0, env)  # the Flow envelope stands in for a network's
+    Y = x0.shape[2]
+    torch.manual_seed(seed)
+    nets = [kpi_head.mlp(feats.shape[1], 8, Y).double().eval() for _ in range(2)]
+    head = kpi_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5,
+                         np.linspace(3.0, -1.0, Y), np.full(Y, 0.4), feats.min(0) - 1.0,
+                         feats.max(0) + 1.0)
+    path = os.path.join(out_dir, "dp_envelope_head_small.h5")
+    small = os.path.join(out_dir, "ufno_small.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["variable"] = "dP"
+        kpi_head.write_group(
+            f, "dp_envelope_head", head, x0.shape[1:3], "log(envelope)",
+            {"envelope_columns": np.asarray(dp_envelope_head.COLUMNS, np.int32),
+             "envelope_floor_bar": kpi_head.ENVELOPE_FLOOR_BAR,
+             "network_digest": kpi_head.network_digest(small)},
+            kpi_head.FEATURES + kpi_head.envelope_feature_names(dp_envelope_head.COLUMNS))
+        f["expected/features"] = feats
+        f["expected/envelope_bar"] = head.predict(feats)
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in cases)
+        f["expected"].attrs["ufno_small_digest"] = kpi_head.network_digest(small)
+
+
 def make_max_dp_head_fixture(out_dir, seed):
     import glob
     import max_dp_head
@@ -315,7 +359,8 @@ def main():
     make_spectral4d_fixture(args.out, SEED + 7)
     make_max_dp_head_fixture(args.out, SEED + 8)
     make_plume_radius_head_fixture(args.out, SEED + 9)
-    names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
+    make_dp_envelope_head_fixture(args.out, SEED + 10)
+    names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
     total = 0

@@ -277,11 +277,16 @@ TEST_CASE("a run's heads are found in its model files, each checked for its kind
   REQUIRE(shipped.max_dp);
   REQUIRE(shipped.plume_radius);
   CHECK(shipped.plume_radius->head().outputs() == 24);
+  REQUIRE(shipped.co2_mass);
+  REQUIRE(shipped.dp_envelope);  // fitted to the shipped dP network: its digest matches
+  CHECK(shipped.dp_envelope->head().outputs() == 48);
+  CHECK(shipped.notes.empty());
   CHECK(shipped.plume_radius->head().path.find("sg_ufno.h5") != std::string::npos);
   // The KPI columns: the field's radius per year after the others.
   const auto header = kpi_header(KpiOptions{});
-  CHECK(header.back() == "co2_mass_field_Mt");
-  CHECK(header[header.size() - 2] == "plume_radius_field_m_30yr");
+  CHECK(header.back() == "aor_field_radius_m");
+  CHECK(header[header.size() - 2] == "co2_mass_field_Mt");
+  CHECK(header[header.size() - 3] == "plume_radius_field_m_30yr");
   CHECK(header.size() == kpi_row(plume_setup().k).size());
 }
 
@@ -323,4 +328,73 @@ TEST_CASE("the CO2-mass head gives the mass ratio and the mass in place; the fie
   apply_co2_mass_head(kt, e, c, times, KpiOptions{});
   CHECK_FALSE(kt.mass_from_head);
   CHECK(kt.mass_ratio == 0.75);
+}
+
+namespace {
+
+const std::string kEnvelopeFixture = kData + "/dp_envelope_head_small.h5";
+
+// The Flow dP (T, X, Y) of a shipped example, beside its case file.
+std::vector<float> flow_dp(const std::string& case_rel) {
+  const std::string dir = kData + "/../../" + case_rel.substr(0, case_rel.rfind('/'));
+  std::vector<std::size_t> shape;
+  return h5::File::open_read(dir + "/target.h5").read_floats("dP", &shape);
+}
+
+}  // namespace
+
+TEST_CASE("a dP-envelope head's inputs and estimates equal python/kpi_head.py's", "[kpi_heads]") {
+  const auto h = read_kpi_head(kEnvelopeFixture, KpiHeads::kDpEnvelopeGroup);
+  REQUIRE(h);
+  CHECK(h->outputs() == 48);
+  CHECK(h->envelope_columns.size() == 20);
+  CHECK(h->features.size() == 52);
+  const KpiHeadEstimator e(*h);
+  auto f = h5::File::open_read(kEnvelopeFixture);
+  const auto feats = f.read_numeric("expected/features");
+  const auto want = f.read_numeric("expected/envelope_bar");
+  std::istringstream cases(*f.string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const ReservoirCase c = read_case(kData + "/../../" + rel);
+    const auto extra =
+        field_envelope_features(c, flow_dp(rel), h->envelope_columns, h->envelope_floor_bar);
+    REQUIRE(extra.size() == 20);
+    double worst = 0;
+    for (std::size_t k = 0; k < extra.size(); ++k)
+      worst = std::max(worst, std::abs(extra[k] - feats.values[n * 52 + 32 + k]));
+    CHECK(worst < 1e-12);
+    const auto got = e.estimate(c, extra);
+    REQUIRE(got);
+    REQUIRE(got->size() == 48);
+    double rel_err = 0;
+    for (std::size_t y = 0; y < 48; ++y)
+      rel_err = std::max(rel_err, std::abs((*got)[y] / want.values[n * 48 + y] - 1));
+    CHECK(rel_err < 1e-12);
+    CHECK_THROWS_AS(e.estimate(c), std::logic_error);  // the envelope inputs are required
+  }
+  CHECK(n == 3);
+}
+
+TEST_CASE("the network digest is python/kpi_head.py's, and ignores the heads in groups",
+          "[kpi_heads]") {
+  const auto want =
+      h5::File::open_read(kEnvelopeFixture).string_attribute("expected", "ufno_small_digest");
+  REQUIRE(want);
+  CHECK(network_digest(kData + "/ufno_small.h5") == *want);
+  CHECK(network_digest(kData + "/fno_small.h5") != *want);
+}
+
+TEST_CASE("the area of review from an envelope: the front where it falls through the pressure",
+          "[kpi_heads]") {
+  ReservoirCase c = hand_made();  // 16 radial cells of 5 m: centres 2.5, 7.5, ...
+  std::vector<double> env(16, 1.0);
+  env[0] = 30;
+  env[1] = 20;
+  env[2] = 8;
+  CHECK(envelope_front_radius(c, env, 10.0) == Approx(7.5 + (20.0 - 10) / (20 - 8) * 5));
+  CHECK(envelope_front_radius(c, env, 40.0) == 0.0);        // not even at the well
+  CHECK(envelope_front_radius(c, env, 0.5) == Approx(80));  // every column: the grid's edge
+  env[5] = 50;  // above again further out, but not connected through the columns between
+  CHECK(envelope_front_radius(c, env, 10.0) == Approx(7.5 + (20.0 - 10) / (20 - 8) * 5));
 }

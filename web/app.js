@@ -184,8 +184,10 @@ function kpiRows() {
              ? `${k.max_dp_bar.toFixed(1)} bar (estimated near the well; the map peaks at ` +
                `${k.max_dp_field_bar.toFixed(1)} bar at ${where})`
              : `${k.max_dp_bar.toFixed(1)} bar at ${where}`]);
+  const aor = (r) => (r > 0 ? fmtLength(r) : "nowhere above");
   rows.push([`Area of review radius (dP > ${k.critical_dp_bar} bar)`,
-             k.aor_radius_m > 0 ? fmtLength(k.aor_radius_m) : "nowhere above"]);
+             aor(k.aor_radius_m) + (k.aor_source === "head"
+                  ? ` (estimated; the map: ${aor(k.aor_field_radius_m)})` : "")]);
   rows.push(["CO₂ mass in the plume (last time, free gas)",
              `${k.co2_mass_mt.toFixed(2)} Mt of ${k.injected_mt.toFixed(2)} Mt injected ` +
              `(${(100 * k.mass_ratio).toFixed(0)} %` +

@@ -20,7 +20,10 @@
 6. the SG model file carries a CO2-mass head (python/co2_mass_head.py): `ufno_kpis` on each
    prediction with the shipped models' heads gives a CO2 mass in place closer to the mass
    `ufno_kpis` measures in Flow's fields than the field's own (mean relative error), and equal
-   to the head's ratio times the injected mass.
+   to the head's ratio times the injected mass;
+7. the dP model file carries a dP-envelope head fitted to its own network (the digest matches),
+   and with it `ufno_kpis` gives areas of review (10 bar) closer to those it measures in Flow's
+   fields than the field's (mean relative error over the examples where Flow has one).
 
 Usage: test_shipped_models.py UFNO_PREDICT. Prints "N passed, M failed" last; exit 1 on failure.
 """
@@ -41,6 +44,8 @@ import ufno_cases  # noqa: E402
 import ufno_encoding  # noqa: E402
 import max_dp_head  # noqa: E402
 import plume_radius_head  # noqa: E402
+import dp_envelope_head  # noqa: E402
+import kpi_head  # noqa: E402
 import ufno_model_file  # noqa: E402
 
 results = []
@@ -82,6 +87,13 @@ def main():
     check("the shipped SG model carries a plume-radius head", plume is not None)
     radius_err = {"head": [], "field": []}
     mass_err = {"head": [], "field": []}
+    aor_err = {"head": [], "field": []}
+    envelope = dp_envelope_head.read_head(os.path.join(ROOT, "models", "dp_ufno.h5"))
+    check("the shipped dP model carries a dP-envelope head", envelope is not None)
+    with h5py.File(os.path.join(ROOT, "models", "dp_ufno.h5"), "r") as f:
+        check("... fitted to the shipped dP network (its digest)",
+              "dp_envelope_head" in f and f["dp_envelope_head"].attrs["network_digest"] ==
+              kpi_head.network_digest(os.path.join(ROOT, "models", "dp_ufno.h5")))
     kpis_exe = os.path.join(os.path.dirname(exe), "ufno_kpis")
     sg_file, dp_file = (os.path.join(ROOT, "models", m) for m in ("sg_ufno.h5", "dp_ufno.h5"))
     for case_path in examples:
@@ -155,11 +167,21 @@ def main():
                   < 1e-6 * float(m["co2_mass_Mt"]), m)
             print("  %s: CO2 mass in place: Flow %.2f Mt, head %.2f, field %.2f"
                   % (name, f, float(m["co2_mass_Mt"]), float(m["co2_mass_field_Mt"])))
+            a = float(flow_k["aor_radius_m"])
+            if a > 0:
+                aor_err["head"].append(abs(float(m["aor_radius_m"]) - a) / a)
+                aor_err["field"].append(abs(float(m["aor_field_radius_m"]) - a) / a)
+                print("  %s: area of review: Flow %.0f m, head %.0f, field %.0f"
+                      % (name, a, float(m["aor_radius_m"]), float(m["aor_field_radius_m"])))
     check("ufno_kpis measured every example", len(mass_err["head"]) == len(examples), mass_err)
     if mass_err["head"]:
         h, f = np.mean(mass_err["head"]), np.mean(mass_err["field"])
         check("the head's CO2 mass (mean error %.3f) is closer to Flow's than the field's (%.3f)"
               % (h, f), h < f)
+    if aor_err["head"]:
+        h, f = np.mean(aor_err["head"]), np.mean(aor_err["field"])
+        check("the head's area of review (mean error %.3f) is closer to Flow's than the field's "
+              "(%.3f)" % (h, f), h < f)
     if radius_err["head"]:
         h, f = np.mean(radius_err["head"]), np.mean(radius_err["field"])
         check("the head's plume radius (mean error %.3f) is closer to Flow's than the field's "

@@ -510,6 +510,36 @@ def kpis_cases():
         variant(sg, name, edit)
         refused(K, ok + ["--model", name, "--model", dp, "--out", "k.csv"], [name, say])
         os.remove(name)
+    g = "dp_envelope_head"
+    for name, edit, say in (
+            ("e_cols.h5", lambda f: f[g].attrs.__setitem__(
+                "envelope_columns", np.array([0, 48], np.int32)), g + "@envelope_columns"),
+            ("e_digest.h5", lambda f: f[g].attrs.__setitem__("network_digest", "xyz"),
+             g + "@network_digest"),
+            ("e_floor.h5", lambda f: f[g].attrs.__setitem__("envelope_floor_bar", -1.0),
+             g + "@envelope_floor_bar"),
+            ("e_out.h5", lambda f: f[g].attrs.__setitem__(
+                "target_mean", f[g].attrs["target_mean"][:3]), g + "@target_std"),
+            ("e_names.h5", lambda f: f[g].attrs.__setitem__(
+                "features", f[g].attrs["features"].replace("_r47", "_r46")), g + "@features")):
+        variant(dp, name, edit)
+        refused(K, ok + ["--model", sg, "--model", name, "--out", "k.csv"], [name, say])
+        os.remove(name)
+    # A dP model whose network changed but kept the envelope head (an average of checkpoints,
+    # a retraining): the head is not used, one note says so, and the area of review is the
+    # field's.
+    variant(dp, "e_other.h5", poison("conv1.w5.bias", 0.5))
+    p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", "e_other.h5"],
+                       capture_output=True, text=True)
+    import csv as csvmod
+    import io as iomod
+    rows = list(csvmod.DictReader(iomod.StringIO(p.stdout)))
+    notes = [l for l in p.stderr.splitlines() if l.strip()]
+    check("a dP-envelope head of another network is not used, with one note",
+          p.returncode == 0 and len(rows) == 1 and len(notes) == 1 and "note" in notes[0] and
+          "another network" in notes[0] and
+          rows[0]["aor_radius_m"] == rows[0]["aor_field_radius_m"], (p.stderr, rows))
+    os.remove("e_other.h5")
     p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", dp, "--out",
                                                        "k.csv"], capture_output=True, text=True)
     rows = open("k.csv").read().splitlines() if os.path.exists("k.csv") else []

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""python/dp_envelope_head.py on a tiny synthetic data set: the envelope (largest dP over report
+times and formation layers per radial column), the network digest (heads in groups leave it
+alone), a training run that writes the head into a copy of a dP model file with the digest of
+that model's network, and refusals of bad input (one line, exit non-zero, no output file).
+Prints "N passed, M failed" last; exit 1 on failure."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import dp_envelope_head  # noqa: E402
+import kpi_head  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(HERE), "dp_envelope_head.py")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(bool(cond))
+    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+
+
+def run(args):
+    return subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
+                          env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300)
+
+
+def refused(what, args, out, say):
+    p = run(args)
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    check("refused: %s" % what, p.returncode != 0 and len(lines) == 1 and say in lines[0]
+          and lines[0].startswith("dp_envelope_head: ") and not os.path.exists(out),
+          (p.returncode, p.stderr[-300:]))
+
+
+def main():
+    dp = np.zeros((1, 2, 3, 2))
+    dp[0, 0, :, 0] = [5, 1, 0.5]
+    dp[0, 1, :, 1] = [7, 9, 0.2]   # layer 1 peaks later and further out
+    active = np.array([[[True, True, True], [True, True, False]]])
+    env = kpi_head.field_envelope(dp, active)
+    check("the envelope is the largest dP over times and formation layers per column",
+          list(env[0]) == [7, 9, 0.5], env)
+    check("its log features are floored", np.allclose(
+        kpi_head.envelope_features(np.array([[2.0, 0.0, -1.0]]), (0, 1, 2)),
+        np.log([[2.0, 0.01, 0.01]])))
+    work = tempfile.mkdtemp(prefix="ufno_env_head_")
+    try:
+        model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # a dP model file
+        grouped = os.path.join(work, "grouped.h5")
+        shutil.copy(model, grouped)
+        with h5py.File(grouped, "r+") as f:
+            f["some_head/x"] = np.ones(3)
+        check("the network digest ignores groups and changes with a weight",
+              kpi_head.network_digest(grouped) == kpi_head.network_digest(model))
+        with h5py.File(grouped, "r+") as f:
+            k = sorted(k for k in f if isinstance(f[k], h5py.Dataset))[0]
+            a = f[k][()]
+            a.flat[0] += 1e-3
+            f[k][...] = a
+        check("... and changes with a weight",
+              kpi_head.network_digest(grouped) != kpi_head.network_digest(model))
+        rng = np.random.default_rng(3)
+        n, X, Y, T = 24, 8, 48, 8
+        x = np.zeros((n, X, Y, T, 12), np.float32)
+        x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y, 1))
+        x[..., 1] = x[..., 0] - 0.1
+        x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y, 1))
+        x[:, :2, 0, :, 3] = 1
+        x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 1, 5))
+        rate = x[:, 0, 0, 0, 4].astype(np.float64)
+        r = np.arange(Y)
+        dps = (5 + 20 * rate[:, None, None, None]) * np.exp(-r / 10.0)[None, None, :, None] * \
+            np.ones((n, X, Y, T))
+        data = os.path.join(work, "data.h5")
+        with h5py.File(data, "w") as h:
+            h["input"] = x
+            h["dP"] = dps.astype(np.float32)
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        out = os.path.join(work, "dp_head.h5")
+        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
+                 "--hidden", "8", "--epochs", "400"])
+        check("training writes the model file with its head", p.returncode == 0 and
+              os.path.exists(out), p.stderr[-500:])
+        if os.path.exists(out):
+            with h5py.File(out) as b:
+                g = b["dp_envelope_head"]
+                check("head attributes: one output per radial column, the columns read, the "
+                      "digest of the model's network",
+                      g["member0/fc2.weight"].shape == (Y, 8) and
+                      list(g.attrs["envelope_columns"]) == list(dp_envelope_head.COLUMNS) and
+                      g.attrs["network_digest"] == kpi_head.network_digest(model) and
+                      len(g.attrs["features"].split(",")) == 32 + len(dp_envelope_head.COLUMNS))
+            check("the copy's network digest is the model's (the head is in a group)",
+                  kpi_head.network_digest(out) == kpi_head.network_digest(model))
+        sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
+        bad = os.path.join(work, "bad.h5")
+        refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,
+                "variable")
+        refused("--hidden 2000", ["--data", data, "--model", model, "--out", bad,
+                                  "--hidden", "2000"], bad, "--hidden")
+        refused("--limit -1", ["--data", data, "--model", model, "--out", bad, "--limit", "-1"],
+                bad, "--limit")
+        narrow = os.path.join(work, "narrow.h5")
+        with h5py.File(narrow, "w") as h:
+            h["input"] = x[:, :, :16]
+            h["dP"] = dps[:, :, :16].astype(np.float32)
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        refused("a data set with fewer radial cells than the columns read",
+                ["--data", narrow, "--model", model, "--out", bad], bad, "radial cells")
+        odd = os.path.join(work, "odd.h5")
+        with h5py.File(odd, "w") as h:
+            h["input"] = x[:, :, :, :3]
+            h["dP"] = dps[:, :, :, :3].astype(np.float32)
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        refused("a grid the network cannot run on", ["--data", odd, "--model", model,
+                                                     "--out", bad], bad, "cannot run")
+        open(os.path.join(work, "text.h5"), "w").write("not hdf5")
+        refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
+                                                 "--model", model, "--out", bad], bad, "text.h5")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
