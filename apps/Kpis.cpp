@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "apps/Co2Density.hpp"
+#include "core/InputError.hpp"
 
 namespace ufno {
 
@@ -140,6 +141,23 @@ double injected_kg(const ReservoirCase& c, double days) {
 }
 
 }  // namespace
+
+void validate_kpi_options(const KpiOptions& o, const std::string& source,
+                          const std::function<std::string(const std::string&)>& name) {
+  if (!(o.sg_threshold >= 0 && o.sg_threshold < 1))
+    throw InputError(source, name("sg_threshold"), "must be in [0, 1)");
+  if (!std::isfinite(o.critical_dp_bar))
+    throw InputError(source, name("critical_dp_bar"), "must be a finite number");
+  if (!(o.co2_density >= 0 && o.co2_density <= 2000))
+    throw InputError(source, name("co2_density"),
+                     "must be 0 (Span-Wagner) or a density up to 2000");
+  if (!(o.mass_tolerance >= 0 && o.mass_tolerance <= 10))
+    throw InputError(source, name("mass_tolerance"), "must be in [0, 10]");
+  if (o.years.empty() || o.years.size() > 100)
+    throw InputError(source, name("years"), "must be 1 to 100 years");
+  for (double y : o.years)
+    if (!(y >= 0 && y <= 1000)) throw InputError(source, name("years"), "must be in [0, 1000]");
+}
 
 std::vector<char> connected_to_perforations(const ReservoirCase& c,
                                             const std::vector<char>& inside) {

@@ -14,6 +14,7 @@
 //   ratio to the injected mass is reported (below 1 where CO2 dissolves in the brine);
 // - the area of review is the region connected to the perforations where dP > critical.
 // Radii are outer edges of radial cells measured from the well axis (cell edges are cumsum(DR)).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct KpiOptions {
   double co2_density = 0;         // kg/m3; 0: Span-Wagner density of each cell
   double mass_tolerance = 0.1;    // plume mass may exceed the injected mass by this fraction
 };
+
+// Refuses options outside their ranges with InputError(source, name(key), what), key being the
+// option's name above ("sg_threshold", "years", ...): a sweep names "kpi.<key>" of its
+// configuration, ufno_kpis its flags.
+void validate_kpi_options(const KpiOptions& o, const std::string& source,
+                          const std::function<std::string(const std::string&)>& name);
 
 struct Kpis {
   std::vector<double> plume_radius_m, plume_area_km2;  // per requested year

@@ -262,16 +262,7 @@ SweepConfig read_sweep_config(const std::string& path) {
   if (c.verify_scenarios < 0) throw InputError(path, "verify.scenarios", "must be 0 or more");
   if (!(c.flow_timeout_s >= 1 && c.flow_timeout_s <= 1e6))
     throw InputError(path, "verify.timeout_s", "must be in [1, 1e6] seconds");
-  if (!(c.kpi.sg_threshold >= 0 && c.kpi.sg_threshold < 1))
-    throw InputError(path, "kpi.sg_threshold", "must be in [0, 1)");
-  if (!std::isfinite(c.kpi.critical_dp_bar))
-    throw InputError(path, "kpi.critical_dp_bar", "must be a finite number");
-  if (!(c.kpi.co2_density >= 0 && c.kpi.co2_density <= 2000))
-    throw InputError(path, "kpi.co2_density", "must be 0 (Span-Wagner) or a density up to 2000");
-  if (!(c.kpi.mass_tolerance >= 0 && c.kpi.mass_tolerance <= 10))
-    throw InputError(path, "kpi.mass_tolerance", "must be in [0, 10]");
-  for (double y : c.kpi.years)
-    if (!(y >= 0 && y <= 1000)) throw InputError(path, "kpi.years", "must be in [0, 1000]");
+  validate_kpi_options(c.kpi, path, [](const std::string& key) { return "kpi." + key; });
   // Generated fields: the defaults and every end of every sampled range must be valid, so a bad
   // configuration fails here, on every rank, before anything runs.
   if (c.geostat) {

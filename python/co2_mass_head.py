@@ -24,14 +24,12 @@ group stores the report time it holds at.
 The result is a copy of --model with group /co2_mass_head added (docs/model-format.md), written
 to a temporary name and renamed: a failure leaves no file.
 """
-import argparse
 import csv
 import os
 import sys
 
 import h5py
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kpi_head  # noqa: E402
@@ -98,42 +96,19 @@ def read_head(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True)
-    p.add_argument("--flow-kpis", required=True, help="ufno_kpis over the data set's Flow runs")
-    p.add_argument("--model", required=True, help="the SG model file the head goes with")
-    p.add_argument("--out", required=True)
-    p.add_argument("--members", type=int, default=5)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--epochs", type=int, default=2000)
-    p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--limit", type=int, default=0, help="first N cases only (testing)")
-    a = p.parse_args(argv)
-    for name, v, lo, hi in (("--members", a.members, 1, 64), ("--hidden", a.hidden, 1, 1024),
-                            ("--epochs", a.epochs, 1, 100000)):
-        if not lo <= v <= hi:
-            sys.exit("co2_mass_head: %s must be in [%d, %d]" % (name, lo, hi))
-    if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
-        sys.exit("co2_mass_head: --weight-decay and --limit must be finite and >= 0")
-    torch.set_num_threads(1)
-    try:
-        f, ratio, last, split = load_data(a.data, a.flow_kpis, a.limit)
-        train = split == "train"
-        head = kpi_head.fit(f[train], ratio[train], a.members, a.hidden, a.epochs,
-                            a.weight_decay)
-        pred = head.predict(f)
-        for s in ("train", "val", "test"):
-            if (split == s).any():
-                print("co2_mass_head: %s (%d cases, %d inside the ranges): %s"
-                      % (s, int((split == s).sum()), int(head.inside(f[split == s]).sum()),
-                         kpi_head.summary(pred[split == s], ratio[split == s])))
-        with h5py.File(a.data, "r") as d:
-            grid = d["input"].shape[1:3]
-        write_head(head, grid, last, a.model, a.out)
-    except (OSError, KeyError, ValueError, IndexError) as e:
-        sys.exit("co2_mass_head: %s" % e)
-    print("co2_mass_head: wrote %s" % a.out)
+    last = []
 
+    def load(a):
+        f, ratio, t, split = load_data(a.data, a.flow_kpis, a.limit)
+        last.append(t)
+        return f, ratio, split
+
+    kpi_head.train_cli(
+        "co2_mass_head", __doc__, "SG", load,
+        lambda a, head, grid: write_head(head, grid, last[0], a.model, a.out),
+        lambda pred, ratio: (pred, ratio), argv,
+        extra=[(("--flow-kpis",), {"required": True,
+                                    "help": "ufno_kpis over the data set's Flow runs"})])
 
 if __name__ == "__main__":
     main()

@@ -25,7 +25,6 @@ The targets are Flow's envelopes of the data set; the network's are computed her
 /dp_envelope_head added (docs/model-format.md), written to a temporary name and renamed: a
 failure leaves no file.
 """
-import argparse
 import os
 import sys
 
@@ -102,41 +101,11 @@ def read_head(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True)
-    p.add_argument("--model", required=True, help="the dP model file the head goes with")
-    p.add_argument("--out", required=True)
-    p.add_argument("--members", type=int, default=5)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--epochs", type=int, default=2000)
-    p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--limit", type=int, default=0, help="first N cases only (testing)")
-    a = p.parse_args(argv)
-    for name, v, lo, hi in (("--members", a.members, 1, 64), ("--hidden", a.hidden, 1, 1024),
-                            ("--epochs", a.epochs, 1, 100000)):
-        if not lo <= v <= hi:
-            sys.exit("dp_envelope_head: %s must be in [%d, %d]" % (name, lo, hi))
-    if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
-        sys.exit("dp_envelope_head: --weight-decay and --limit must be finite and >= 0")
-    torch.set_num_threads(1)
-    try:
-        f, envelope, split = load_data(a.data, a.model, a.limit)
-        train = split == "train"
-        head = kpi_head.fit(f[train], envelope[train], a.members, a.hidden, a.epochs,
-                            a.weight_decay)
-        pred = head.predict(f)
-        for s in ("train", "val", "test"):
-            if (split == s).any():
-                print("dp_envelope_head: %s (%d cases, %d inside the ranges), at the well: %s"
-                      % (s, int((split == s).sum()), int(head.inside(f[split == s]).sum()),
-                         kpi_head.summary(pred[split == s, 0], envelope[split == s, 0])))
-        with h5py.File(a.data, "r") as d:
-            grid = d["input"].shape[1:3]
-        write_head(head, grid, a.model, a.out)
-    except (OSError, KeyError, ValueError, IndexError) as e:
-        sys.exit("dp_envelope_head: %s" % e)
-    print("dp_envelope_head: wrote %s" % a.out)
-
+    # Scored at the well's column.
+    kpi_head.train_cli(
+        "dp_envelope_head", __doc__, "dP", lambda a: load_data(a.data, a.model, a.limit),
+        lambda a, head, grid: write_head(head, grid, a.model, a.out),
+        lambda pred, env: (pred[:, 0], env[:, 0]), argv)
 
 if __name__ == "__main__":
     main()

@@ -14,8 +14,10 @@ whose outputs are averaged and un-normalised to log(KPI), per output. A case who
 more than MARGIN of the training range outside it is not estimated: the programs report the
 field's value for it.
 """
+import argparse
 import os
 import shutil
+import sys
 
 import h5py
 import numpy as np
@@ -237,3 +239,46 @@ def read_group(path, group):
             t_mean, t_std = float(t_mean), float(t_std)
         return Head(nets, g["feature_mean"][()], g["feature_std"][()], t_mean, t_std,
                     g["feature_min"][()], g["feature_max"][()])
+
+
+def train_cli(tool, doc, variable, load, write, score, argv=None, extra=()):
+    """The command line every head trainer shares: --data, --model (a `variable` model file),
+    --out, the fit's settings, and `extra` arguments ((flags, keywords) for add_argument). Each
+    refusal is one line "tool: ...". load(args) -> (features, targets, split names);
+    write(args, head, grid) writes the head into a copy of --model at --out;
+    score(predictions, targets) -> (estimates, truths) of the KPI printed per split."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("--data", required=True)
+    for flags, kw in extra:
+        p.add_argument(*flags, **kw)
+    p.add_argument("--model", required=True, help="the %s model file the head goes with" % variable)
+    p.add_argument("--out", required=True)
+    p.add_argument("--members", type=int, default=5)
+    p.add_argument("--hidden", type=int, default=64)
+    p.add_argument("--epochs", type=int, default=2000)
+    p.add_argument("--weight-decay", type=float, default=1e-4)
+    p.add_argument("--limit", type=int, default=0, help="first N cases only (testing)")
+    a = p.parse_args(argv)
+    for name, v, lo, hi in (("--members", a.members, 1, 64), ("--hidden", a.hidden, 1, 1024),
+                            ("--epochs", a.epochs, 1, 100000)):
+        if not lo <= v <= hi:
+            sys.exit("%s: %s must be in [%d, %d]" % (tool, name, lo, hi))
+    if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
+        sys.exit("%s: --weight-decay and --limit must be finite and >= 0" % tool)
+    torch.set_num_threads(1)
+    try:
+        f, target, split = load(a)
+        train = split == "train"
+        head = fit(f[train], target[train], a.members, a.hidden, a.epochs, a.weight_decay)
+        pred = head.predict(f)
+        for s in ("train", "val", "test"):
+            if (split == s).any():
+                print("%s: %s (%d cases, %d inside the ranges): %s"
+                      % (tool, s, int((split == s).sum()), int(head.inside(f[split == s]).sum()),
+                         summary(*score(pred[split == s], target[split == s]))))
+        with h5py.File(a.data, "r") as d:
+            grid = d["input"].shape[1:3]
+        write(a, head, grid)
+    except (OSError, KeyError, ValueError, IndexError) as e:
+        sys.exit("%s: %s" % (tool, e))
+    print("%s: wrote %s" % (tool, a.out))

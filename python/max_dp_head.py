@@ -20,13 +20,11 @@ The result is a copy of --model with group /max_dp_head added (docs/model-format
 programs use it for max_dP_bar when the dP model file has it (apps/KpiHeads.hpp). The output is
 written to a temporary name and renamed: a failure leaves no file.
 """
-import argparse
 import os
 import sys
 
 import h5py
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kpi_head import FEATURES, MARGIN, Head, features, mlp, read_group, summary  # noqa: E402,F401
@@ -78,40 +76,10 @@ def read_head(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True)
-    p.add_argument("--model", required=True, help="the dP model file the head goes with")
-    p.add_argument("--out", required=True)
-    p.add_argument("--members", type=int, default=5)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--epochs", type=int, default=2000)
-    p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--limit", type=int, default=0, help="first N cases only (testing)")
-    a = p.parse_args(argv)
-    for name, v, lo, hi in (("--members", a.members, 1, 64), ("--hidden", a.hidden, 1, 1024),
-                            ("--epochs", a.epochs, 1, 100000)):
-        if not lo <= v <= hi:
-            sys.exit("max_dp_head: %s must be in [%d, %d]" % (name, lo, hi))
-    if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
-        sys.exit("max_dp_head: --weight-decay and --limit must be finite and >= 0")
-    torch.set_num_threads(1)
-    try:
-        f, peak, split = load_data(a.data, a.limit)
-        train = split == "train"
-        head = fit(f[train], peak[train], a.members, a.hidden, a.epochs, a.weight_decay)
-        pred = head.predict(f)
-        for s in ("train", "val", "test"):
-            if (split == s).any():
-                print("max_dp_head: %s (%d cases, %d inside the ranges): %s"
-                      % (s, int((split == s).sum()), int(head.inside(f[split == s]).sum()),
-                         summary(pred[split == s], peak[split == s])))
-        with h5py.File(a.data, "r") as d:
-            grid = d["input"].shape[1:3]
-        write_head(head, grid, a.model, a.out)
-    except (OSError, KeyError, ValueError, IndexError) as e:
-        sys.exit("max_dp_head: %s" % e)
-    print("max_dp_head: wrote %s" % a.out)
-
+    kpi_head.train_cli(
+        "max_dp_head", __doc__, "dP", lambda a: load_data(a.data, a.limit),
+        lambda a, head, grid: write_head(head, grid, a.model, a.out),
+        lambda pred, peak: (pred, peak), argv)
 
 if __name__ == "__main__":
     main()

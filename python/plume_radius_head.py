@@ -21,13 +21,11 @@ at those times and that threshold.
 The result is a copy of --model with group /plume_radius_head added (docs/model-format.md),
 written to a temporary name and renamed: a failure leaves no file.
 """
-import argparse
 import os
 import sys
 
 import h5py
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kpi_head  # noqa: E402
@@ -115,42 +113,18 @@ def read_head(path):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True)
-    p.add_argument("--model", required=True, help="the SG model file the head goes with")
-    p.add_argument("--out", required=True)
-    p.add_argument("--members", type=int, default=5)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--epochs", type=int, default=2000)
-    p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--limit", type=int, default=0, help="first N cases only (testing)")
-    a = p.parse_args(argv)
-    for name, v, lo, hi in (("--members", a.members, 1, 64), ("--hidden", a.hidden, 1, 1024),
-                            ("--epochs", a.epochs, 1, 100000)):
-        if not lo <= v <= hi:
-            sys.exit("plume_radius_head: %s must be in [%d, %d]" % (name, lo, hi))
-    if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
-        sys.exit("plume_radius_head: --weight-decay and --limit must be finite and >= 0")
-    torch.set_num_threads(1)
-    try:
-        f, radii, times, split = load_data(a.data, a.limit)
-        train = split == "train"
-        head = kpi_head.fit(f[train], radii[train], a.members, a.hidden, a.epochs,
-                            a.weight_decay)
-        pred = np.maximum.accumulate(head.predict(f), axis=1)
-        last = len(times) - 1
-        for s in ("train", "val", "test"):
-            if (split == s).any():
-                print("plume_radius_head: %s (%d cases, %d inside the ranges), last report: %s"
-                      % (s, int((split == s).sum()), int(head.inside(f[split == s]).sum()),
-                         kpi_head.summary(pred[split == s, last], radii[split == s, last])))
-        with h5py.File(a.data, "r") as d:
-            grid = d["input"].shape[1:3]
-        write_head(head, grid, times, a.model, a.out)
-    except (OSError, KeyError, ValueError, IndexError) as e:
-        sys.exit("plume_radius_head: %s" % e)
-    print("plume_radius_head: wrote %s" % a.out)
+    times = []
 
+    def load(a):
+        f, radii, t, split = load_data(a.data, a.limit)
+        times.append(t)
+        return f, radii, split
+
+    # Scored at the last report, on the running maximum the programs report.
+    kpi_head.train_cli(
+        "plume_radius_head", __doc__, "SG", load,
+        lambda a, head, grid: write_head(head, grid, times[0], a.model, a.out),
+        lambda pred, radii: (np.maximum.accumulate(pred, axis=1)[:, -1], radii[:, -1]), argv)
 
 if __name__ == "__main__":
     main()

@@ -5,7 +5,6 @@ unchanged, the head read back predicting as trained), and refusals of bad input 
 non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -15,15 +14,13 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from cli_checks import CliChecks  # noqa: E402
 import max_dp_head  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(HERE), "max_dp_head.py")
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+CLI = CliChecks(SCRIPT)
+check, run, refused = CLI.check, CLI.run, CLI.refused
 
 
 def encoded(rng, n, X=4, Y=16):
@@ -37,19 +34,6 @@ def encoded(rng, n, X=4, Y=16):
     x[:, :2, 0, 3] = 1
     x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
     return x
-
-
-def run(args):
-    return subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300)
-
-
-def refused(what, args, out, say):
-    p = run(args)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    check("refused: %s" % what, p.returncode != 0 and len(lines) == 1 and say in lines[0]
-          and lines[0].startswith("max_dp_head: ") and not os.path.exists(out),
-          (p.returncode, p.stderr[-300:]))
 
 
 def main():
@@ -141,8 +125,7 @@ def main():
                                                   "--epochs", "5"], bad, "text.h5")
     finally:
         shutil.rmtree(work)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
+    return CLI.summary()
 
 
 if __name__ == "__main__":

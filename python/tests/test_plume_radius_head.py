@@ -6,7 +6,6 @@ head into a copy of an SG model file (the model's own arrays unchanged, the head
 predicting as trained, with its report times and threshold), and refusals of bad input (one
 line, exit non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
 import os
-import subprocess
 import sys
 import tempfile
 import shutil
@@ -17,30 +16,15 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from cli_checks import CliChecks  # noqa: E402
 import kpi_head  # noqa: E402
 import plume_radius_head  # noqa: E402
 import ufno_cases  # noqa: E402
 
 SCRIPT = os.path.join(os.path.dirname(HERE), "plume_radius_head.py")
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
-
-
-def run(args):
-    return subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True,
-                          env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300)
-
-
-def refused(what, args, out, say):
-    p = run(args)
-    lines = [l for l in p.stderr.splitlines() if l.strip()]
-    check("refused: %s" % what, p.returncode != 0 and len(lines) == 1 and say in lines[0]
-          and lines[0].startswith("plume_radius_head: ") and not os.path.exists(out),
-          (p.returncode, p.stderr[-300:]))
+CLI = CliChecks(SCRIPT)
+check, run, refused = CLI.check, CLI.run, CLI.refused
 
 
 def radius_rule():
@@ -156,8 +140,7 @@ def main():
                                                  "--model", model, "--out", bad], bad, "text.h5")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
+    return CLI.summary()
 
 
 if __name__ == "__main__":
