@@ -33,7 +33,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kpi_head  # noqa: E402
-from ufno_cases import split_of  # noqa: E402
 
 GROUP = "co2_mass_head"
 TARGET = ("log(free-phase CO2 / injected CO2 at times_days) = target_mean + target_std * "
@@ -65,12 +64,8 @@ def flow_ratios(path):
 def load_data(path, kpis, limit=0):
     """Features, Flow's mass ratios, the last report time and split names."""
     ratios = flow_ratios(kpis)
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise ValueError("%s: %s" % (path, e))
-    with f:
-        n = len(f["seed"]) if not limit else min(limit, len(f["seed"]))
+    with kpi_head.open_data(path) as f:
+        n = kpi_head.case_count(f, limit)
         x0 = f["input"][:n, :, :, 0, :]
         ids = [c.decode() if isinstance(c, bytes) else str(c) for c in f["case_ids"][:n]]
         missing = [c for c in ids if c not in ratios]
@@ -79,8 +74,7 @@ def load_data(path, kpis, limit=0):
                              % (kpis, missing[0], len(missing) - 1, path))
         target = np.array([ratios[c] for c in ids])
         last = float(f["TIMES"][-1])
-        split = np.array([split_of(int(s), int(k))
-                          for s, k in zip(f["seed"][:n], f["index"][:n])])
+        split = kpi_head.split_names(f, n)
     return kpi_head.features(x0), target, last, split
 
 

@@ -28,7 +28,6 @@ failure leaves no file.
 import os
 import sys
 
-import h5py
 import numpy as np
 import torch
 
@@ -36,7 +35,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kpi_head  # noqa: E402
 import ufno_encoding  # noqa: E402
 import ufno_model_file  # noqa: E402
-from ufno_cases import split_of  # noqa: E402
 
 GROUP = "dp_envelope_head"
 COLUMNS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21, 24, 27, 30, 33, 36, 40, 44, 47)
@@ -55,12 +53,8 @@ def load_data(path, model, limit=0, batch=25):
     net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
     if attrs.get("variable") not in (b"dP", "dP"):
         raise ValueError("%s: variable: this head belongs in a dP model file" % model)
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise ValueError("%s: %s" % (path, e))
-    with f:
-        n = len(f["seed"]) if not limit else min(limit, len(f["seed"]))
+    with kpi_head.open_data(path) as f:
+        n = kpi_head.case_count(f, limit)
         Y = f["input"].shape[2]
         if Y <= COLUMNS[-1]:
             raise ValueError("%s: input: %d radial cells, the head reads column %d"
@@ -78,8 +72,7 @@ def load_data(path, model, limit=0, batch=25):
                                  % (path, model, str(e).splitlines()[0]))
             pred = ufno_encoding.physical_output("dP", raw, x)
             mine[i0:i0 + len(x)] = kpi_head.field_envelope(pred, active)
-        split = np.array([split_of(int(s), int(k))
-                          for s, k in zip(f["seed"][:n], f["index"][:n])])
+        split = kpi_head.split_names(f, n)
     if not np.all(np.isfinite(flow)) or not np.all(np.isfinite(mine)):
         raise ValueError("%s: input: a radial column without formation cells" % path)
     return inputs(x0, mine), np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR), split

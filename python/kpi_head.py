@@ -106,6 +106,26 @@ def network_digest(path):
     return "%016x" % h
 
 
+def open_data(path):
+    """A training data set (python/run_flow_batch.py --assemble), opened read-only; ValueError
+    naming it when it cannot be."""
+    try:
+        return h5py.File(path, "r")
+    except OSError as e:
+        raise ValueError("%s: %s" % (path, e))
+
+
+def case_count(f, limit=0):
+    """How many cases of the open data set to use: all, or the first `limit`."""
+    return len(f["seed"]) if not limit else min(limit, len(f["seed"]))
+
+
+def split_names(f, n):
+    """The split ("train", "val", "test") of each of the first n cases of the open data set."""
+    from ufno_cases import split_of
+    return np.array([split_of(int(s), int(k)) for s, k in zip(f["seed"][:n], f["index"][:n])])
+
+
 def mlp(n_in, hidden, n_out=1):
     return torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.GELU(),
                                torch.nn.Linear(hidden, hidden), torch.nn.GELU(),

@@ -23,7 +23,6 @@ written to a temporary name and renamed: a failure leaves no file.
 import os
 import sys
 
-import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,18 +36,13 @@ TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"
 
 def load_data(path, limit=0):
     """Features, Flow's maximum dP over formation cells and times, and split names."""
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise ValueError("%s: %s" % (path, e))
-    with f:
-        n = len(f["seed"]) if not limit else min(limit, len(f["seed"]))
+    with kpi_head.open_data(path) as f:
+        n = kpi_head.case_count(f, limit)
         x0 = f["input"][:n, :, :, 0, :]
         dp = f["dP"]
         act = x0[..., 0] != 0
         peak = np.array([np.where(act[i][..., None], dp[i], -np.inf).max() for i in range(n)])
-        split = np.array([split_of(int(s), int(k))
-                          for s, k in zip(f["seed"][:n], f["index"][:n])])
+        split = kpi_head.split_names(f, n)
     return features(x0), peak, split
 
 

@@ -24,12 +24,11 @@ written to a temporary name and renamed: a failure leaves no file.
 import os
 import sys
 
-import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kpi_head  # noqa: E402
-from ufno_cases import radial_widths, split_of  # noqa: E402
+from ufno_cases import radial_widths  # noqa: E402
 
 GROUP = "plume_radius_head"
 THRESHOLD = 0.01
@@ -79,12 +78,8 @@ def plume_radii(sg, active, perf, swi, dr, threshold=THRESHOLD):
 
 def load_data(path, limit=0):
     """Features, Flow's plume radii (N, T), report times and split names."""
-    try:
-        f = h5py.File(path, "r")
-    except OSError as e:
-        raise ValueError("%s: %s" % (path, e))
-    with f:
-        n = len(f["seed"]) if not limit else min(limit, len(f["seed"]))
+    with kpi_head.open_data(path) as f:
+        n = kpi_head.case_count(f, limit)
         x0 = f["input"][:n, :, :, 0, :]
         if x0.shape[2] != len(radial_widths()):
             raise ValueError("%s: input: %d radial cells, but the data set's grid has %d"
@@ -96,8 +91,7 @@ def load_data(path, limit=0):
             perf = x0[i, :, 0, 3] > 0
             swi = 0.1 + 0.2 * float(x0[i, 0, 0, 7])
             radii[i] = plume_radii(f["SG"][i], act, perf, swi, radial_widths())
-        split = np.array([split_of(int(s), int(k))
-                          for s, k in zip(f["seed"][:n], f["index"][:n])])
+        split = kpi_head.split_names(f, n)
     return kpi_head.features(x0), np.maximum(radii, MIN_RADIUS_M), times, split
 
 
