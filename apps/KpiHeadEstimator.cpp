@@ -32,6 +32,8 @@ std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::
 KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
   std::vector<std::string> names = kpi_head_feature_names();
   for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
+  if (head_.field_plume_radius_floor_m > 0)
+    for (const auto& n : field_radius_feature_names(head_.outputs())) names.push_back(n);
   if (head_.features != names)
     throw InputError(head_.path, head_.group + "@features",
                      "names features this build does not compute (a head from another version)");

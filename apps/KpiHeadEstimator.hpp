@@ -27,7 +27,7 @@ class KpiHeadEstimator {
   // The KPI per output, or nothing for a case outside the training cases' feature ranges (the
   // head would extrapolate; the field's value is used instead). The case must be on the head's
   // grid (InputError naming the case otherwise). `extra`: the inputs after the 32 case features
-  // of a head that has more (the network-envelope features); their count must match.
+  // of a head that has more (the network's envelope or plume radii); their count must match.
   std::optional<std::vector<double>> estimate(const ReservoirCase& c,
                                               const std::vector<double>& extra = {}) const;
   const KpiHead& head() const { return head_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "apps/Kpis.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 
@@ -112,6 +113,21 @@ std::vector<double> field_envelope_features(const ReservoirCase& c, const std::v
       }
     f.push_back(std::log(std::max(e, floor)));
   }
+  return f;
+}
+
+std::vector<std::string> field_radius_feature_names(int report_times) {
+  std::vector<std::string> n;
+  for (int t = 0; t < report_times; ++t)
+    n.push_back("log_field_plume_radius_t" + std::to_string(t));
+  return n;
+}
+
+std::vector<double> field_plume_radius_features(const ReservoirCase& c,
+                                                const std::vector<float>& sg, double threshold,
+                                                double floor) {
+  std::vector<double> f = plume_front_radii(c, sg, threshold);
+  for (double& r : f) r = std::log(std::max(r, floor));
   return f;
 }
 

@@ -26,4 +26,16 @@ std::vector<std::string> envelope_feature_names(const std::vector<int>& columns)
 std::vector<double> field_envelope_features(const ReservoirCase& c, const std::vector<float>& dp,
                                             const std::vector<int>& columns, double floor);
 
+// Names of the inputs of a plume head that also reads the SG network's own plume radius at each of
+// `report_times` report times ("log_field_plume_radius_t<k>", python/kpi_head.py
+// field_radius_feature_names).
+std::vector<std::string> field_radius_feature_names(int report_times);
+
+// log(max(radius, floor)) of the plume front radius of sg (T, X, Y of the case's grid) at each
+// report time, the running maximum (apps/Kpis.hpp plume_front_radii; python/plume_radius_head.py
+// inputs).
+std::vector<double> field_plume_radius_features(const ReservoirCase& c,
+                                                const std::vector<float>& sg, double threshold,
+                                                double floor);
+
 }  // namespace ufno

@@ -15,6 +15,12 @@ constexpr double kDaysPerYear = 365.25;
 // A head's kind fixes what its outputs must be: one maximum; one radius per report time at a
 // plume threshold; one mass ratio at one report time.
 void check_kind(const KpiHead& h) {
+  // The network's own outputs a head may read are fixed by its kind.
+  if (!h.envelope_columns.empty() && h.group != KpiHeads::kDpEnvelopeGroup)
+    throw InputError(h.path, h.group + "@envelope_columns", "only a dP-envelope head reads these");
+  if (h.field_plume_radius_floor_m > 0 && h.group != KpiHeads::kPlumeRadiusGroup)
+    throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
+                     "only a plume-radius head reads the field's radii");
   if (h.group == KpiHeads::kDpEnvelopeGroup) {
     if (h.outputs() != h.grid[1])
       throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
@@ -52,21 +58,27 @@ KpiHeads KpiHeads::from_model_files(const std::vector<std::string>& paths) {
   }
   for (const auto* e : {&h.max_dp, &h.plume_radius, &h.co2_mass, &h.dp_envelope})
     if (*e) check_kind((*e)->head());
-  // The envelope head corrects one network's field: with another (a retrained or averaged model
-  // that kept the group) its inputs mean something else.
-  if (h.dp_envelope &&
-      network_digest(h.dp_envelope->head().path) != h.dp_envelope->head().network_digest) {
-    h.notes.push_back(h.dp_envelope->head().path + ": " + kDpEnvelopeGroup +
-                      " was fitted to another network; the area of review comes from the field");
-    h.dp_envelope.reset();
-  }
+  // A head that reads the network's output corrects one network's field: with another (a
+  // retrained or averaged model that kept the group) its inputs mean something else.
+  h.drop_if_other_network(h.dp_envelope, "the area of review comes from the field");
+  h.drop_if_other_network(h.plume_radius, "the plume radius and area come from the field");
   return h;
 }
 
-void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& dp,
-                     const std::vector<double>& times_days, const KpiOptions& o) const {
+void KpiHeads::drop_if_other_network(std::optional<KpiHeadEstimator>& e,
+                                     const std::string& fallback) {
+  if (!e || !e->head().reads_network()) return;
+  const KpiHead& h = e->head();
+  if (network_digest(h.path) == h.network_digest) return;
+  notes.push_back(h.path + ": " + h.group + " was fitted to another network; " + fallback);
+  e.reset();
+}
+
+void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& sg,
+                     const std::vector<float>& dp, const std::vector<double>& times_days,
+                     const KpiOptions& o) const {
   if (max_dp) apply_max_dp_head(k, *max_dp, c);
-  if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, times_days, o);
+  if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, sg, times_days, o);
   if (co2_mass) apply_co2_mass_head(k, *co2_mass, c, times_days, o);
   if (dp_envelope) apply_dp_envelope_head(k, *dp_envelope, c, dp, o);
 }
@@ -79,11 +91,15 @@ void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& 
 }
 
 void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                             const std::vector<double>& times_days, const KpiOptions& o) {
+                             const std::vector<float>& sg, const std::vector<double>& times_days,
+                             const KpiOptions& o) {
   const KpiHead& h = e.head();
   if (std::abs(o.sg_threshold - h.sg_threshold) > 1e-12 || !same_times(times_days, h.times_days))
     return;
-  auto r = e.estimate(c);
+  auto r = h.field_plume_radius_floor_m > 0
+               ? e.estimate(c, field_plume_radius_features(c, sg, h.sg_threshold,
+                                                           h.field_plume_radius_floor_m))
+               : e.estimate(c);
   if (!r) return;
   for (std::size_t t = 1; t < r->size(); ++t) (*r)[t] = std::max((*r)[t], (*r)[t - 1]);
   for (std::size_t i = 0; i < k.years_used.size(); ++i) {

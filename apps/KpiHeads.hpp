@@ -3,7 +3,8 @@
 // (docs/kpis.md, "KPI heads"):
 // - the dP model's /max_dp_head gives max_dP_bar (the field smooths the near-well spike);
 // - the SG model's /plume_radius_head gives the plume radius and area (the field smears the
-//   front outward), for runs at the head's report times and plume threshold;
+//   front outward), for runs at the head's report times and plume threshold; one that also reads
+//   the network's own radii belongs to that network (its digest), like the envelope head;
 // - the SG model's /co2_mass_head gives the share of the injected CO2 still free gas at the last
 //   report, hence the CO2 mass in place (the field's mass sums the SG field's errors over the
 //   plume), for runs ending at the head's time with Span-Wagner densities.
@@ -36,9 +37,16 @@ struct KpiHeads {
   // The first head of each kind among a run's model files, read and checked now (InputError
   // naming the file and field for a malformed one).
   static KpiHeads from_model_files(const std::vector<std::string>& paths);
-  // dp: the predicted dP field (T, X, Y), which the dP-envelope head reads.
-  void apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& dp,
-             const std::vector<double>& times_days, const KpiOptions& o) const;
+  // sg, dp: the predicted fields (T, X, Y), which a plume head with field radii and the
+  // dP-envelope head read.
+  void apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& sg,
+             const std::vector<float>& dp, const std::vector<double>& times_days,
+             const KpiOptions& o) const;
+
+ private:
+  // Drops a head fitted to another network than its file's, with one note ending in `fallback`
+  // (what the field gives instead).
+  void drop_if_other_network(std::optional<KpiHeadEstimator>& e, const std::string& fallback);
 };
 
 // max_dP_bar becomes the head's estimate when the case is inside its ranges.
@@ -46,10 +54,12 @@ void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& 
 
 // Each year's plume radius becomes the head's at that year's report time (the running maximum
 // over earlier ones: the reach never recedes), no larger than the field's mass-capped radius in
-// a year the field was capped; the area follows. Nothing changes when the run's report times or
-// plume threshold are not the head's, or the case is outside its ranges.
+// a year the field was capped; the area follows. A head with field radii also reads those of sg
+// (T, X, Y). Nothing changes when the run's report times or plume threshold are not the head's,
+// or the case is outside its ranges.
 void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                             const std::vector<double>& times_days, const KpiOptions& o);
+                             const std::vector<float>& sg, const std::vector<double>& times_days,
+                             const KpiOptions& o);
 
 // The mass ratio becomes the head's and the CO2 mass in place ratio x injected mass, when the
 // run's last report time is the head's, the densities are Span-Wagner's (no fixed co2_density:

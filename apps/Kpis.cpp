@@ -236,6 +236,24 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
   return k;
 }
 
+std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<float>& sg,
+                                      double threshold) {
+  const std::size_t n = std::size_t(c.nx) * c.ny;
+  if (n == 0 || sg.size() % n)
+    throw InputError(c.path, "SG", "the field is not a whole number of the case's grids");
+  const Geometry g = geometry(c);
+  std::vector<double> radii;
+  std::vector<double> v(n);
+  for (std::size_t off = 0; off < sg.size(); off += n) {
+    for (std::size_t i = 0; i < n; ++i)
+      v[i] = c.permx[i] > 0 ? std::clamp(double(sg[off + i]), 0.0, 1.0 - c.swi) : 0.0;
+    const auto plume = connected_to_perforations(c, above(c, v, threshold));
+    const double r = front_radius(c, g, v, plume, threshold);
+    radii.push_back(radii.empty() ? r : std::max(r, radii.back()));
+  }
+  return radii;
+}
+
 std::vector<std::string> kpi_header(const KpiOptions& o) {
   std::vector<std::string> h;
   for (double y : o.years) {

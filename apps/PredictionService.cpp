@@ -248,7 +248,7 @@ void PredictionService::remember_for_verification(const std::string& id, const R
   v.kpi.critical_dp_bar = critical_dp;
   v.c.times_days = p.times_days;  // Flow reports at the times the models predict
   Kpis k = compute_kpis(c, *sg, *dp, p.times_days, v.kpi);
-  heads_.apply(k, c, *dp, p.times_days, v.kpi);
+  heads_.apply(k, c, *sg, *dp, p.times_days, v.kpi);
   v.ufno_kpis = kpi_row(k);
   std::lock_guard<std::mutex> l(mu_);
   verifiable_[id] = std::move(v);
@@ -318,7 +318,7 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
     KpiOptions o;
     o.critical_dp_bar = critical_dp;
     Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
-    heads_.apply(k, c, *dp, p.times_days, o);
+    heads_.apply(k, c, *sg, *dp, p.times_days, o);
     json years = json::array();
     for (std::size_t i = 0; i < o.years.size(); ++i)
       years.push_back({{"year", o.years[i]},

@@ -580,7 +580,7 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
       if (dp.empty()) dp.assign(cells, 0.f);
       const std::vector<double> times(t.begin(), t.end());
       Kpis k = compute_kpis(rc, sg, dp, times, c.kpi);
-      heads.apply(k, rc, dp, times, c.kpi);
+      heads.apply(k, rc, sg, dp, times, c.kpi);
       std::ofstream r(row.string() + ".tmp");
       r.precision(6);
       for (double v : kpi_row(k)) r << "," << v;

@@ -171,7 +171,7 @@ int run(int argc, char** argv) {
       const ufno::ReservoirCase c = ufno::read_case(case_path);
       const Fields f = read_fields(fields_path, c);
       ufno::Kpis k = ufno::compute_kpis(c, f.sg, f.dp, f.times_days, o);
-      heads.apply(k, c, f.dp, f.times_days, o);
+      heads.apply(k, c, f.sg, f.dp, f.times_days, o);
       csv << csv_cell(case_path) << "," << csv_cell(fields_path);
       for (double v : ufno::kpi_row(k)) csv << "," << v;
       csv << "\n";

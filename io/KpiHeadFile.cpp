@@ -95,6 +95,17 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
     if (floor.size() != 1 || !(floor[0] > 0))
       throw InputError(h.path, g + "@envelope_floor_bar", "must be one positive number");
     h.envelope_floor_bar = floor[0];
+  }
+  if (f.has_attribute("field_plume_radius_floor_m", g)) {
+    const auto floor = finite_attribute(f, g, "field_plume_radius_floor_m");
+    if (floor.size() != 1 || !(floor[0] > 0))
+      throw InputError(h.path, g + "@field_plume_radius_floor_m", "must be one positive number");
+    h.field_plume_radius_floor_m = floor[0];
+  }
+  if (h.reads_network()) {
+    if (!f.has_attribute("network_digest", g))
+      throw InputError(h.path, g + "@network_digest",
+                       "is missing: a head that reads the network's output needs its digest");
     h.network_digest = f.string_attribute_required("network_digest", g);
     if (h.network_digest.size() != 16 ||
         h.network_digest.find_first_not_of("0123456789abcdef") != std::string::npos)

@@ -26,11 +26,16 @@ struct KpiHead {
   std::vector<double> target_mean, target_std;   // per output
   std::vector<double> times_days;                // per output, for a head over report times
   double sg_threshold = 0;                       // the plume threshold a plume head was fitted to
-  // A head that also reads the network's own dP envelope: the radial columns it reads, the floor
-  // under its logarithm, and the digest of the network it was fitted with (network_digest).
+  // A head that also reads the network's own dP envelope: the radial columns it reads and the
+  // floor under its logarithm.
   std::vector<int> envelope_columns;
   double envelope_floor_bar = 0;
+  // A plume head that also reads the SG network's own plume radius at each of its report times:
+  // the floor under their logarithm (0: a head on the case features alone).
+  double field_plume_radius_floor_m = 0;
+  // The digest of the network a head that reads its output was fitted with (network_digest).
   std::string network_digest;
+  bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }
   std::vector<std::array<DenseLayer, 3>> members;
   int outputs() const { return int(target_mean.size()); }
 };

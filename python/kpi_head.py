@@ -90,6 +90,12 @@ def envelope_features(envelope, columns):
     return np.log(np.maximum(e, ENVELOPE_FLOOR_BAR))
 
 
+def field_radius_feature_names(report_times):
+    """Names of the inputs of a plume head that also reads the SG network's own plume radius at
+    each report time (python/plume_radius_head.py --field-radii)."""
+    return ["log_field_plume_radius_t%d" % t for t in range(report_times)]
+
+
 def network_digest(path):
     """FNV-1a (64 bit, hex) over the network of a model file: the root datasets in name order,
     each as its name then its values as little-endian float32. A head that reads the network's

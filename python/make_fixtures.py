@@ -17,6 +17,10 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   plume_radius_head_small.h5        a plume-radius head (python/plume_radius_head.py: 2 members,
                                     hidden 8, one output per report time) with its features and
                                     estimates on the three shipped examples
+  plume_radius_field_head_small.h5  a plume-radius head that also reads the field's plume radii
+                                    (--field-radii: 56 inputs), with its inputs (the examples'
+                                    Flow SG standing in for a network's) and estimates on the
+                                    three shipped examples
   dp_envelope_head_small.h5         a dP-envelope head (python/dp_envelope_head.py: 2 members,
                                     hidden 8, 48 outputs) with its inputs (the examples' Flow
                                     envelopes standing in for a network's) and estimates on the
@@ -249,6 +253,43 @@ def make_plume_radius_head_fixture(out_dir, seed):
                                                  for c in cases)
 
 
+def make_plume_radius_field_head_fixture(out_dir, seed):
+    import glob
+    import kpi_head
+    import plume_radius_head as prh
+    import ufno_cases
+    import ufno_encoding
+    cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    x0, radii = [], []
+    for c in cases:
+        x = ufno_encoding.encode_case(ufno_cases.read_case_h5(c))
+        x0.append(x[:, :, 0, :])
+        with h5py.File(os.path.join(os.path.dirname(c), "target.h5"), "r") as t:
+            sg = np.moveaxis(t["SG"][()], 0, -1)  # (X, Y, T)
+        radii.append(prh.plume_radii(sg, x[:, :, 0, 0] != 0, x[:, 0, 0, 3] > 0,
+                                     0.1 + 0.2 * float(x[0, 0, 0, 7]),
+                                     ufno_cases.radial_widths()))
+    x0 = np.stack(x0)
+    feats = prh.inputs(x0, np.stack(radii))  # Flow's radii stand in for a network's
+    times = ufno_encoding.paper_times_days(ufno_cases.NT)
+    torch.manual_seed(seed)
+    nets = [kpi_head.mlp(feats.shape[1], 8, len(times)).double().eval() for _ in range(2)]
+    head = kpi_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5,
+                         np.linspace(3.0, 8.0, len(times)), np.full(len(times), 0.3),
+                         feats.min(0) - 1.0, feats.max(0) + 1.0)
+    path = os.path.join(out_dir, "plume_radius_field_head_small.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["variable"] = "SG"
+        kpi_head.write_group(f, "plume_radius_head", head, x0.shape[1:3], "log(radius)",
+                             prh.head_attrs(times, os.path.join(out_dir, "fno_small.h5")),
+                             prh.input_names(times, True))
+        f["expected/features"] = feats
+        f["expected/radius_m"] = head.predict(feats)
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in cases)
+
+
 def make_dp_envelope_head_fixture(out_dir, seed):
     import glob
     import dp_envelope_head
@@ -360,7 +401,9 @@ def main():
     make_max_dp_head_fixture(args.out, SEED + 8)
     make_plume_radius_head_fixture(args.out, SEED + 9)
     make_dp_envelope_head_fixture(args.out, SEED + 10)
-    names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
+    make_plume_radius_field_head_fixture(args.out, SEED + 11)
+    names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5",
+             "plume_radius_field_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
     total = 0

@@ -3,7 +3,8 @@
 
 Usage:
   /usr/bin/python3 python/plume_radius_head.py --data train.h5 --model SG.h5 --out SG_WITH_HEAD.h5
-      [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
+      [--field-radii] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
+      [--limit N]
 
 Why: the plume radius a user reads (plume_radius_m_<y>yr, and the area pi r^2) is where the gas
 saturation falls through 0.01. The SG network smears the sharp front Flow computes: read from
@@ -18,6 +19,13 @@ time. The mass cap is left out: Flow's gas never exceeds the injected mass. A ra
 the group stores those times and the threshold, and the C++ programs use the head only for runs
 at those times and that threshold.
 
+With --field-radii the head also reads the SG network's own plume radius at every report time
+(the same rule on the network's field, log, 1 m at least): the network sees the whole
+permeability field, the 32 features only summaries of it, so the head corrects the field's
+radius rather than replacing it. Such a head belongs to one network, like the dP-envelope head:
+the group stores the network's digest (kpi_head.network_digest) and the programs do not use it
+with another. The network runs over every case here, on one thread.
+
 The result is a copy of --model with group /plume_radius_head added (docs/model-format.md),
 written to a temporary name and renamed: a failure leaves no file.
 """
@@ -25,9 +33,12 @@ import os
 import sys
 
 import numpy as np
+import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kpi_head  # noqa: E402
+import ufno_encoding  # noqa: E402
+import ufno_model_file  # noqa: E402
 from ufno_cases import radial_widths  # noqa: E402
 
 GROUP = "plume_radius_head"
@@ -55,12 +66,14 @@ def connected_to_perforations(inside, perf):
 
 
 def plume_radii(sg, active, perf, swi, dr, threshold=THRESHOLD):
-    """Flow's plume radius [m] at each report time, its running maximum. sg (X, Y, T), active
-    (X, Y), perf (X,), dr (Y,) radial widths."""
+    """The plume radius [m] of an SG field (Flow's or a network's) at each report time, its
+    running maximum, in double precision as apps/Kpis.cpp. sg (X, Y, T), active (X, Y), perf
+    (X,), dr (Y,) radial widths."""
     r_out = np.cumsum(np.asarray(dr, np.float64))
     r_in = r_out - dr
     centre = (r_in + r_out) / 2
-    v = np.where(active[None], np.clip(np.moveaxis(sg, -1, 0), 0.0, 1.0 - swi), 0.0)
+    sg = np.moveaxis(np.asarray(sg, np.float64), -1, 0)
+    v = np.where(active[None], np.clip(sg, 0.0, 1.0 - swi), 0.0)
     mask = connected_to_perforations(active[None] & (v > threshold), perf)
     T, X, Y = v.shape
     last = Y - 1 - np.argmax(mask[..., ::-1], axis=-1)  # (T, X)
@@ -76,8 +89,37 @@ def plume_radii(sg, active, perf, swi, dr, threshold=THRESHOLD):
     return np.maximum.accumulate(radius)
 
 
-def load_data(path, limit=0):
-    """Features, Flow's plume radii (N, T), report times and split names."""
+def network_radii(net, attrs, x):
+    """The plume radii (N, T) of the network's physical SG prediction for encoded inputs x
+    (N, X, Y, T, C), by plume_radii, at least MIN_RADIUS_M."""
+    try:
+        sg = ufno_encoding.physical_output("SG", ufno_model_file.predict(net, attrs, x), x)
+    except RuntimeError as e:  # a grid the network's layers cannot take
+        raise ValueError("input: the network cannot run on this grid: %s"
+                         % str(e).splitlines()[0])
+    radii = [plume_radii(sg[i], x[i, ..., 0, 0] != 0, x[i, :, 0, 0, 3] > 0,
+                         0.1 + 0.2 * float(x[i, 0, 0, 0, 7]), radial_widths())
+             for i in range(len(x))]
+    return np.maximum(np.array(radii), MIN_RADIUS_M)
+
+
+def inputs(x0, field_radii=None):
+    """The head's inputs: the 32 case features, then (a head with field radii) the log of the
+    network's plume radius at each report time."""
+    f = kpi_head.features(x0)
+    if field_radii is None:
+        return f
+    return np.concatenate([f, np.log(np.maximum(field_radii, MIN_RADIUS_M))], 1)
+
+
+def load_data(path, limit=0, model=None, batch=16):
+    """Inputs, Flow's plume radii (N, T), report times and split names. With `model` (an SG
+    model file) the inputs include that network's plume radii (inputs)."""
+    net = None
+    if model is not None:
+        net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
+        if attrs.get("variable") not in (b"SG", "SG"):
+            raise ValueError("%s: variable: this head belongs in an SG model file" % model)
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
         x0 = f["input"][:n, :, :, 0, :]
@@ -91,14 +133,35 @@ def load_data(path, limit=0):
             perf = x0[i, :, 0, 3] > 0
             swi = 0.1 + 0.2 * float(x0[i, 0, 0, 7])
             radii[i] = plume_radii(f["SG"][i], act, perf, swi, radial_widths())
+        field = None
+        if net is not None:
+            field = np.concatenate([network_radii(net, attrs, f["input"][i:min(i + batch, n)])
+                                    for i in range(0, n, batch)])
         split = kpi_head.split_names(f, n)
-    return kpi_head.features(x0), np.maximum(radii, MIN_RADIUS_M), times, split
+    return inputs(x0, field), np.maximum(radii, MIN_RADIUS_M), times, split
 
 
-def write_head(head, grid, times, model, out):
+def head_attrs(times, field_radii_of=None):
+    """The group's attributes: report times and threshold; for a head that reads the field's
+    radii, the floor under their logarithm and the digest of the network (a model file)."""
     attrs = {"times_days": np.asarray(times, np.float64), "sg_threshold": float(THRESHOLD)}
+    if field_radii_of is not None:
+        attrs["field_plume_radius_floor_m"] = float(MIN_RADIUS_M)
+        attrs["network_digest"] = kpi_head.network_digest(field_radii_of)
+    return attrs
+
+
+def input_names(times, field_radii):
+    extra = kpi_head.field_radius_feature_names(len(times)) if field_radii else []
+    return kpi_head.FEATURES + extra
+
+
+def write_head(head, grid, times, model, out, field_radii=False):
+    attrs = head_attrs(times, model if field_radii else None)
+    names = input_names(times, field_radii)
     kpi_head.write_model_copy(
-        model, "SG", out, lambda f: kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs))
+        model, "SG", out,
+        lambda f: kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs, names))
 
 
 def read_head(path):
@@ -110,15 +173,17 @@ def main(argv=None):
     times = []
 
     def load(a):
-        f, radii, t, split = load_data(a.data, a.limit)
+        f, radii, t, split = load_data(a.data, a.limit, a.model if a.field_radii else None)
         times.append(t)
         return f, radii, split
 
     # Scored at the last report, on the running maximum the programs report.
     kpi_head.train_cli(
         "plume_radius_head", __doc__, "SG", load,
-        lambda a, head, grid: write_head(head, grid, times[0], a.model, a.out),
-        lambda pred, radii: (np.maximum.accumulate(pred, axis=1)[:, -1], radii[:, -1]), argv)
+        lambda a, head, grid: write_head(head, grid, times[0], a.model, a.out, a.field_radii),
+        lambda pred, radii: (np.maximum.accumulate(pred, axis=1)[:, -1], radii[:, -1]), argv,
+        extra=[(("--field-radii",), {"action": "store_true",
+                                     "help": "also read the network's own plume radii"})])
 
 if __name__ == "__main__":
     main()

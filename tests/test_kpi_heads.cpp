@@ -1,6 +1,7 @@
 // apps/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
 // and estimates on the shipped examples against python/kpi_head.py's
-// (tests/data/max_dp_head_small.h5 and plume_radius_head_small.h5, python/make_fixtures.py);
+// (tests/data/max_dp_head_small.h5, plume_radius_head_small.h5, plume_radius_field_head_small.h5
+// and dp_envelope_head_small.h5, python/make_fixtures.py);
 // files without a head, cases on another grid, and the KPIs each head replaces (and when it
 // must not).
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 
 #include "apps/KpiHeadFeatures.hpp"
 #include "apps/KpiHeads.hpp"
+#include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
 
@@ -219,7 +221,7 @@ TEST_CASE("the plume head sets each year's radius and area from its report time,
   PlumeSetup s = plume_setup();
   auto r = *s.e.estimate(s.c);
   for (std::size_t t = 1; t < r.size(); ++t) r[t] = std::max(r[t], r[t - 1]);
-  apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+  apply_plume_radius_head(s.k, s.e, s.c, {}, s.times, s.o);
   REQUIRE(s.k.plume_from_head);
   for (std::size_t i = 0; i < s.o.years.size(); ++i) {
     std::size_t best = 0;
@@ -235,7 +237,7 @@ TEST_CASE("the plume head stays within the field's mass cap", "[kpi_heads]") {
   PlumeSetup s = plume_setup();
   s.k.plume_capped[2] = 1;  // the field filled the injected mass by 0.5 m at 30 years
   s.k.plume_radius_m[2] = 0.5;
-  apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+  apply_plume_radius_head(s.k, s.e, s.c, {}, s.times, s.o);
   CHECK(s.k.plume_radius_m[2] == 0.5);
   CHECK(s.k.plume_radius_m[0] > 1.0);  // uncapped years take the head's radius
 }
@@ -245,7 +247,7 @@ TEST_CASE("the plume head is not used at another threshold, other times, or out 
   {
     PlumeSetup s = plume_setup();
     s.o.sg_threshold = 0.05;  // a user's own plume definition: the head was not fitted to it
-    apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+    apply_plume_radius_head(s.k, s.e, s.c, {}, s.times, s.o);
     CHECK_FALSE(s.k.plume_from_head);
     CHECK(s.k.plume_radius_m[0] == 1.0);
   }
@@ -253,16 +255,16 @@ TEST_CASE("the plume head is not used at another threshold, other times, or out 
     PlumeSetup s = plume_setup();
     std::vector<double> other = s.times;
     other.back() *= 1.5;  // a run reporting at times the head does not know
-    apply_plume_radius_head(s.k, s.e, s.c, other, s.o);
+    apply_plume_radius_head(s.k, s.e, s.c, {}, other, s.o);
     CHECK_FALSE(s.k.plume_from_head);
     other.pop_back();
-    apply_plume_radius_head(s.k, s.e, s.c, other, s.o);
+    apply_plume_radius_head(s.k, s.e, s.c, {}, other, s.o);
     CHECK_FALSE(s.k.plume_from_head);
   }
   {
     PlumeSetup s = plume_setup();
     s.c.rate_mt_per_year = 50;  // beyond the head's training ranges
-    apply_plume_radius_head(s.k, s.e, s.c, s.times, s.o);
+    apply_plume_radius_head(s.k, s.e, s.c, {}, s.times, s.o);
     CHECK_FALSE(s.k.plume_from_head);
     CHECK(s.k.plume_radius_m[2] == 1.0);
   }
@@ -334,12 +336,14 @@ namespace {
 
 const std::string kEnvelopeFixture = kData + "/dp_envelope_head_small.h5";
 
-// The Flow dP (T, X, Y) of a shipped example, beside its case file.
-std::vector<float> flow_dp(const std::string& case_rel) {
+// A Flow field (T, X, Y) of a shipped example, beside its case file: "dP" or "SG".
+std::vector<float> flow_field(const std::string& case_rel, const std::string& name) {
   const std::string dir = kData + "/../../" + case_rel.substr(0, case_rel.rfind('/'));
   std::vector<std::size_t> shape;
-  return h5::File::open_read(dir + "/target.h5").read_floats("dP", &shape);
+  return h5::File::open_read(dir + "/target.h5").read_floats(name, &shape);
 }
+
+std::vector<float> flow_dp(const std::string& case_rel) { return flow_field(case_rel, "dP"); }
 
 }  // namespace
 
@@ -397,4 +401,86 @@ TEST_CASE("the area of review from an envelope: the front where it falls through
   CHECK(envelope_front_radius(c, env, 0.5) == Approx(80));  // every column: the grid's edge
   env[5] = 50;  // above again further out, but not connected through the columns between
   CHECK(envelope_front_radius(c, env, 10.0) == Approx(7.5 + (20.0 - 10) / (20 - 8) * 5));
+}
+
+namespace {
+
+const std::string kPlumeFieldFixture = kData + "/plume_radius_field_head_small.h5";
+
+}  // namespace
+
+TEST_CASE("a plume head with field radii: inputs and estimates equal python/kpi_head.py's",
+          "[kpi_heads]") {
+  const auto h = read_kpi_head(kPlumeFieldFixture, KpiHeads::kPlumeRadiusGroup);
+  REQUIRE(h);
+  CHECK(h->field_plume_radius_floor_m == 1.0);
+  CHECK(h->reads_network());
+  CHECK(h->network_digest == network_digest(kData + "/fno_small.h5"));
+  REQUIRE(h->features.size() == 56);
+  CHECK(h->features.back() == "log_field_plume_radius_t23");
+  const KpiHeadEstimator e(*h);
+  auto f = h5::File::open_read(kPlumeFieldFixture);
+  const auto feats = f.read_numeric("expected/features");
+  const auto want = f.read_numeric("expected/radius_m");
+  std::istringstream cases(*f.string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const ReservoirCase c = read_case(kData + "/../../" + rel);
+    const auto sg = flow_field(rel, "SG");
+    const auto extra = field_plume_radius_features(c, sg, 0.01, 1.0);
+    REQUIRE(extra.size() == 24);
+    double worst = 0;
+    for (std::size_t k = 0; k < extra.size(); ++k)
+      worst = std::max(worst, std::abs(extra[k] - feats.values[n * 56 + 32 + k]));
+    CHECK(worst < 1e-12);
+    const auto got = e.estimate(c, extra);
+    REQUIRE(got);
+    double rel_err = 0;
+    for (std::size_t t = 0; t < 24; ++t)
+      rel_err = std::max(rel_err, std::abs((*got)[t] / want.values[n * 24 + t] - 1));
+    CHECK(rel_err < 1e-12);
+    CHECK_THROWS_AS(e.estimate(c), std::logic_error);  // the field's radii are required
+
+    // Applied to a run: each year's radius is the head's with this SG field's radii.
+    KpiOptions o;
+    Kpis k = compute_kpis(c, sg, flow_dp(rel), h->times_days, o);
+    apply_plume_radius_head(k, e, c, sg, h->times_days, o);
+    REQUIRE(k.plume_from_head);
+    auto r = *got;
+    for (std::size_t t = 1; t < r.size(); ++t) r[t] = std::max(r[t], r[t - 1]);
+    for (std::size_t i = 0; i < o.years.size(); ++i) {
+      std::size_t best = 0;
+      while (std::abs(h->times_days[best] / 365.25 - k.years_used[i]) > 1e-9) ++best;
+      if (!k.plume_capped[i]) CHECK(k.plume_radius_m[i] == Approx(r[best]).epsilon(1e-12));
+    }
+  }
+  CHECK(n == 3);
+}
+
+TEST_CASE("the field radii a plume head reads are compute_kpis's radii before the mass cap",
+          "[kpi_heads]") {
+  std::istringstream cases(
+      *h5::File::open_read(kPlumeFieldFixture).string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const ReservoirCase c = read_case(kData + "/../../" + rel);
+    const auto sg = flow_field(rel, "SG");
+    const auto times = read_kpi_head(kPlumeFieldFixture, KpiHeads::kPlumeRadiusGroup)->times_days;
+    KpiOptions o;
+    o.years = {0.5, 1, 5, 10, 30};
+    const Kpis k = compute_kpis(c, sg, flow_dp(rel), times, o);
+    const auto radii = plume_front_radii(c, sg, o.sg_threshold);
+    REQUIRE(radii.size() == times.size());
+    for (std::size_t t = 1; t < radii.size(); ++t) CHECK(radii[t] >= radii[t - 1]);
+    for (std::size_t i = 0; i < o.years.size(); ++i) {
+      std::size_t best = 0;
+      while (std::abs(times[best] / 365.25 - k.years_used[i]) > 1e-9) ++best;
+      CHECK_FALSE(k.plume_capped[i]);  // Flow's gas is within the injected mass
+      CHECK(k.plume_radius_field_m[i] == Approx(radii[best]).epsilon(1e-12));
+    }
+    // A field that is not a whole number of the case's grids is refused, naming SG.
+    CHECK_THROWS_AS(plume_front_radii(c, std::vector<float>(sg.begin(), sg.end() - 1), 0.01),
+                    InputError);
+  }
+  CHECK(n == 3);
 }

@@ -3,7 +3,8 @@
 fields (the front interpolated between cell centres, gas not connected to the perforations left
 out, the running maximum over time), a training run on a tiny synthetic data set that writes the
 head into a copy of an SG model file (the model's own arrays unchanged, the head read back
-predicting as trained, with its report times and threshold), and refusals of bad input (one
+predicting as trained, with its report times and threshold), the same with --field-radii (the
+network's own radii as inputs, its digest stored), and refusals of bad input (one
 line, exit non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
 import os
 import sys
@@ -63,6 +64,56 @@ def encoded(rng, n, X, Y):
     return x
 
 
+def field_radii_run(rng, work, model):
+    """--field-radii: the head reads the network's own radii and stores its digest."""
+    import torch
+    import ufno_model_file
+    n, X, Y, T = 24, 8, len(ufno_cases.radial_widths()), 8
+    x0 = encoded(rng, n, X, Y)
+    x = np.repeat(x0[:, :, :, None, :], T, axis=3)
+    sg = np.zeros((n, X, Y, T), np.float32)
+    for i in range(n):
+        for t in range(T):
+            sg[i, :2, :int(8 + 10 * x0[i, 0, 0, 4] + 2 * t), t] = 0.4
+    data = os.path.join(work, "data8.h5")
+    with h5py.File(data, "w") as h:
+        h["input"] = x
+        h["SG"] = sg
+        h["TIMES"] = np.arange(1.0, T + 1) * 100
+        h["seed"] = np.ones(n, np.int64)
+        h["index"] = np.arange(n, dtype=np.int64)
+    out = os.path.join(work, "sg_field_head.h5")
+    p = run(["--data", data, "--model", model, "--out", out, "--field-radii", "--members", "2",
+             "--hidden", "8", "--epochs", "400"])
+    check("--field-radii writes the model file with its head", p.returncode == 0 and
+          os.path.exists(out), p.stderr[-500:])
+    if not os.path.exists(out):
+        return
+    with h5py.File(out) as b:
+        g = b["plume_radius_head"]
+        names = g.attrs["features"].split(",")
+        check("a field-radii head names its inputs, the floor and the network's digest",
+              len(names) == 32 + T and names[-1] == "log_field_plume_radius_t%d" % (T - 1) and
+              g.attrs["field_plume_radius_floor_m"] == 1.0 and
+              g.attrs["network_digest"] == kpi_head.network_digest(model))
+    net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
+    field = plume_radius_head.network_radii(net, attrs, x)
+    check("the network's radii are radii (finite, at least 1 m, never receding)",
+          field.shape == (n, T) and np.all(field >= 1.0) and np.all(np.diff(field, axis=1) >= 0))
+    est = plume_radius_head.read_head(out).predict(plume_radius_head.inputs(x0, field))
+    true = np.stack([plume_radius_head.plume_radii(sg[i], x0[i, ..., 0] != 0, x0[i, :, 0, 3] > 0,
+                                                   0.2, ufno_cases.radial_widths())
+                     for i in range(n)])
+    err = float(np.median(np.abs(est - true) / true))
+    check("the field-radii head read back fits the synthetic radii (median error %.3f < 0.2)"
+          % err, est.shape == (n, T) and err < 0.2)
+    bad = os.path.join(work, "bad8.h5")
+    dp_model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # variable dP
+    refused("--field-radii with a dP model file (its network's radii mean nothing)",
+            ["--data", data, "--model", dp_model, "--out", bad, "--field-radii"], bad,
+            "variable")
+
+
 def main():
     radius_rule()
     rng = np.random.default_rng(1)
@@ -108,6 +159,7 @@ def main():
             err = float(np.median(np.abs(est - true) / true))
             check("the head read back fits the synthetic radii (median error %.3f < 0.15)" % err,
                   est.shape == (n, T) and err < 0.15)
+        field_radii_run(rng, work, model)
         dp_model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # variable dP
         bad = os.path.join(work, "bad.h5")
         refused("a dP model file", ["--data", data, "--model", dp_model, "--out", bad,

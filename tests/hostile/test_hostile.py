@@ -540,6 +540,7 @@ def kpis_cases():
           "another network" in notes[0] and
           rows[0]["aor_radius_m"] == rows[0]["aor_field_radius_m"], (p.stderr, rows))
     os.remove("e_other.h5")
+    field_plume_head_cases(K, ok, sg, dp)
     p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", dp, "--out",
                                                        "k.csv"], capture_output=True, text=True)
     rows = open("k.csv").read().splitlines() if os.path.exists("k.csv") else []
@@ -547,6 +548,68 @@ def kpis_cases():
           len(rows) == 2 and rows[0].startswith("case,fields,plume_radius_m_1yr"), p.stderr)
     if os.path.exists("k.csv"):
         os.remove("k.csv")
+
+
+def field_plume_head_cases(K, ok, sg, dp):
+    """A plume head that also reads the SG network's own radii (plume_radius_head.py
+    --field-radii): the fixture's head, put into a copy of the shipped SG model with that
+    network's digest, is used; malformed, or fitted to another network, it is refused or left
+    out with one note."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import kpi_head
+    fixture = os.path.join(ROOT, "tests", "data", "plume_radius_field_head_small.h5")
+    digest = kpi_head.network_digest(sg)
+    g = "plume_radius_head"
+
+    def field_head(*more):
+        def edit(f):
+            del f[g]
+            with h5py.File(fixture, "r") as src:
+                src.copy(g, f)
+            f[g].attrs["network_digest"] = digest
+            for e in more:
+                e(f)
+        return edit
+
+    import csv as csvmod
+    import io as iomod
+
+    def rows_and_notes(model):
+        p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", model, "--model", dp],
+                           capture_output=True, text=True)
+        return p, list(csvmod.DictReader(iomod.StringIO(p.stdout))), \
+            [l for l in p.stderr.splitlines() if l.strip()]
+
+    variant(sg, "p_field.h5", field_head())
+    p, rows, notes = rows_and_notes("p_field.h5")
+    check("a plume head with field radii of this network is used",
+          p.returncode == 0 and len(rows) == 1 and not notes and
+          rows[0]["plume_radius_m_30yr"] != rows[0]["plume_radius_field_m_30yr"], (p.stderr, rows))
+    os.remove("p_field.h5")
+    variant(sg, "p_fother.h5", field_head(poison("conv1.w5.bias", 0.5)))
+    p, rows, notes = rows_and_notes("p_fother.h5")
+    check("a plume head with field radii of another network is not used, with one note",
+          p.returncode == 0 and len(rows) == 1 and len(notes) == 1 and
+          "another network" in notes[0] and g in notes[0] and
+          rows[0]["plume_radius_m_30yr"] == rows[0]["plume_radius_field_m_30yr"], (p.stderr, rows))
+    os.remove("p_fother.h5")
+    for name, edit, say in (
+            ("p_ffloor.h5", field_head(lambda f: f[g].attrs.__setitem__(
+                "field_plume_radius_floor_m", -1.0)), g + "@field_plume_radius_floor_m"),
+            ("p_fdigest.h5", field_head(lambda f: f[g].attrs.__delitem__("network_digest")),
+             g + "@network_digest"),
+            ("p_fnames.h5", field_head(lambda f: f[g].attrs.__setitem__(
+                "features", f[g].attrs["features"].replace("_t23", "_t24"))), g + "@features")):
+        variant(sg, name, edit)
+        refused(K, ok + ["--model", name, "--model", dp, "--out", "k.csv"], [name, say])
+        os.remove(name)
+    # Only a plume head reads the field's radii.
+    variant(dp, "m_ffloor.h5", lambda f: (
+        f["max_dp_head"].attrs.__setitem__("field_plume_radius_floor_m", 1.0),
+        f["max_dp_head"].attrs.__setitem__("network_digest", digest)))
+    refused(K, ok + ["--model", sg, "--model", "m_ffloor.h5", "--out", "k.csv"],
+            ["m_ffloor.h5", "max_dp_head@"])
+    os.remove("m_ffloor.h5")
 
 
 def start(tool, args):
