@@ -157,12 +157,10 @@ def main():
             args = (x0[..., 0] != 0, x0[:, 0, 3] > 0, ufno_encoding.decoded_swi(float(x0[0, 0, 7])),
                     ufno_cases.radial_widths())
             flow_r = plume_radius_head.plume_radii(true["SG"].transpose(1, 2, 0), *args)[-1]
-            field_r = plume_radius_head.plume_radii(got["SG"].transpose(1, 2, 0), *args)[-1]
-            field_radii = None
-            if plume_reads_field:
-                field_radii = plume_radius_head.plume_radii(got["SG"].transpose(1, 2, 0), *args)
-            inputs = plume_radius_head.inputs(x0[None], None if field_radii is None
-                                              else field_radii[None])
+            field_radii = plume_radius_head.plume_radii(got["SG"].transpose(1, 2, 0), *args)
+            field_r = field_radii[-1]
+            inputs = plume_radius_head.inputs(x0[None],
+                                              field_radii[None] if plume_reads_field else None)
             est = np.maximum.accumulate(plume.predict(inputs)[0])[-1]
             radius_err["head"].append(abs(est - flow_r) / flow_r)
             radius_err["field"].append(abs(field_r - flow_r) / flow_r)
