@@ -16,8 +16,10 @@ constexpr double kDaysPerYear = 365.25;
 // plume threshold; one mass ratio at one report time.
 void check_kind(const KpiHead& h) {
   // The network's own outputs a head may read are fixed by its kind.
-  if (!h.envelope_columns.empty() && h.group != KpiHeads::kDpEnvelopeGroup)
-    throw InputError(h.path, h.group + "@envelope_columns", "only a dP-envelope head reads these");
+  if (!h.envelope_columns.empty() && h.group != KpiHeads::kDpEnvelopeGroup &&
+      h.group != KpiHeads::kMaxDpGroup)
+    throw InputError(h.path, h.group + "@envelope_columns",
+                     "only a dP-envelope or maximum-dP head reads these");
   if (h.field_plume_radius_floor_m > 0 && h.group != KpiHeads::kPlumeRadiusGroup)
     throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
                      "only a plume-radius head reads the field's radii");
@@ -61,6 +63,7 @@ KpiHeads KpiHeads::from_model_files(const std::vector<std::string>& paths) {
   // A head that reads the network's output corrects one network's field: with another (a
   // retrained or averaged model that kept the group) its inputs mean something else.
   h.drop_if_other_network(h.dp_envelope, "the area of review comes from the field");
+  h.drop_if_other_network(h.max_dp, "the maximum dP comes from the field");
   h.drop_if_other_network(h.plume_radius, "the plume radius and area come from the field");
   return h;
 }
@@ -77,14 +80,20 @@ void KpiHeads::drop_if_other_network(std::optional<KpiHeadEstimator>& e,
 void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& sg,
                      const std::vector<float>& dp, const std::vector<double>& times_days,
                      const KpiOptions& o) const {
-  if (max_dp) apply_max_dp_head(k, *max_dp, c);
+  if (max_dp) apply_max_dp_head(k, *max_dp, c, dp);
   if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, sg, times_days, o);
   if (co2_mass) apply_co2_mass_head(k, *co2_mass, c, times_days, o);
   if (dp_envelope) apply_dp_envelope_head(k, *dp_envelope, c, dp, o);
 }
 
-void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c) {
-  if (const auto v = e.estimate(c)) {
+void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                       const std::vector<float>& dp) {
+  const KpiHead& h = e.head();
+  const auto v =
+      h.envelope_columns.empty()
+          ? e.estimate(c)
+          : e.estimate(c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  if (v) {
     k.max_dp_bar = v->front();
     k.max_dp_from_head = true;
   }

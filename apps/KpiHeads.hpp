@@ -1,7 +1,8 @@
 #pragma once
 // The KPI heads a run's model files carry, and how they change the KPIs of a predicted case
 // (docs/kpis.md, "KPI heads"):
-// - the dP model's /max_dp_head gives max_dP_bar (the field smooths the near-well spike);
+// - the dP model's /max_dp_head gives max_dP_bar (the field smooths the near-well spike); one
+//   that also reads the network's envelope belongs to that network (its digest);
 // - the SG model's /plume_radius_head gives the plume radius and area (the field smears the
 //   front outward), for runs at the head's report times and plume threshold; one that also reads
 //   the network's own radii belongs to that network (its digest), like the envelope head;
@@ -49,8 +50,10 @@ struct KpiHeads {
   void drop_if_other_network(std::optional<KpiHeadEstimator>& e, const std::string& fallback);
 };
 
-// max_dP_bar becomes the head's estimate when the case is inside its ranges.
-void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c);
+// max_dP_bar becomes the head's estimate when the case is inside its ranges. A head that reads
+// the network's envelope (envelope_columns) reads that of dp (T, X, Y).
+void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                       const std::vector<float>& dp);
 
 // Each year's plume radius becomes the head's at that year's report time (the running maximum
 // over earlier ones: the reach never recedes), no larger than the field's mass-capped radius in

@@ -78,11 +78,19 @@ def load_data(path, model, limit=0, batch=25):
     return inputs(x0, mine), np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR), split
 
 
+def network_attrs(model):
+    """The attributes of a head that reads this dP network's envelope at COLUMNS."""
+    return {"envelope_columns": np.asarray(COLUMNS, np.int32),
+            "envelope_floor_bar": float(kpi_head.ENVELOPE_FLOOR_BAR),
+            "network_digest": kpi_head.network_digest(model)}
+
+
+def input_names():
+    return kpi_head.FEATURES + kpi_head.envelope_feature_names(COLUMNS)
+
+
 def write_head(head, grid, model, out):
-    attrs = {"envelope_columns": np.asarray(COLUMNS, np.int32),
-             "envelope_floor_bar": float(kpi_head.ENVELOPE_FLOOR_BAR),
-             "network_digest": kpi_head.network_digest(model)}
-    names = kpi_head.FEATURES + kpi_head.envelope_feature_names(COLUMNS)
+    attrs, names = network_attrs(model), input_names()
     kpi_head.write_model_copy(
         model, "dP",
         out, lambda f: kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs, names))

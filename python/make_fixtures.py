@@ -25,6 +25,9 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     hidden 8, 48 outputs) with its inputs (the examples' Flow
                                     envelopes standing in for a network's) and estimates on the
                                     three shipped examples, and the digest of ufno_small.h5
+  max_dp_envelope_head_small.h5     a maximum-dP head that also reads the network's envelope
+                                    (--network-envelope: 52 inputs, 2 members, hidden 8) with its
+                                    inputs (the examples' Flow envelopes) and estimates
   max_dp_head_small.h5              a maximum-dP head (python/max_dp_head.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -290,7 +293,9 @@ def make_plume_radius_field_head_fixture(out_dir, seed):
                                                  for c in cases)
 
 
-def make_dp_envelope_head_fixture(out_dir, seed):
+def envelope_head_inputs():
+    """The shipped examples, their encoded first time slices and the inputs of a head that
+    reads a dP network's envelope, Flow's envelope standing in for the network's."""
     import glob
     import dp_envelope_head
     import kpi_head
@@ -306,7 +311,35 @@ def make_dp_envelope_head_fixture(out_dir, seed):
             dp = np.moveaxis(t["dP"][()], 0, -1)[None]  # (1, X, Y, T)
         env.append(kpi_head.field_envelope(dp, x[None, :, :, 0, 0] != 0)[0])
     x0, env = np.stack(x0), np.stack(env)
-    feats = dp_envelope_head.inputs(x0, env)  # the Flow envelope stands in for a network's
+    return cases, x0, dp_envelope_head.inputs(x0, env)
+
+
+def make_max_dp_envelope_head_fixture(out_dir, seed):
+    """A maximum-dP head that reads the network's envelope (max_dp_head.py
+    --network-envelope), with its estimates on the examples."""
+    import dp_envelope_head
+    import kpi_head
+    cases, x0, feats = envelope_head_inputs()
+    torch.manual_seed(seed)
+    nets = [kpi_head.mlp(feats.shape[1], 8).double().eval() for _ in range(2)]
+    head = kpi_head.Head(nets, feats.mean(0) + 0.1, feats.std(0) + 0.5, 4.0, 0.3,
+                         feats.min(0) - 1.0, feats.max(0) + 1.0)
+    small = os.path.join(out_dir, "ufno_small.h5")
+    with h5py.File(os.path.join(out_dir, "max_dp_envelope_head_small.h5"), "w") as f:
+        f.attrs["variable"] = "dP"
+        kpi_head.write_group(f, "max_dp_head", head, x0.shape[1:3], "log(max dP)",
+                             dp_envelope_head.network_attrs(small),
+                             dp_envelope_head.input_names())
+        f["expected/features"] = feats
+        f["expected/max_dp_bar"] = head.predict(feats)
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in cases)
+
+
+def make_dp_envelope_head_fixture(out_dir, seed):
+    import dp_envelope_head
+    import kpi_head
+    cases, x0, feats = envelope_head_inputs()
     Y = x0.shape[2]
     torch.manual_seed(seed)
     nets = [kpi_head.mlp(feats.shape[1], 8, Y).double().eval() for _ in range(2)]
@@ -317,12 +350,9 @@ def make_dp_envelope_head_fixture(out_dir, seed):
     small = os.path.join(out_dir, "ufno_small.h5")
     with h5py.File(path, "w") as f:
         f.attrs["variable"] = "dP"
-        kpi_head.write_group(
-            f, "dp_envelope_head", head, x0.shape[1:3], "log(envelope)",
-            {"envelope_columns": np.asarray(dp_envelope_head.COLUMNS, np.int32),
-             "envelope_floor_bar": kpi_head.ENVELOPE_FLOOR_BAR,
-             "network_digest": kpi_head.network_digest(small)},
-            kpi_head.FEATURES + kpi_head.envelope_feature_names(dp_envelope_head.COLUMNS))
+        kpi_head.write_group(f, "dp_envelope_head", head, x0.shape[1:3], "log(envelope)",
+                             dp_envelope_head.network_attrs(small),
+                             dp_envelope_head.input_names())
         f["expected/features"] = feats
         f["expected/envelope_bar"] = head.predict(feats)
         f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
@@ -402,8 +432,9 @@ def main():
     make_plume_radius_head_fixture(args.out, SEED + 9)
     make_dp_envelope_head_fixture(args.out, SEED + 10)
     make_plume_radius_field_head_fixture(args.out, SEED + 11)
+    make_max_dp_envelope_head_fixture(args.out, SEED + 12)
     names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5",
-             "plume_radius_field_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
+             "plume_radius_field_head_small.h5", "max_dp_envelope_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
     total = 0

@@ -3,7 +3,8 @@
 
 Usage:
   /usr/bin/python3 python/max_dp_head.py --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
-      [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
+      [--network-envelope] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
+      [--limit N]
 
 Why: the maximum pressure buildup a user reads (the max_dP_bar KPI, compared with a fracture
 limit) is one near-well value, usually at the first report time. The dP network, trained on the
@@ -16,6 +17,12 @@ MLPs (features -> hidden -> hidden -> 1); a case whose features lie more than 10
 training range outside it is not estimated (the programs report the field's maximum for it). It is trained on the training
 split of the data set, chosen on the validation split; the test split is scored last.
 
+With --network-envelope the head also reads the dP network's own envelope (the largest dP over
+report times and layers) at the 20 radial columns of python/dp_envelope_head.py: the network
+sees the whole permeability field, the features only summaries of it. Such a head belongs to
+one network, like the dP-envelope head: the group stores its digest and the programs do not use
+it with another. The network runs over every case here, on one thread.
+
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (apps/KpiHeads.hpp). The output is
 written to a temporary name and renamed: a failure leaves no file.
@@ -27,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kpi_head import FEATURES, MARGIN, Head, features, mlp, read_group, summary  # noqa: E402,F401
+import dp_envelope_head  # noqa: E402
 import kpi_head  # noqa: E402
 from ufno_cases import split_of  # noqa: E402,F401
 
@@ -34,8 +42,12 @@ GROUP = "max_dp_head"
 TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"
 
 
-def load_data(path, limit=0):
-    """Features, Flow's maximum dP over formation cells and times, and split names."""
+def load_data(path, limit=0, model=None):
+    """Inputs, Flow's maximum dP over formation cells and times, and split names. With `model`
+    (a dP model file) the inputs include that network's envelope (dp_envelope_head.inputs)."""
+    if model is not None:
+        inputs, _, split = dp_envelope_head.load_data(path, model, limit)
+        return (inputs,) + load_data(path, limit)[1:]
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
         x0 = f["input"][:n, :, :, 0, :]
@@ -54,14 +66,18 @@ def fit(f, peak, members=5, hidden=64, epochs=2000, weight_decay=1e-4):
                         weight_decay)
 
 
-def write_head_group(f, head, grid):
+def write_head_group(f, head, grid, attrs=None, names=None):
     """Writes `head` as group /max_dp_head of the open h5py file f (replacing one there)."""
-    kpi_head.write_group(f, GROUP, head, grid, TARGET)
+    kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs, names)
 
 
-def write_head(head, grid, model, out):
-    """A copy of the dP model file `model` with the head in /max_dp_head, renamed into `out`."""
-    kpi_head.write_model_copy(model, "dP", out, lambda f: write_head_group(f, head, grid))
+def write_head(head, grid, model, out, network_envelope=False):
+    """A copy of the dP model file `model` with the head in /max_dp_head, renamed into `out`;
+    with network_envelope, one that reads that network's envelope."""
+    attrs, names = ((dp_envelope_head.network_attrs(model), dp_envelope_head.input_names())
+                    if network_envelope else (None, None))
+    kpi_head.write_model_copy(model, "dP", out,
+                              lambda f: write_head_group(f, head, grid, attrs, names))
 
 
 def read_head(path):
@@ -71,9 +87,12 @@ def read_head(path):
 
 def main(argv=None):
     kpi_head.train_cli(
-        "max_dp_head", __doc__, "dP", lambda a: load_data(a.data, a.limit),
-        lambda a, head, grid: write_head(head, grid, a.model, a.out),
-        lambda pred, peak: (pred, peak), argv)
+        "max_dp_head", __doc__, "dP",
+        lambda a: load_data(a.data, a.limit, a.model if a.network_envelope else None),
+        lambda a, head, grid: write_head(head, grid, a.model, a.out, a.network_envelope),
+        lambda pred, peak: (pred, peak), argv,
+        extra=[(("--network-envelope",), {"action": "store_true",
+                                          "help": "also read the network's own envelope"})])
 
 if __name__ == "__main__":
     main()

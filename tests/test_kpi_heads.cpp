@@ -1,7 +1,7 @@
 // apps/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
 // and estimates on the shipped examples against python/kpi_head.py's
-// (tests/data/max_dp_head_small.h5, plume_radius_head_small.h5, plume_radius_field_head_small.h5
-// and dp_envelope_head_small.h5, python/make_fixtures.py);
+// (tests/data/max_dp_head_small.h5, plume_radius_head_small.h5, plume_radius_field_head_small.h5,
+// dp_envelope_head_small.h5 and max_dp_envelope_head_small.h5, python/make_fixtures.py);
 // files without a head, cases on another grid, and the KPIs each head replaces (and when it
 // must not).
 #include <catch2/catch.hpp>
@@ -140,7 +140,7 @@ TEST_CASE("the head replaces the KPI's value, not the field's maximum or its pla
   Kpis k;
   k.max_dp_bar = k.max_dp_field_bar = 3.0;
   k.max_dp_radius_m = 12.0;
-  apply_max_dp_head(k, *e, c);
+  apply_max_dp_head(k, *e, c, {});
   CHECK(k.max_dp_bar == Approx(e->estimate(c)->at(0)));
   CHECK(k.max_dp_bar != 3.0);
   CHECK(k.max_dp_from_head);
@@ -152,7 +152,7 @@ TEST_CASE("the head replaces the KPI's value, not the field's maximum or its pla
   CHECK_FALSE(e->estimate(far));
   Kpis kf;
   kf.max_dp_bar = kf.max_dp_field_bar = 3.0;
-  apply_max_dp_head(kf, *e, far);
+  apply_max_dp_head(kf, *e, far, {});
   CHECK(kf.max_dp_bar == 3.0);
   CHECK_FALSE(kf.max_dp_from_head);
 }
@@ -376,6 +376,31 @@ TEST_CASE("a dP-envelope head's inputs and estimates equal python/kpi_head.py's"
       rel_err = std::max(rel_err, std::abs((*got)[y] / want.values[n * 48 + y] - 1));
     CHECK(rel_err < 1e-12);
     CHECK_THROWS_AS(e.estimate(c), std::logic_error);  // the envelope inputs are required
+  }
+  CHECK(n == 3);
+}
+
+TEST_CASE("a maximum-dP head that reads the network's envelope equals python/kpi_head.py's",
+          "[kpi_heads]") {
+  const std::string fixture = kData + "/max_dp_envelope_head_small.h5";
+  const auto h = read_kpi_head(fixture, KpiHeads::kMaxDpGroup);
+  REQUIRE(h);
+  CHECK(h->outputs() == 1);
+  CHECK(h->envelope_columns.size() == 20);
+  CHECK(h->reads_network());
+  const KpiHeadEstimator e(*h);
+  auto f = h5::File::open_read(fixture);
+  const auto want = f.read_numeric("expected/max_dp_bar");
+  std::istringstream cases(*f.string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const ReservoirCase c = read_case(kData + "/../../" + rel);
+    Kpis k;
+    k.max_dp_bar = k.max_dp_field_bar = 3.0;
+    apply_max_dp_head(k, e, c, flow_dp(rel));  // Flow's dP stands in for the network's
+    REQUIRE(k.max_dp_from_head);
+    CHECK(k.max_dp_bar == Approx(want.values[n]).epsilon(1e-12));
+    CHECK(k.max_dp_field_bar == 3.0);
   }
   CHECK(n == 3);
 }

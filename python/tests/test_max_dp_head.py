@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """python/max_dp_head.py on a tiny synthetic data set: the features against direct sums, a
 training run that writes the head into a copy of a dP model file (the model's own arrays
-unchanged, the head read back predicting as trained), and refusals of bad input (one line, exit
+unchanged, the head read back predicting as trained), the same with --network-envelope (the
+head reads the network's envelope and stores its digest), and refusals of bad input (one line, exit
 non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
 import os
 import shutil
@@ -34,6 +35,47 @@ def encoded(rng, n, X=4, Y=16):
     x[:, :2, 0, 3] = 1
     x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
     return x
+
+
+def network_envelope_run(rng, work, model):
+    """--network-envelope: the head reads the dP network's envelope at the envelope head's
+    columns and stores the network's digest."""
+    import dp_envelope_head
+    import kpi_head
+    n, X, Y, T = 24, 8, 48, 8
+    xs = encoded(rng, n, X, Y)
+    dp = np.zeros((n, X, Y, T), np.float32)
+    dp[:, 0, 0, 0] = np.exp(5.0 - 0.5 * max_dp_head.features(xs)[:, 5])
+    data = os.path.join(work, "data48.h5")
+    with h5py.File(data, "w") as h:
+        h["input"] = np.repeat(xs[:, :, :, None, :], T, axis=3)
+        h["dP"] = dp
+        h["seed"] = np.ones(n, np.int64)
+        h["index"] = np.arange(n, dtype=np.int64)
+    out = os.path.join(work, "dp_env_head.h5")
+    p = run(["--data", data, "--model", model, "--out", out, "--network-envelope", "--members",
+             "2", "--hidden", "8", "--epochs", "600"])
+    check("--network-envelope writes the model file with its head", p.returncode == 0 and
+          os.path.exists(out), p.stderr[-500:])
+    if not os.path.exists(out):
+        return
+    with h5py.File(out) as b:
+        g = b["max_dp_head"]
+        check("such a head names its inputs, columns and floor and the network's digest",
+              g.attrs["features"] == ",".join(dp_envelope_head.input_names()) and
+              list(g.attrs["envelope_columns"]) == list(dp_envelope_head.COLUMNS) and
+              g.attrs["envelope_floor_bar"] == kpi_head.ENVELOPE_FLOOR_BAR and
+              g.attrs["network_digest"] == kpi_head.network_digest(model))
+    inputs, _, _ = dp_envelope_head.load_data(data, model)
+    est = max_dp_head.read_head(out).predict(inputs)
+    true = dp.reshape(n, -1).max(1)
+    err = float(np.median(np.abs(est - true) / true))
+    check("the head read back fits the synthetic peaks (median error %.3f < 0.1)" % err,
+          est.shape == (n,) and err < 0.1)
+    bad = os.path.join(work, "bad48.h5")
+    refused("--network-envelope with an SG model file",
+            ["--data", data, "--model", os.path.join(ROOT, "tests", "data", "fno_small.h5"),
+             "--out", bad, "--network-envelope"], bad, "variable")
 
 
 def main():
@@ -117,6 +159,10 @@ def main():
         refused("a data set whose peaks are not positive",
                 ["--data", os.path.join(work, "zero.h5"), "--model", model, "--out", bad,
                  "--epochs", "5"], bad, "positive")
+        refused("--network-envelope on a grid narrower than the envelope's columns",
+                ["--data", data, "--model", model, "--out", bad, "--network-envelope"], bad,
+                "radial cells")
+        network_envelope_run(rng, work, model)
         open(os.path.join(work, "text.h5"), "w").write("not hdf5")
         refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
                                                  "--model", model, "--out", bad], bad, "text.h5")

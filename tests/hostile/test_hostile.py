@@ -541,6 +541,7 @@ def kpis_cases():
           rows[0]["aor_radius_m"] == rows[0]["aor_field_radius_m"], (p.stderr, rows))
     os.remove("e_other.h5")
     field_plume_head_cases(K, ok, sg, dp)
+    max_dp_envelope_head_cases(K, ok, sg, dp)
     p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", dp, "--out",
                                                        "k.csv"], capture_output=True, text=True)
     rows = open("k.csv").read().splitlines() if os.path.exists("k.csv") else []
@@ -610,6 +611,59 @@ def field_plume_head_cases(K, ok, sg, dp):
     refused(K, ok + ["--model", sg, "--model", "m_ffloor.h5", "--out", "k.csv"],
             ["m_ffloor.h5", "max_dp_head@"])
     os.remove("m_ffloor.h5")
+
+
+def max_dp_envelope_head_cases(K, ok, sg, dp):
+    """A maximum-dP head that also reads the dP network's envelope (max_dp_head.py
+    --network-envelope): the fixture's head in a copy of the shipped dP model, with that
+    network's digest, is used; fitted to another network it is left out with one note; without
+    its digest it is refused."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import kpi_head
+    fixture = os.path.join(ROOT, "tests", "data", "max_dp_envelope_head_small.h5")
+    digest = kpi_head.network_digest(dp)
+    g = "max_dp_head"
+
+    def envelope_head(*more):
+        def edit(f):
+            del f[g]
+            with h5py.File(fixture, "r") as src:
+                src.copy(g, f)
+            f[g].attrs["network_digest"] = digest
+            for e in more:
+                e(f)
+        return edit
+
+    import csv as csvmod
+    import io as iomod
+
+    def rows_and_notes(model):
+        p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", model],
+                           capture_output=True, text=True)
+        return p, list(csvmod.DictReader(iomod.StringIO(p.stdout))), \
+            [l for l in p.stderr.splitlines() if l.strip()]
+
+    variant(dp, "m_env.h5", envelope_head())
+    p, rows, notes = rows_and_notes("m_env.h5")
+    check("a maximum-dP head with the envelope of this network is used",
+          p.returncode == 0 and len(rows) == 1 and not notes and
+          rows[0]["max_dP_bar"] != rows[0]["max_dP_field_bar"], (p.stderr, rows))
+    os.remove("m_env.h5")
+    variant(dp, "m_eother.h5", envelope_head(poison("conv1.w5.bias", 0.5)))
+    p, rows, notes = rows_and_notes("m_eother.h5")
+    check("a maximum-dP head with the envelope of another network is not used, with one note",
+          p.returncode == 0 and len(rows) == 1 and
+          sum("another network" in n and g in n for n in notes) == 1 and
+          rows[0]["max_dP_bar"] == rows[0]["max_dP_field_bar"], (p.stderr, rows))
+    os.remove("m_eother.h5")
+    for name, edit, say in (
+            ("m_edigest.h5", envelope_head(lambda f: f[g].attrs.__delitem__("network_digest")),
+             g + "@network_digest"),
+            ("m_ecols.h5", envelope_head(lambda f: f[g].attrs.__setitem__(
+                "envelope_columns", np.array([0, 48], np.int32))), g + "@envelope_columns")):
+        variant(dp, name, edit)
+        refused(K, ok + ["--model", sg, "--model", name, "--out", "k.csv"], [name, say])
+        os.remove(name)
 
 
 def start(tool, args):
