@@ -551,35 +551,45 @@ def kpis_cases():
         os.remove("k.csv")
 
 
+def fixture_head(fixture, g, model, *more):
+    """An edit for variant(): group g of a model file replaced by the fixture's, stamped with
+    the digest of `model`'s network, then the edits `more`."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    import kpi_head
+    digest = kpi_head.network_digest(model)
+
+    def edit(f):
+        del f[g]
+        with h5py.File(fixture, "r") as src:
+            src.copy(g, f)
+        f[g].attrs["network_digest"] = digest
+        for e in more:
+            e(f)
+    return edit
+
+
+def kpis_rows_and_notes(K, args):
+    """ufno_kpis's result, its KPI rows and its non-empty stderr lines."""
+    import csv as csvmod
+    import io as iomod
+    p = subprocess.run([os.path.join(APPS, K)] + args, capture_output=True, text=True)
+    return p, list(csvmod.DictReader(iomod.StringIO(p.stdout))), \
+        [l for l in p.stderr.splitlines() if l.strip()]
+
+
 def field_plume_head_cases(K, ok, sg, dp):
     """A plume head that also reads the SG network's own radii (plume_radius_head.py
     --field-radii): the fixture's head, put into a copy of the shipped SG model with that
     network's digest, is used; malformed, or fitted to another network, it is refused or left
     out with one note."""
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    import kpi_head
     fixture = os.path.join(ROOT, "tests", "data", "plume_radius_field_head_small.h5")
-    digest = kpi_head.network_digest(sg)
     g = "plume_radius_head"
 
     def field_head(*more):
-        def edit(f):
-            del f[g]
-            with h5py.File(fixture, "r") as src:
-                src.copy(g, f)
-            f[g].attrs["network_digest"] = digest
-            for e in more:
-                e(f)
-        return edit
-
-    import csv as csvmod
-    import io as iomod
+        return fixture_head(fixture, g, sg, *more)
 
     def rows_and_notes(model):
-        p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", model, "--model", dp],
-                           capture_output=True, text=True)
-        return p, list(csvmod.DictReader(iomod.StringIO(p.stdout))), \
-            [l for l in p.stderr.splitlines() if l.strip()]
+        return kpis_rows_and_notes(K, ok + ["--model", model, "--model", dp])
 
     variant(sg, "p_field.h5", field_head())
     p, rows, notes = rows_and_notes("p_field.h5")
@@ -607,7 +617,7 @@ def field_plume_head_cases(K, ok, sg, dp):
     # Only a plume head reads the field's radii.
     variant(dp, "m_ffloor.h5", lambda f: (
         f["max_dp_head"].attrs.__setitem__("field_plume_radius_floor_m", 1.0),
-        f["max_dp_head"].attrs.__setitem__("network_digest", digest)))
+        f["max_dp_head"].attrs.__setitem__("network_digest", "0123456789abcdef")))
     refused(K, ok + ["--model", sg, "--model", "m_ffloor.h5", "--out", "k.csv"],
             ["m_ffloor.h5", "max_dp_head@"])
     os.remove("m_ffloor.h5")
@@ -618,30 +628,14 @@ def max_dp_envelope_head_cases(K, ok, sg, dp):
     --network-envelope): the fixture's head in a copy of the shipped dP model, with that
     network's digest, is used; fitted to another network it is left out with one note; without
     its digest it is refused."""
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    import kpi_head
     fixture = os.path.join(ROOT, "tests", "data", "max_dp_envelope_head_small.h5")
-    digest = kpi_head.network_digest(dp)
     g = "max_dp_head"
 
     def envelope_head(*more):
-        def edit(f):
-            del f[g]
-            with h5py.File(fixture, "r") as src:
-                src.copy(g, f)
-            f[g].attrs["network_digest"] = digest
-            for e in more:
-                e(f)
-        return edit
-
-    import csv as csvmod
-    import io as iomod
+        return fixture_head(fixture, g, dp, *more)
 
     def rows_and_notes(model):
-        p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", model],
-                           capture_output=True, text=True)
-        return p, list(csvmod.DictReader(iomod.StringIO(p.stdout))), \
-            [l for l in p.stderr.splitlines() if l.strip()]
+        return kpis_rows_and_notes(K, ok + ["--model", sg, "--model", model])
 
     variant(dp, "m_env.h5", envelope_head())
     p, rows, notes = rows_and_notes("m_env.h5")
