@@ -3,6 +3,7 @@
 loading the data set: architecture, variable and dP scaling come from the checkpoint.
 
 Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR OUT.h5 [--grid 24 48 24]
+       [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by train_ufno.py --keep-epochs)
 """
 import argparse
 import os
@@ -23,8 +24,13 @@ def main(argv=None):
     p.add_argument("--grid", type=int, nargs=3, default=[24, 48, 24])
     p.add_argument("--last", action="store_true",
                    help="the last epoch's weights instead of the best validation epoch's")
+    p.add_argument("--epoch", type=int,
+                   help="the weights of this epoch (RUN_DIR/ckpt_epochN.pt, written by "
+                        "train_ufno.py --keep-epochs)")
     a = p.parse_args(argv)
-    path = os.path.join(a.run, "checkpoint.pt")
+    if a.epoch is not None and a.last:
+        p.error("--epoch and --last exclude each other")
+    path = os.path.join(a.run, "checkpoint.pt" if a.epoch is None else "ckpt_epoch%d.pt" % a.epoch)
     try:
         ck = torch.load(path, map_location="cpu")
         args = ck["args"]
@@ -32,7 +38,7 @@ def main(argv=None):
     except (OSError, RuntimeError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as e:
         p.error("%s: not a train_ufno.py checkpoint (%s)" % (path, str(e).split("\n")[0]))
     best = ck.get("best") or {}
-    if not a.last and best.get("model") is not None:
+    if a.epoch is None and not a.last and best.get("model") is not None:
         ck = dict(ck, model=best["model"], epoch=best["epoch"])
     ufno_convert.convert(None, a.out, args["variable"], grid=tuple(a.grid), padding=8,
                          fno=args["fno"], state_dict=ck["model"],

@@ -57,6 +57,7 @@ import csv
 import json
 import os
 import pickle
+import shutil
 import sys
 import time
 
@@ -166,6 +167,22 @@ def atomic_save(obj, path):
     os.replace(tmp, path)
 
 
+def epoch_checkpoint_path(run, epoch):
+    return os.path.join(run, "ckpt_epoch%d.pt" % epoch)
+
+
+def keep_epoch(ckpt_path, epoch):
+    """Link this epoch's checkpoint under its own name. atomic_save replaces checkpoint.pt with a
+    new file rather than rewriting it, so the link keeps this epoch's contents."""
+    kept = epoch_checkpoint_path(os.path.dirname(ckpt_path), epoch)
+    if os.path.exists(kept):
+        os.remove(kept)  # a rerun of this epoch after an interrupted resume
+    try:
+        os.link(ckpt_path, kept)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(ckpt_path, kept)
+
+
 def train_seconds(log_path):
     with open(log_path) as f:
         return sum(float(r["seconds"]) for r in csv.DictReader(f))
@@ -205,6 +222,9 @@ def main(argv=None):
     p.add_argument("--gamma", type=float, default=0.9)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--max-minutes", type=float, default=100.0)
+    p.add_argument("--keep-epochs", action="store_true",
+                   help="also keep each epoch's checkpoint as DIR/ckpt_epochN.pt (a hard link: "
+                        "no copy), for exporting or averaging any epoch later")
     p.add_argument("--limit", type=int, default=0, help="use only the first N cases (testing)")
     p.add_argument("--export", help="write the trained model file here when training is done")
     p.add_argument("--init", help="start from the weights of this model file (new runs only)")
@@ -393,6 +413,8 @@ def main(argv=None):
                      "scheduler": sched.state_dict(), "epoch": epoch + 1,
                      "rng": torch.get_rng_state(), "mean": mean, "std": std,
                      "args": vars(a)}, ckpt_path)
+        if a.keep_epochs:
+            keep_epoch(ckpt_path, epoch + 1)
         new = not os.path.exists(log_path)
         with open(log_path, "a", newline="") as fl:
             w = csv.writer(fl)

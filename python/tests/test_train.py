@@ -120,19 +120,36 @@ def main():
         cmd = [sys.executable, os.path.join(os.path.dirname(HERE), "train_ufno.py"), "--data", data,
                "--variable", "dP", "--run", run, "--width", "4", "--modes", "2", "2", "2",
                "--threads", "1", "--batch", "4"]
-        p = subprocess.run(cmd + ["--epochs", "2"], capture_output=True, text=True)
+        p = subprocess.run(cmd + ["--epochs", "2", "--keep-epochs"], capture_output=True, text=True)
         check("two epochs run", p.returncode == 0, p.stderr[-500:])
-        p = subprocess.run(cmd + ["--epochs", "3", "--export", os.path.join(work, "dp.h5")],
+        p = subprocess.run(cmd + ["--epochs", "3", "--keep-epochs",
+                                  "--export", os.path.join(work, "dp.h5")],
                            capture_output=True, text=True)
         check("a rerun resumes", "resuming after epoch 2" in p.stderr, p.stderr[-500:])
         rows = list(csv.DictReader(open(os.path.join(run, "log.csv"))))
         check("log has epochs 1, 2, 3", [r["epoch"] for r in rows] == ["1", "2", "3"], rows)
         check("checkpoint at epoch 3", torch.load(os.path.join(run, "checkpoint.pt"))["epoch"] == 3)
+        kept = [torch.load(os.path.join(run, "ckpt_epoch%d.pt" % e))["epoch"] for e in (1, 2, 3)]
+        check("--keep-epochs keeps each epoch's own checkpoint across the resume", kept == [1, 2, 3],
+              kept)
         exp = [sys.executable, os.path.join(os.path.dirname(HERE), "export_checkpoint.py")]
         pe = subprocess.run(exp + [run, os.path.join(work, "last.h5"), "--last", "--grid",
                                    str(X), str(Y), str(T)], capture_output=True, text=True)
         check("export_checkpoint writes the last epoch", pe.returncode == 0
               and "(epoch 3)" in pe.stderr, pe.stderr[-300:])
+        pe = subprocess.run(exp + [run, os.path.join(work, "e2.h5"), "--epoch", "2", "--grid",
+                                   str(X), str(Y), str(T)], capture_output=True, text=True)
+        check("export_checkpoint --epoch 2 writes epoch 2", pe.returncode == 0
+              and "(epoch 2)" in pe.stderr, pe.stderr[-300:])
+        pe = subprocess.run(exp + [run, os.path.join(work, "e9.h5"), "--epoch", "9"],
+                            capture_output=True, text=True)
+        check("export_checkpoint --epoch of an epoch not kept is one error line, exit 2, no file",
+              pe.returncode == 2 and "ckpt_epoch9.pt" in pe.stderr and "Traceback" not in pe.stderr
+              and not os.path.exists(os.path.join(work, "e9.h5")), pe.stderr[-300:])
+        pe = subprocess.run(exp + [run, os.path.join(work, "e1.h5"), "--epoch", "1", "--last"],
+                            capture_output=True, text=True)
+        check("export_checkpoint refuses --epoch with --last", pe.returncode == 2
+              and not os.path.exists(os.path.join(work, "e1.h5")), pe.stderr[-300:])
         pe2 = subprocess.run(exp + [os.path.join(work, "no_run"), os.path.join(work, "x.h5")],
                              capture_output=True, text=True)
         check("export_checkpoint without a checkpoint is one error line, exit 2, no file",
