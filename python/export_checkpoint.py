@@ -30,6 +30,8 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.epoch is not None and a.last:
         p.error("--epoch and --last exclude each other")
+    if a.epoch is not None and a.epoch < 1:
+        p.error("--epoch %d: epochs count from 1" % a.epoch)
     path = os.path.join(a.run, "checkpoint.pt" if a.epoch is None else "ckpt_epoch%d.pt" % a.epoch)
     try:
         ck = torch.load(path, map_location="cpu")

@@ -146,6 +146,16 @@ def main():
         check("export_checkpoint --epoch of an epoch not kept is one error line, exit 2, no file",
               pe.returncode == 2 and "ckpt_epoch9.pt" in pe.stderr and "Traceback" not in pe.stderr
               and not os.path.exists(os.path.join(work, "e9.h5")), pe.stderr[-300:])
+        with open(os.path.join(work, "keep.h5"), "wb") as f:
+            f.write(b"an earlier export")
+        for bad in ("0", "-3", "two", "99999999999999999999"):
+            pe = subprocess.run(exp + [run, os.path.join(work, "keep.h5"), "--epoch", bad],
+                                capture_output=True, text=True)
+            with open(os.path.join(work, "keep.h5"), "rb") as f:
+                kept_out = f.read()
+            check("export_checkpoint --epoch %s is refused, exit 2, the existing output untouched"
+                  % bad, pe.returncode == 2 and "Traceback" not in pe.stderr
+                  and kept_out == b"an earlier export", pe.stderr[-300:])
         pe = subprocess.run(exp + [run, os.path.join(work, "e1.h5"), "--epoch", "1", "--last"],
                             capture_output=True, text=True)
         check("export_checkpoint refuses --epoch with --last", pe.returncode == 2
