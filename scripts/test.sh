@@ -12,7 +12,11 @@ else
   echo "test.sh: error: clang-format is missing (scripts/setup.sh installs it)" >&2
   exit 1
 fi
-ctest --test-dir build --output-on-failure
+# As many tests at once as there are cores: MPI tests declare their ranks (PROCESSORS) and the
+# tests that must be alone are RUN_SERIAL, so ctest never runs more ranks than cores at once
+# beyond what one oversubscribed test needs. Serial runs alone put CI over its 30 minutes.
+JOBS="${UFNO_TEST_JOBS:-$(nproc)}"
+ctest --test-dir build --output-on-failure -j "$JOBS"
 if [ ! -d build-asan ]; then
   # A missing sanitizer build is a failure, not a silent skip: set-up builds it unless told not to.
   if [ "${UFNO_SKIP_SANITIZE:-0}" = 1 ]; then
@@ -26,6 +30,6 @@ else
   # LeakSanitizer on everything that does not start MPI; Open MPI never frees some of its
   # start-up allocations, so the MPI tests run with leak detection off (AddressSanitizer and
   # UBSan stay on).
-  ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -LE mpi
-  ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -L mpi
+  ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j "$JOBS" -LE mpi
+  ASAN_OPTIONS=detect_leaks=0 ctest --test-dir build-asan --output-on-failure -j "$JOBS" -L mpi
 fi
