@@ -26,6 +26,10 @@ else
   # ranks (PROCESSORS), and in a fresh-clone rehearsal the MPI pass took 383 s against 511 s
   # serially. The release pass stays serial: at -j2 it measured no faster there.
   JOBS="${UFNO_TEST_JOBS:-$(nproc)}"
+  if ! [[ "$JOBS" =~ ^[1-9][0-9]{0,3}$ ]]; then
+    echo "test.sh: error: UFNO_TEST_JOBS='$JOBS' is not a job count from 1 to 9999" >&2
+    exit 2
+  fi
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   # LeakSanitizer on everything that does not start MPI; Open MPI never frees some of its
   # start-up allocations, so the MPI tests run with leak detection off (AddressSanitizer and
