@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
@@ -121,6 +122,8 @@ BatchSummary run_batch(const BatchOptions& o) {
   const bool leader = grank == 0;
   const bool bar = world == 0 && groups == 1 && isatty(STDERR_FILENO);
   Predictor predictor(o.models, comm, o.grid, o.exchange, o.run);
+  if (world == 0)
+    for (const auto& note : predictor.notes()) std::cerr << "ufno_predict: note: " << note << "\n";
 
   Counts mine;
   const int n = int(cases.size());

@@ -66,6 +66,14 @@ std::optional<std::vector<double>> KpiHeadEstimator::estimate(
                            " extra inputs given, the head reads " +
                            std::to_string(head_.features.size() - x.size()));
   x.insert(x.end(), extra.begin(), extra.end());
+  return estimate(std::move(x));
+}
+
+std::optional<std::vector<double>> KpiHeadEstimator::estimate(std::vector<double> x) const {
+  if (x.size() != head_.features.size())
+    throw std::logic_error(head_.group + ": " + std::to_string(x.size()) +
+                           " inputs given, the head reads " +
+                           std::to_string(head_.features.size()));
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double pad = kRangeMargin * (head_.feature_max[i] - head_.feature_min[i]);
     if (!(x[i] >= head_.feature_min[i] - pad && x[i] <= head_.feature_max[i] + pad))

@@ -30,6 +30,9 @@ class KpiHeadEstimator {
   // of a head that has more (the network's envelope or plume radii); their count must match.
   std::optional<std::vector<double>> estimate(const ReservoirCase& c,
                                               const std::vector<double>& extra = {}) const;
+  // The same from all of the head's inputs, already computed (the 32 case features, then the
+  // extra ones).
+  std::optional<std::vector<double>> estimate(std::vector<double> inputs) const;
   const KpiHead& head() const { return head_; }
 
  private:

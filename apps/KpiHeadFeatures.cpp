@@ -35,15 +35,19 @@ const std::vector<std::string>& kpi_head_feature_names() {
 
 std::vector<double> kpi_head_features(const ReservoirCase& c) {
   const int X = c.nx, Y = c.ny;
-  if (c.lx != X || c.ly != Y || Y < kRadialColumns[4] + 1 || Y % kBands)
-    throw InputError(c.path, "grid",
-                     "a KPI head needs the whole grid, with at least 13 "
-                     "radial cells, a multiple of 4");
+  if (c.lx != X || c.ly != Y) throw InputError(c.path, "grid", "a KPI head needs the whole grid");
   const int nt = c.times_days.empty() ? 1 : int(c.times_days.size());
   const HostArray a = encode_case(c, nt);
-  // Channel k of cell (x, y) at the first report time, as float32 widened to double.
+  return kpi_head_features(a.data.data(), X, Y, std::size_t(nt) * kInputChannels, c.path);
+}
+
+std::vector<double> kpi_head_features(const float* encoded, int X, int Y, std::size_t cell_stride,
+                                      const std::string& path) {
+  if (Y < kRadialColumns[4] + 1 || Y % kBands)
+    throw InputError(path, "grid", "a KPI head needs at least 13 radial cells, a multiple of 4");
+  // Channel k of cell (x, y), as float32 widened to double.
   auto ch = [&](int x, int y, int k) {
-    return double(a.data[((std::size_t(x) * Y + y) * nt) * kInputChannels + k]);
+    return double(encoded[(std::size_t(x) * Y + y) * cell_stride + k]);
   };
   auto act = [&](int x, int y) { return ch(x, y, 0) != 0; };
   auto kx = [&](int x, int y) { return act(x, y) ? std::exp(15.0 * ch(x, y, 0)) : 0.0; };

@@ -15,6 +15,11 @@ const std::vector<std::string>& kpi_head_feature_names();
 
 // The features of a whole-grid case (at least 13 radial cells, a multiple of 4).
 std::vector<double> kpi_head_features(const ReservoirCase& c);
+// The same from a whole grid's encoded input at the first report time: channel k of cell (x, y)
+// is encoded[(x * Y + y) * cell_stride + k] (io/CaseEncoding.hpp); `path` names the case in
+// errors.
+std::vector<double> kpi_head_features(const float* encoded, int X, int Y, std::size_t cell_stride,
+                                      const std::string& path);
 
 // Names of the network-envelope inputs of a head that reads the dP network's own field
 // ("log_field_envelope_r<column>", python/kpi_head.py envelope_feature_names).

@@ -46,6 +46,7 @@ PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
                                            dist::ExchangeAlgorithm::Alltoallv, o.run);
   heads_ = KpiHeads::from_model_files(o.models);
   for (const auto& note : heads_.notes) std::cerr << "ufno_server: note: " << note << "\n";
+  for (const auto& note : predictor_->notes()) std::cerr << "ufno_server: note: " << note << "\n";
   const auto& g = predictor_->spec().grid;
   for (const auto& s : o.sites) {
     ReservoirCase c = read_case(s, g[0], g[1]);

@@ -52,6 +52,13 @@ Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
     dist::collectively(comm, [&] {
       models_.push_back(std::make_unique<DistributedNet3d>(mf->spec(), *mf, *grid_, alg, options));
     });
+    dist::collectively(comm, [&] {
+      std::string note;
+      field_scales_.push_back(models_.back()->spec().variable == "dP"
+                                  ? DpFieldScale::from_model_file(path, note)
+                                  : std::nullopt);
+      if (!note.empty()) notes_.push_back(note);
+    });
   }
   dist::collectively(comm, [&] { fingerprint_ = files_fingerprint(paths); });
 }
@@ -115,6 +122,10 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
           ": the model's output is not finite or physically impossible (|dP| > " +
           std::to_string(int(kMaxPressureBuildupBar)) + " bar) in " + std::to_string(any) +
           " cell(s): the input or the model is far outside what it can predict");
+    if (field_scales_[mi]) {
+      const CaseBlock blk = block();
+      field_scales_[mi]->apply(f.values, in, blk, spec().grid[0], spec().grid[1], comm_);
+    }
     p.fields.push_back(std::move(f));
   }
   return p;

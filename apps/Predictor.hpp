@@ -4,9 +4,11 @@
 // an input, runs every model and returns this rank's block of the physical fields in the output
 // layout (B, T, lx, ly). On one rank the block is the whole grid.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "apps/DpFieldScale.hpp"
 #include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
@@ -42,6 +44,8 @@ class Predictor {
   // A fingerprint of the model files' contents: outputs carry it, so that a batch rerun with
   // other models predicts again instead of taking an old output as done.
   const std::string& models_fingerprint() const { return fingerprint_; }
+  // Heads found but not used, one line each (a dP field-scale head fitted to another network).
+  const std::vector<std::string>& notes() const { return notes_; }
   CaseBlock block() const;                                         // this rank's (X, Y) block
   std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
 
@@ -56,6 +60,9 @@ class Predictor {
   std::vector<std::string> paths_;  // the model files, for messages
   std::unique_ptr<dist::ProcessGrid> grid_;
   std::vector<std::unique_ptr<DistributedNet3d>> models_;
+  // Per model: the dP field-scale head its file carries, applied to its field (DpFieldScale.hpp).
+  std::vector<std::optional<DpFieldScale>> field_scales_;
+  std::vector<std::string> notes_;
   std::string fingerprint_;
 };
 

@@ -153,6 +153,8 @@ int run(int argc, char** argv, int rank, int size) {
   ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,
                             ufno::dist::parse_exchange_algorithm(exchange), run);
   const double t_load = seconds_since(t0);
+  if (rank == 0)
+    for (const auto& note : predictor.notes()) std::cerr << "ufno_predict: note: " << note << "\n";
   const auto& spec = predictor.spec();
 
   const auto t1 = std::chrono::steady_clock::now();

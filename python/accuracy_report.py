@@ -37,6 +37,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import dp_field_scale_head  # noqa: E402
 import train_ufno  # noqa: E402
 import ufno_encoding as ue  # noqa: E402
 import ufno_model_file  # noqa: E402
@@ -145,6 +146,8 @@ def evaluate_model_file(path, data):
     test, x, true, times = test_split(data, v)
     scale, offset = float(attrs["output_scale"]), float(attrs["output_offset"])
     pred = ue.physical_output(v, predict(model, x, offset, scale), x)
+    if v == "dP":  # as ufno_predict writes it: times the file's field-scale head, if any
+        pred = dp_field_scale_head.corrected(path, x, pred)
     r = {"run": os.path.basename(path), "architecture": attrs["architecture"],
          "width": int(attrs["width"]), "modes": [int(m) for m in attrs["modes"]]}
     r.update(scores(v, pred, true, x, times, offset))

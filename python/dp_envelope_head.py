@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dp_field_scale_head  # noqa: E402
 import kpi_head  # noqa: E402
 import ufno_encoding  # noqa: E402
 import ufno_model_file  # noqa: E402
@@ -70,7 +71,8 @@ def load_data(path, model, limit=0, batch=25):
             except RuntimeError as e:  # a grid the network's layers cannot take
                 raise ValueError("%s: input: %s cannot run on this grid: %s"
                                  % (path, model, str(e).splitlines()[0]))
-            pred = ufno_encoding.physical_output("dP", raw, x)
+            # What the programs give: the network's field times its field-scale head, if any.
+            pred = dp_field_scale_head.corrected(model, x, ufno_encoding.physical_output("dP", raw, x))
             mine[i0:i0 + len(x)] = kpi_head.field_envelope(pred, active)
         split = kpi_head.split_names(f, n)
     if not np.all(np.isfinite(flow)) or not np.all(np.isfinite(mine)):

@@ -106,3 +106,34 @@ TEST_CASE("distributed runs fail cleanly on every rank", "[mpi][cli][errors]") {
     CHECK(r.err.find("no_such_dir/out.h5") != std::string::npos);
   }
 }
+
+TEST_CASE("the dP field-scale head gives the single-process field on 2, 3 and 4 ranks",
+          "[mpi][cli][heads]") {
+  // The head reads the whole grid (the case's features and the network's envelope), which the
+  // ranks assemble from their blocks: every split of X and Y must give the one-rank field.
+  const std::string root = test::data_path("../..");
+  const std::string model = root + "/models/dp_ufno.h5";
+  const std::string c = root + "/examples/opm/s1_i000087/case.h5";
+  {
+    auto f = h5::File::open_read(model);
+    REQUIRE(f.has_dataset("dp_field_scale_head/feature_mean"));  // the shipped dP model has one
+  }
+  // The same network without the head: the head must change the field, or this test is empty.
+  test::copy_fixture(model, "mpi_no_scale.h5");
+  test::delete_dataset("mpi_no_scale.h5", "dp_field_scale_head");  // unlinks the group
+  REQUIRE(predict(1, "--model " + model + " --case " + c + " --out mpi_scale_ref.h5").code == 0);
+  REQUIRE(predict(1, "--model mpi_no_scale.h5 --case " + c + " --out mpi_no_scale_out.h5").code ==
+          0);
+  CHECK(rel_l2("mpi_no_scale_out.h5", "mpi_scale_ref.h5", "dP") > 1e-3);
+  for (const auto& [ranks, grid] :
+       {std::pair{2, "2x1"}, std::pair{3, "1x3"}, std::pair{4, "2x2"}}) {
+    Run r =
+        predict(ranks, "--model " + model + " --case " + c + " --out mpi_scale.h5 --grid " + grid);
+    INFO(ranks << " ranks, grid " << grid << "\n" << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(rel_l2("mpi_scale_ref.h5", "mpi_scale.h5", "dP") <= 1e-6);
+  }
+  for (const char* f :
+       {"mpi_no_scale.h5", "mpi_scale_ref.h5", "mpi_no_scale_out.h5", "mpi_scale.h5"})
+    fs::remove(f);
+}

@@ -47,6 +47,7 @@ import ufno_encoding  # noqa: E402
 import max_dp_head  # noqa: E402
 import plume_radius_head  # noqa: E402
 import dp_envelope_head  # noqa: E402
+import dp_field_scale_head  # noqa: E402
 import kpi_head  # noqa: E402
 import ufno_model_file  # noqa: E402
 
@@ -85,6 +86,11 @@ def main():
     head = max_dp_head.read_head(os.path.join(ROOT, "models", "dp_ufno.h5"))
     check("the shipped dP model carries a maximum-dP head", head is not None)
     peak_err = {"head": [], "field": []}
+    scale_err = {"head": [], "network": []}
+    with h5py.File(os.path.join(ROOT, "models", "dp_ufno.h5"), "r") as f:
+        check("the shipped dP model carries a field-scale head fitted to its network",
+              dp_field_scale_head.GROUP in f and dp_field_scale_head.belongs_to_network(
+                  os.path.join(ROOT, "models", "dp_ufno.h5")))
     plume = plume_radius_head.read_head(os.path.join(ROOT, "models", "sg_ufno.h5"))
     check("the shipped SG model carries a plume-radius head", plume is not None)
     sg_model_path = os.path.join(ROOT, "models", "sg_ufno.h5")
@@ -123,8 +129,12 @@ def main():
         with h5py.File(os.path.join(os.path.dirname(case_path), "target.h5"), "r") as f:
             true = {v: f[v][()] for v in ("SG", "dP")}  # (T, X, Y)
         for v, (model, attrs) in models.items():
-            ref = ufno_encoding.physical_output(
-                v, ufno_model_file.predict(model, attrs, x), x)[0].transpose(2, 0, 1)
+            ref = ufno_encoding.physical_output(v, ufno_model_file.predict(model, attrs, x), x)
+            if v == "dP":  # the programs multiply it by the file's field-scale head
+                network_dp = ref[0].transpose(2, 0, 1)
+                ref = dp_field_scale_head.corrected(
+                    os.path.join(ROOT, "models", "dp_ufno.h5"), x, ref)
+            ref = ref[0].transpose(2, 0, 1)
             e = rel_l2(got[v], ref)
             check("%s: %s equals PyTorch on the same weights (rel L2 %.2e <= 1e-5)" % (name, v, e),
                   e <= 1e-5)
@@ -144,6 +154,9 @@ def main():
         dp_oracle = train_ufno.pressure_error(oracle * mask, t_nxyt["dP"], mask)
         check("%s: dP error %.4f < half of the training-mean baseline %.4f (oracle per-time mean: "
               "%.4f)" % (name, dp_model, dp_mean, dp_oracle), dp_model < 0.5 * dp_mean)
+        scale_err["head"].append(dp_model)
+        scale_err["network"].append(train_ufno.pressure_error(
+            network_dp.transpose(1, 2, 0)[None], t_nxyt["dP"], mask))
         flow_peak = float(np.where(active, true["dP"], -np.inf).max())
         field_peak = float(np.where(active, got["dP"], -np.inf).max())
         if head is not None:
@@ -198,6 +211,10 @@ def main():
         h, f = np.mean(radius_err["head"]), np.mean(radius_err["field"])
         check("the head's plume radius (mean error %.3f) is closer to Flow's than the field's "
               "(%.3f)" % (h, f), h < f)
+    if scale_err["head"]:
+        h, f = np.mean(scale_err["head"]), np.mean(scale_err["network"])
+        check("the dP field with the field-scale head (mean error %.4f) is closer to Flow's than "
+              "the network's alone (%.4f)" % (h, f), h < f)
     if peak_err["head"]:
         h, f = np.mean(peak_err["head"]), np.mean(peak_err["field"])
         check("the head's maximum dP (mean error %.3f) is closer to Flow's than the field's (%.3f)"

@@ -662,6 +662,62 @@ def max_dp_envelope_head_cases(K, ok, sg, dp):
         os.remove(name)
 
 
+def field_scale_cases():
+    """The dP field-scale head of the shipped dP model (apps/DpFieldScale.cpp): malformed, it is
+    refused naming the file and the field; fitted to another network, it is left out with one
+    note; a head that asks for an absurd factor is held to [0.25, 4]."""
+    P, g = "ufno_predict", "dp_field_scale_head"
+    dp = os.path.join(ROOT, "models", "dp_ufno.h5")
+    with h5py.File(dp, "r") as f:
+        check("the shipped dP model carries a field-scale head", g in f)
+        if g not in f:
+            return
+    args = ["--case", EXAMPLE, "--threads", "1", "--model"]
+    for name, edit, say in (
+            ("s_cols.h5", lambda f: f[g].attrs.__setitem__(
+                "envelope_columns", np.array([0, 48], np.int32)), g + "@envelope_columns"),
+            # Without its columns the head's 52 inputs no longer match the 32 features it reads.
+            ("s_nocols.h5", lambda f: f[g].attrs.__delitem__("envelope_columns"),
+             g + "@features"),
+            ("s_nan.h5", poison(g + "/member0/fc1.bias", np.nan), g)):
+        variant(dp, name, edit)
+        refused(P, args + [name, "--out", "o.h5"], [name, say])
+        os.remove(name)
+
+    def field(model, out):
+        p = subprocess.run([os.path.join(APPS, P)] + args + [model, "--out", out],
+                           capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        with h5py.File(out, "r") as f:
+            v = f["dP"][()]
+        os.remove(out)
+        return p, v
+
+    variant(dp, "s_none.h5", lambda f: f.__delitem__(g))
+    _, plain = field("s_none.h5", "o_none.h5")
+    os.remove("s_none.h5")
+
+    def huge(f):
+        for m in range(int(f[g].attrs["members"])):
+            b = f[g + "/member%d/fc2.bias" % m]
+            b[...] = np.full(b.shape, 50.0)
+    variant(dp, "s_huge.h5", huge)
+    p, v = field("s_huge.h5", "o_huge.h5")
+    os.remove("s_huge.h5")
+    ratio = v[plain != 0] / plain[plain != 0]
+    check("a head asking for an absurd factor scales the field by 4 at most",
+          p.returncode == 0 and np.allclose(ratio, 4.0, rtol=1e-5), (p.stderr, ratio.max()))
+    variant(dp, "s_other.h5", poison("conv1.w5.bias", 0.5))
+    p, v = field("s_other.h5", "o_other.h5")
+    variant("s_other.h5", "s_other_none.h5", lambda f: f.__delitem__(g))
+    _, v_none = field("s_other_none.h5", "o_other_none.h5")
+    notes = [l for l in p.stderr.splitlines() if "note:" in l]
+    check("a head fitted to another network is not used, with one note",
+          p.returncode == 0 and len(notes) == 1 and g in notes[0] and "another network" in notes[0]
+          and np.array_equal(v, v_none), (p.stderr, notes))
+    for name in ("s_other.h5", "s_other_none.h5"):
+        os.remove(name)
+
+
 def start(tool, args):
     return subprocess.Popen([os.path.join(APPS, tool)] + args, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
@@ -770,7 +826,8 @@ def sweep_signal_cases():
     os.remove("killed.json")
 
 
-PARTS = {"predict": predict_cases, "model": model_cases, "fno4d": fno4d_cases,
+PARTS = {"predict": predict_cases, "model": model_cases, "field_scale": field_scale_cases,
+         "fno4d": fno4d_cases,
          "import_export": import_export_cases, "sweep": sweep_cases, "kpis": kpis_cases,
          "batch_signal": batch_signal_cases, "sweep_signal": sweep_signal_cases}
 

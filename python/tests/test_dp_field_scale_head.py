@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""python/dp_field_scale_head.py on a tiny synthetic data set: the least-squares factors it is
+fitted to (clipped, 1 where a column has no signal), a training run that writes the head into a
+copy of a dP model file with the digest of that model's network, `corrected` (applied only with
+a head fitted to the file's network, factors clipped, cases outside the ranges untouched), and
+refusals of bad input (one line, exit non-zero, no output file).
+Prints "N passed, M failed" last; exit 1 on failure."""
+import os
+import shutil
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from cli_checks import CliChecks  # noqa: E402
+import dp_field_scale_head as dfs  # noqa: E402
+import kpi_head  # noqa: E402
+import ufno_encoding  # noqa: E402
+import ufno_model_file  # noqa: E402
+
+SCRIPT = os.path.join(os.path.dirname(HERE), "dp_field_scale_head.py")
+CLI = CliChecks(SCRIPT)
+check, run, refused = CLI.check, CLI.run, CLI.refused
+
+
+def factor_checks():
+    true = np.ones((1, 2, 4, 3))
+    pred = np.ones((1, 2, 4, 3))
+    pred[..., 0, :] = 2.0      # twice Flow: factor 0.5
+    pred[..., 1, :] = 0.1      # a tenth: 10, clipped to 4
+    pred[..., 2, :] = 0.0      # no signal: 1
+    true[..., 3, :] = 0.5
+    pred[0, 1, 3, :] = 100.0   # an inactive layer does not count
+    active = np.array([[[True] * 4, [True, True, True, False]]])
+    s = dfs.best_factors(pred, true, active)
+    check("least-squares factors per column, clipped to [0.25, 4], 1 without signal",
+          np.allclose(s[0], [0.5, 4.0, 1.0, 0.5]), s)
+
+
+def main():
+    factor_checks()
+    work = tempfile.mkdtemp(prefix="ufno_scale_head_")
+    try:
+        model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # a dP model file
+        rng = np.random.default_rng(5)
+        n, X, Y, T = 24, 8, 48, 8
+        x = np.zeros((n, X, Y, T, 12), np.float32)
+        x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y, 1))
+        x[..., 1] = x[..., 0] - 0.1
+        x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y, 1))
+        x[:, :2, 0, :, 3] = 1
+        x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 1, 5))
+        net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
+        pred = ufno_encoding.physical_output("dP", ufno_model_file.predict(net, attrs, x), x)
+        # Flow's field: the network's times a factor that grows with the rate and the radius.
+        k = 0.6 + 0.8 * x[:, 0, 0, 0, 4][:, None] * np.linspace(0, 1, Y)[None]
+        dps = pred * k[:, None, :, None]
+        data = os.path.join(work, "data.h5")
+        with h5py.File(data, "w") as h:
+            h["input"] = x
+            h["dP"] = dps.astype(np.float32)
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        out = os.path.join(work, "dp_head.h5")
+        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
+                 "--hidden", "16", "--epochs", "600"])
+        check("training writes the model file with its head", p.returncode == 0 and
+              os.path.exists(out), p.stderr[-500:])
+        if not os.path.exists(out):
+            return CLI.summary()
+        with h5py.File(out) as b:
+            g = b["dp_field_scale_head"]
+            check("head attributes: one factor per radial column, the columns read, the digest "
+                  "of the model's network",
+                  g["member0/fc2.weight"].shape == (Y, 16) and
+                  list(g.attrs["envelope_columns"]) == list(dfs.COLUMNS) and
+                  g.attrs["network_digest"] == kpi_head.network_digest(model) and
+                  len(g.attrs["features"].split(",")) == 32 + len(dfs.COLUMNS))
+        check("the copy's network digest is the model's (the head is in a group)",
+              kpi_head.network_digest(out) == kpi_head.network_digest(model))
+        fixed = dfs.corrected(out, x, pred)
+        err = lambda a: float(np.abs(a - dps).mean())  # noqa: E731
+        check("the corrected field is closer to the target than the network's (%.4f < %.4f)"
+              % (err(fixed), err(pred)), err(fixed) < 0.5 * err(pred))
+        check("a model file without the head leaves the field as it is",
+              np.array_equal(dfs.corrected(model, x, pred), pred))
+        other = os.path.join(work, "other.h5")
+        shutil.copy(out, other)
+        with h5py.File(other, "r+") as f:
+            name = sorted(k for k in f if isinstance(f[k], h5py.Dataset))[0]
+            a = f[name][()]
+            a.flat[0] += 1e-3
+            f[name][...] = a
+        check("a head fitted to another network is not applied",
+              np.array_equal(dfs.corrected(other, x, pred), pred))
+        head = dfs.read_head(out)
+        s = dfs.factors(head, x[:, :, :, 0, :], pred)
+        check("the factors lie in [0.25, 4]", s.min() >= 0.25 and s.max() <= 4.0, (s.min(), s.max()))
+        far = x.copy()
+        far[..., 4] = 50.0  # a rate far beyond the training cases'
+        s = dfs.factors(head, far[:, :, :, 0, :], pred)
+        check("a case outside the head's ranges keeps the network's field", np.all(s == 1.0))
+        sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
+        bad = os.path.join(work, "bad.h5")
+        refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,
+                "variable")
+        refused("--members 0", ["--data", data, "--model", model, "--out", bad,
+                                "--members", "0"], bad, "--members")
+        refused("--weight-decay nan", ["--data", data, "--model", model, "--out", bad,
+                                       "--weight-decay", "nan"], bad, "--weight-decay")
+        narrow = os.path.join(work, "narrow.h5")
+        with h5py.File(narrow, "w") as h:
+            h["input"] = x[:, :, :16]
+            h["dP"] = dps[:, :, :16].astype(np.float32)
+            h["seed"] = np.ones(n, np.int64)
+            h["index"] = np.arange(n, dtype=np.int64)
+        refused("a data set with fewer radial cells than the columns read",
+                ["--data", narrow, "--model", model, "--out", bad], bad, "radial cells")
+        open(os.path.join(work, "text.h5"), "w").write("not hdf5")
+        refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
+                                                 "--model", model, "--out", bad], bad, "text.h5")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return CLI.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
