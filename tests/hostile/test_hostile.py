@@ -11,8 +11,8 @@ Messages must be one printable line (no bytes of a binary input echoed to the te
 
 Usage: test_hostile.py BUILD_DIR [PART ...] (the apps are BUILD_DIR/apps/*; PART is one of PARTS
 below, all of them by default). CTest runs each part as its own test, for the release and the
-sanitizer builds, so that the parts run side by side. Prints "N passed, M failed"; exit 1 on a
-failure, 2 on an unknown part.
+sanitizer builds (the two signal parts in the release build only), so that the parts run side
+by side. Prints "N passed, M failed"; exit 1 on a failure, 2 on an unknown part.
 """
 import hashlib
 import json
