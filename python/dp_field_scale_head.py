@@ -154,24 +154,10 @@ def dp_error(pred, true, active):
 
 
 def main(argv=None):
-    import argparse
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", required=True)
-    p.add_argument("--model", required=True, help="the dP model file the head goes with")
-    p.add_argument("--out", required=True)
-    p.add_argument("--members", type=int, default=5)
-    p.add_argument("--hidden", type=int, default=64)
-    p.add_argument("--epochs", type=int, default=2000)
-    p.add_argument("--weight-decay", type=float, default=1e-4)
-    p.add_argument("--limit", type=int, default=0, help="first N cases only (testing)")
-    a = p.parse_args(argv)
     tool = "dp_field_scale_head"
-    for name, v, lo, hi in (("--members", a.members, 1, 64), ("--hidden", a.hidden, 1, 1024),
-                            ("--epochs", a.epochs, 1, 100000)):
-        if not lo <= v <= hi:
-            sys.exit("%s: %s must be in [%d, %d]" % (tool, name, lo, hi))
-    if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
-        sys.exit("%s: --weight-decay and --limit must be finite and >= 0" % tool)
+    # Not kpi_head.train_cli: this head is judged by the dP metric before and after, not by a
+    # KPI summary, so only the shared arguments are taken from there.
+    a = kpi_head.head_args(tool, __doc__, "dP", argv)
     torch.set_num_threads(1)
     try:
         f, target, split, fields = load_data(a.data, a.model, a.limit)

@@ -267,12 +267,10 @@ def read_group(path, group):
                     g["feature_min"][()], g["feature_max"][()])
 
 
-def train_cli(tool, doc, variable, load, write, score, argv=None, extra=()):
-    """The command line every head trainer shares: --data, --model (a `variable` model file),
-    --out, the fit's settings, and `extra` arguments ((flags, keywords) for add_argument). Each
-    refusal is one line "tool: ...". load(args) -> (features, targets, split names);
-    write(args, head, grid) writes the head into a copy of --model at --out;
-    score(predictions, targets) -> (estimates, truths) of the KPI printed per split."""
+def head_args(tool, doc, variable, argv=None, extra=()):
+    """The arguments every head trainer shares, parsed and checked: --data, --model (a `variable`
+    model file), --out, the fit's settings, and `extra` ((flags, keywords) for add_argument).
+    Each refusal is one line "tool: ..."."""
     p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     p.add_argument("--data", required=True)
     for flags, kw in extra:
@@ -291,6 +289,14 @@ def train_cli(tool, doc, variable, load, write, score, argv=None, extra=()):
             sys.exit("%s: %s must be in [%d, %d]" % (tool, name, lo, hi))
     if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
         sys.exit("%s: --weight-decay and --limit must be finite and >= 0" % tool)
+    return a
+
+
+def train_cli(tool, doc, variable, load, write, score, argv=None, extra=()):
+    """The command line every head trainer shares (head_args). load(args) -> (features, targets,
+    split names); write(args, head, grid) writes the head into a copy of --model at --out;
+    score(predictions, targets) -> (estimates, truths) of the KPI printed per split."""
+    a = head_args(tool, doc, variable, argv, extra)
     torch.set_num_threads(1)
     try:
         f, target, split = load(a)
