@@ -29,13 +29,10 @@ import os
 import sys
 
 import numpy as np
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dp_field_scale_head  # noqa: E402
 import kpi_head  # noqa: E402
-import ufno_encoding  # noqa: E402
-import ufno_model_file  # noqa: E402
 
 GROUP = "dp_envelope_head"
 COLUMNS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21, 24, 27, 30, 33, 36, 40, 44, 47)
@@ -51,9 +48,6 @@ def inputs(x0, network_envelope):
 
 def load_data(path, model, limit=0, batch=25):
     """Inputs, Flow's envelopes (N, Y) and split names; the network runs over every case."""
-    net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
-    if attrs.get("variable") not in (b"dP", "dP"):
-        raise ValueError("%s: variable: this head belongs in a dP model file" % model)
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
         Y = f["input"].shape[2]
@@ -62,18 +56,12 @@ def load_data(path, model, limit=0, batch=25):
                              % (path, Y, COLUMNS[-1]))
         x0 = f["input"][:n, :, :, 0, :]
         flow, mine = np.empty((n, Y)), np.empty((n, Y))
-        for i0 in range(0, n, batch):
-            x = f["input"][i0:i0 + batch]
+        for i0, i1, x, raw in dp_field_scale_head.network_fields(f, path, model, n, batch):
             active = x[..., 0, 0] != 0
-            flow[i0:i0 + len(x)] = kpi_head.field_envelope(f["dP"][i0:i0 + batch], active)
-            try:
-                raw = ufno_model_file.predict(net, attrs, x)
-            except RuntimeError as e:  # a grid the network's layers cannot take
-                raise ValueError("%s: input: %s cannot run on this grid: %s"
-                                 % (path, model, str(e).splitlines()[0]))
+            flow[i0:i1] = kpi_head.field_envelope(f["dP"][i0:i1], active)
             # What the programs give: the network's field times its field-scale head, if any.
-            pred = dp_field_scale_head.corrected(model, x, ufno_encoding.physical_output("dP", raw, x))
-            mine[i0:i0 + len(x)] = kpi_head.field_envelope(pred, active)
+            pred = dp_field_scale_head.corrected(model, x, raw)
+            mine[i0:i1] = kpi_head.field_envelope(pred, active)
         split = kpi_head.split_names(f, n)
     if not np.all(np.isfinite(flow)) or not np.all(np.isfinite(mine)):
         raise ValueError("%s: input: a radial column without formation cells" % path)

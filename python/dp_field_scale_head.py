@@ -109,12 +109,28 @@ def _belongs(path, mtime_ns, size):
     return digest == kpi_head.network_digest(path)
 
 
-def load_data(path, model, limit=0, batch=25):
-    """Inputs, target factors (N, Y), split names, and the data for the report: the network's
-    fields and Flow's are kept per case only as the dP metric's sums."""
+def network_fields(f, path, model, n, batch=25):
+    """The dP network of `model` over the first n cases of the open data set f (at `path`), batch
+    by batch: yields (i0, i1, x, pred), pred the network's physical dP field (B, X, Y, T) before
+    any field-scale head. ValueError naming the file for a model that is not dP or a grid its
+    layers cannot take. Shared by the heads that read the network's field."""
     net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
     if attrs.get("variable") not in (b"dP", "dP"):
         raise ValueError("%s: variable: this head belongs in a dP model file" % model)
+    for i0 in range(0, n, batch):
+        i1 = min(i0 + batch, n)
+        x = f["input"][i0:i1]
+        try:
+            raw = ufno_model_file.predict(net, attrs, x)
+        except RuntimeError as e:  # a grid the network's layers cannot take
+            raise ValueError("%s: input: %s cannot run on this grid: %s"
+                             % (path, model, str(e).splitlines()[0]))
+        yield i0, i1, x, ufno_encoding.physical_output("dP", raw, x)
+
+
+def load_data(path, model, limit=0, batch=25):
+    """Inputs, target factors (N, Y), split names, and the data for the report: the network's
+    fields and Flow's are kept per case only as the dP metric's sums."""
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
         Y = f["input"].shape[2]
@@ -124,16 +140,9 @@ def load_data(path, model, limit=0, batch=25):
         x0 = f["input"][:n, :, :, 0, :]
         target, envelope = np.empty((n, Y)), np.empty((n, Y))
         fields = []
-        for i0 in range(0, n, batch):
-            i1 = min(i0 + batch, n)
-            x = f["input"][i0:i1]
+        for i0, i1, x, pred in network_fields(f, path, model, n, batch):
             active = x[..., 0, 0] != 0
-            try:
-                raw = ufno_model_file.predict(net, attrs, x)
-            except RuntimeError as e:  # a grid the network's layers cannot take
-                raise ValueError("%s: input: %s cannot run on this grid: %s"
-                                 % (path, model, str(e).splitlines()[0]))
-            pred = ufno_encoding.physical_output("dP", raw, x).astype(np.float64)
+            pred = pred.astype(np.float64)
             true = f["dP"][i0:i1].astype(np.float64)
             target[i0:i1] = best_factors(pred, true, active)
             envelope[i0:i1] = kpi_head.field_envelope(pred, active)
