@@ -27,6 +27,12 @@ Optimiser: Adam (weight decay 1e-4) with StepLR. Every epoch ends with a checkpo
 and renamed; a rerun resumes from it. --max-minutes stops cleanly after the epoch that crosses
 the budget, so a long training is a series of runs under the session limit. DIR/log.csv has one
 line per epoch (train loss, validation loss, the paper's metric on validation, seconds).
+--schedule cosine-time replaces StepLR for a machine lent for a fixed time: the rate falls from
+--lr to 0 along a cosine over --cosine-minutes of training time (summed over the runs of DIR), and
+the run stops, mid-epoch if need be, scores and saves when they are spent. --slim FILE also
+writes, after every epoch, one small file without the optimiser (the best epoch's weights, the
+last epoch's where both fit in 15 MiB) for scripts/gpu-train.sh; export_checkpoint.py reads it.
+On a GPU (--device cuda) the data set is copied to the device once; --tf32 allows TF32 there.
 
 --init starts a new run from the weights of a model file (a shipped model, say) instead of a
 random draw: its architecture replaces --width/--modes/--fno and its de-scaling becomes the dP
@@ -55,6 +61,7 @@ DIR/metrics.json with the paper's metrics on the test set.
 import argparse
 import csv
 import json
+import math
 import os
 import pickle
 import shutil
@@ -73,6 +80,9 @@ import ufno_fast_forward  # noqa: E402
 import ufno_model_file  # noqa: E402
 import ufno_pack  # noqa: E402
 import ufno_torch  # noqa: E402
+
+
+SLIM_BYTES = 15 << 20  # a returned file of the lent machine holds at most 16 MiB
 
 
 def relative_l2(pred, true, mask):
@@ -239,7 +249,26 @@ def main(argv=None):
                         "the whole training split; each must be in the training split")
     p.add_argument("--device", default="cpu",
                    help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
+    p.add_argument("--schedule", choices=("step", "cosine-time"), default="step",
+                   help="step: StepLR per epoch (--step, --gamma); cosine-time: the learning "
+                        "rate falls from --lr to 0 along a cosine over --cosine-minutes of "
+                        "training time (all runs of DIR together), and training stops, mid-epoch "
+                        "if need be, when they are spent: for a machine lent for a fixed time")
+    p.add_argument("--slim",
+                   help="also write, after every epoch, this one small file (the best epoch's "
+                        "weights, the last epoch's where both fit in 15 MiB, the scaling and "
+                        "arguments; no optimiser): what a lent machine's few returned files hold; "
+                        "python/export_checkpoint.py reads it")
+    p.add_argument("--tf32", action="store_true",
+                   help="on a GPU, let convolutions and matrix products use TF32 in training "
+                        "(about 1e-3 relative; the exported weights still run in FP32)")
+    p.add_argument("--cosine-minutes", type=float,
+                   help="the training time the cosine schedule spans (default: --max-minutes)")
     a = p.parse_args(argv)
+    if a.cosine_minutes is None:
+        a.cosine_minutes = a.max_minutes
+    if not (0.0 < a.cosine_minutes <= 1e6) or not (0.0 < a.max_minutes <= 1e6):
+        p.error("--max-minutes and --cosine-minutes must be in (0, 1e6]")
     for flag, v in (("--front-weight", a.front_weight), ("--mass-weight", a.mass_weight),
                     ("--peak-weight", a.peak_weight)):
         if not (0.0 <= v <= 1e3):  # NaN fails too
@@ -297,6 +326,11 @@ def main(argv=None):
     def pore_of(x):  # (N, X, Y) pore volume of a batch, relative
         return x[..., 0, 2] * annulus_t.to(x.device)
     dev = torch.device(a.device)
+    if dev.type == "cuda":
+        # FP32 as ufno_predict runs it unless --tf32; cuDNN picks its fastest algorithm per shape.
+        torch.backends.cuda.matmul.allow_tf32 = a.tf32
+        torch.backends.cudnn.allow_tf32 = a.tf32
+        torch.backends.cudnn.benchmark = True
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
     ck = torch.load(ckpt_path, map_location=dev) if os.path.exists(ckpt_path) else None
     if ck is not None:  # the architecture a run started with, whatever the flags say now
@@ -319,6 +353,7 @@ def main(argv=None):
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
     epoch0 = 0
+    trained_before = 0.0  # training seconds of earlier runs of DIR (the cosine schedule's clock)
     # The exported model is the epoch with the best validation metric, not the last one: with
     # a few hundred cases the validation error still jumps between epochs.
     best = {"metric": float("inf"), "epoch": 0, "model": None}
@@ -330,7 +365,14 @@ def main(argv=None):
         torch.set_rng_state(ck["rng"].cpu())
         mean, std = ck["mean"], ck["std"]
         best = ck.get("best", best)
+        trained_before = float(ck.get("train_seconds", 0.0))
         print("train_ufno: resuming after epoch %d" % epoch0, file=sys.stderr)
+
+    # On a GPU the whole set is copied to the device once: a step of this small network is
+    # shorter than the host-to-device copy of its batch.
+    resident = None
+    if dev.type != "cpu":
+        resident = tuple(torch.from_numpy(v).to(dev) for v in (x_all, y_all, mask_all))
 
     def batches(ids, shuffle):
         ids = np.array(ids)
@@ -338,6 +380,11 @@ def main(argv=None):
             ids = ids[torch.randperm(len(ids)).numpy()]
         for b in range(0, len(ids), a.batch):
             sel = np.sort(ids[b:b + a.batch])
+            if resident is not None:
+                idx = torch.from_numpy(sel).to(dev)
+                xs, ys, ms = (v.index_select(0, idx) for v in resident)
+                yield xs, (ys - mean) / std, ms
+                continue
             yield (torch.from_numpy(x_all[sel]).to(dev),
                    torch.from_numpy((y_all[sel] - mean) / std).to(dev),
                    torch.from_numpy(mask_all[sel]).to(dev))
@@ -382,13 +429,38 @@ def main(argv=None):
         best = {"metric": evaluate(groups["val"])[1], "epoch": 0, "val_cases": len(groups["val"]),
                 "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
         print("train_ufno: %s scores %.4f on validation" % (a.init, best["metric"]), file=sys.stderr)
+    cosine = a.schedule == "cosine-time"
+    t_train = time.time()
+
+    def trained_seconds():
+        return trained_before + time.time() - t_train
+
+    def cosine_lr():
+        """The cosine schedule's rate now, or None once its time is spent."""
+        f = trained_seconds() / (60.0 * a.cosine_minutes)
+        return None if f >= 1.0 else a.lr * 0.5 * (1.0 + math.cos(math.pi * f))
+
+    if cosine and cosine_lr() is None:
+        print("train_ufno: the cosine schedule's %g minutes are spent" % a.cosine_minutes,
+              file=sys.stderr)
+        return 0
+    spent = False
     for epoch in range(epoch0, a.epochs):
+        if spent:
+            break  # the cosine schedule is done: the training is complete
         if (time.time() - t_start) / 60 > a.max_minutes:
             print("train_ufno: time budget used; rerun to continue", file=sys.stderr)
             return 0
         t0 = time.time()
         total, nb = 0.0, 0
         for x, y, m in batches(groups["train"], True):
+            if cosine:
+                lr = cosine_lr()
+                if lr is None:
+                    spent = True  # the rate is 0 from here: score and save this partial epoch
+                    break
+                for g in opt.param_groups:
+                    g["lr"] = lr
             opt.zero_grad()
             out = ufno_fast_forward.forward(model, x)
             loss = paper_loss(out * m, y * m, m)
@@ -403,7 +475,8 @@ def main(argv=None):
             opt.step()
             total += float(loss)
             nb += 1
-        sched.step()
+        if not cosine:
+            sched.step()
         val_loss, val_metric = evaluate(groups["val"])
         if val_metric < best["metric"]:
             best = {"metric": val_metric, "epoch": epoch + 1, "val_cases": len(groups["val"]),
@@ -412,9 +485,15 @@ def main(argv=None):
                      "optimizer": opt.state_dict(),
                      "scheduler": sched.state_dict(), "epoch": epoch + 1,
                      "rng": torch.get_rng_state(), "mean": mean, "std": std,
-                     "args": vars(a)}, ckpt_path)
+                     "train_seconds": trained_seconds(), "args": vars(a)}, ckpt_path)
         if a.keep_epochs:
             keep_epoch(ckpt_path, epoch + 1)
+        if a.slim:
+            last = {k: v.cpu() for k, v in model.state_dict().items()}
+            both = 2 * sum(v.numel() * v.element_size() for v in last.values())
+            atomic_save({"slim": 1, "best": best, "epoch": epoch + 1, "mean": mean, "std": std,
+                         "model": last if both < SLIM_BYTES else None,
+                         "train_seconds": trained_seconds(), "args": vars(a)}, a.slim)
         new = not os.path.exists(log_path)
         with open(log_path, "a", newline="") as fl:
             w = csv.writer(fl)

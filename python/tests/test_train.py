@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy as np
@@ -166,6 +167,51 @@ def main():
               pe2.returncode == 2 and "not a train_ufno.py checkpoint" in pe2.stderr
               and "Traceback" not in pe2.stderr and not os.path.exists(os.path.join(work, "x.h5")),
               pe2.stderr[-300:])
+        # --schedule cosine-time: the rate falls to 0 over the given training minutes, then the
+        # run stops, mid-epoch if need be, scores and saves; --slim writes the small file a lent
+        # GPU machine returns, which export_checkpoint reads.
+        slim = os.path.join(work, "slim.pt")
+        t0 = time.time()
+        pc = subprocess.run(cmd[:cmd.index("--run")] + [
+            "--run", os.path.join(work, "cos"), "--width", "4", "--modes", "2", "2", "2",
+            "--epochs", "1000", "--schedule", "cosine-time",
+            "--cosine-minutes", "0.05", "--slim", slim], capture_output=True, text=True)
+        crows = list(csv.DictReader(open(os.path.join(work, "cos", "log.csv"))))
+        check("cosine-time: stops when its minutes are spent, well before --epochs",
+              pc.returncode == 0 and 1 <= len(crows) < 1000 and time.time() - t0 < 60,
+              (pc.stderr[-300:], len(crows)))
+        sl = torch.load(slim)
+        ck = torch.load(os.path.join(work, "cos", "checkpoint.pt"))
+        check("cosine-time: the training seconds are kept for a resume",
+              3.0 - 1e-6 <= ck["train_seconds"] < 30, ck.get("train_seconds"))
+        check("--slim: best and last weights, scaling, arguments, no optimiser",
+              sl["slim"] == 1 and sl["best"]["model"] is not None and sl["model"] is not None
+              and "optimizer" not in sl and sl["epoch"] == len(crows)
+              and sl["args"]["schedule"] == "cosine-time", sorted(sl))
+        for extra, tag in (([], "best"), (["--last"], "last")):
+            pe = subprocess.run(exp + [slim, os.path.join(work, "slim_%s.h5" % tag), "--grid",
+                                       str(X), str(Y), str(T)] + extra,
+                                capture_output=True, text=True)
+            check("export_checkpoint reads a slim file (%s epoch)" % tag, pe.returncode == 0
+                  and os.path.exists(os.path.join(work, "slim_%s.h5" % tag)), pe.stderr[-300:])
+        sl["model"] = None
+        torch.save(sl, slim)
+        pe = subprocess.run(exp + [slim, os.path.join(work, "slim_none.h5"), "--last"],
+                            capture_output=True, text=True)
+        check("export_checkpoint --last of a slim file without the last weights is refused",
+              pe.returncode == 2 and "best epoch's weights only" in pe.stderr
+              and not os.path.exists(os.path.join(work, "slim_none.h5")), pe.stderr[-300:])
+        pe = subprocess.run(exp + [slim, os.path.join(work, "slim_e.h5"), "--epoch", "1"],
+                            capture_output=True, text=True)
+        check("export_checkpoint --epoch of a slim file is refused", pe.returncode == 2
+              and "needs a run directory" in pe.stderr, pe.stderr[-300:])
+        for bad in ("0", "nan", "-1"):
+            pb = subprocess.run(cmd[:cmd.index("--run")] + [
+                "--run", os.path.join(work, "cosbad"), "--schedule", "cosine-time",
+                "--cosine-minutes", bad], capture_output=True, text=True)
+            check("--cosine-minutes %s is one error line, exit 2" % bad, pb.returncode == 2
+                  and "--cosine-minutes" in pb.stderr and "Traceback" not in pb.stderr,
+                  pb.stderr[-300:])
         # average_models: the mean of every floating-point array; a file of another
         # architecture or scaling is refused with one line and leaves no output.
         import average_models
@@ -196,6 +242,7 @@ def main():
             fh["max_dp_head/feature_mean"] = np.arange(3.0)
             fh["max_dp_head"].attrs["members"] = np.int32(1)
             fh["plume_radius_head/feature_std"] = np.arange(4.0)
+            fh["dp_field_scale_head/feature_mean"] = np.arange(5.0)
         avg2 = os.path.join(work, "avg2.h5")
         average_models.average(avg2, [headed, shifted])
         with h5py.File(avg2, "r") as fa:
@@ -205,6 +252,9 @@ def main():
             check("average_models: the first file's plume-radius head is copied, not averaged",
                   "plume_radius_head" in fa
                   and list(fa["plume_radius_head/feature_std"][()]) == [0, 1, 2, 3])
+            check("average_models: the first file's dP field-scale head is copied, not averaged",
+                  "dp_field_scale_head" in fa
+                  and list(fa["dp_field_scale_head/feature_mean"][()]) == [0, 1, 2, 3, 4])
         other = os.path.join(work, "other.h5")
         shutil.copy(os.path.join(work, "dp.h5"), other)
         with h5py.File(other, "r+") as fo:
