@@ -8,7 +8,7 @@ Every floating-point array of the files (weights, biases, batch-norm running sta
 the mean over the files; the attributes are the first file's, with `source` replaced when given.
 A KPI head (a group such as /max_dp_head, python/kpi_head.py) is not averaged: it is fitted apart
 from the network, so the first file's is kept as it is (a head that reads the network's output,
-the dP-envelope head or a plume head with field radii, is then not used by the programs: refit it
+the dP field-scale or dP-envelope head or a plume head with field radii, is then not used by the programs: refit it
 for the average).
 The files must be checkpoints of one training lineage (runs that started from the same weights):
 averaging unrelated networks gives garbage, and nothing here can tell. What is checked: the same
@@ -27,7 +27,8 @@ import numpy as np
 # python/kpi_head.py: fitted apart, never averaged. A head that reads the network's output keeps
 # the digest of the network it was fitted to, so the programs do not use it with the average
 # (docs/kpis.md).
-HEADS = ("max_dp_head", "plume_radius_head", "co2_mass_head", "dp_envelope_head")
+HEADS = ("max_dp_head", "plume_radius_head", "co2_mass_head", "dp_envelope_head",
+         "dp_field_scale_head")
 
 
 def arrays_of(f):
