@@ -13,6 +13,7 @@ write_init_file saves a U-FNO / FNO model file's weights and attributes as a PyT
 Python has PyTorch but not h5py (the lent GPU machine).
 """
 import json
+import os
 
 import numpy as np
 import torch
@@ -37,12 +38,20 @@ def write_init_file(model_path, out_path):
     model, attrs = read_model_file(model_path, dtype=torch.float32)
     if attrs.get("architecture") == "FNO4D":
         raise ValueError("an FNO4D model file has no training path here")
+    save_init_file(model, attrs, out_path)
+
+
+def save_init_file(model, attrs, out_path):
+    """A U-FNO / FNO and its model-file attributes as the PyTorch file read_model_file reads
+    (written to a temporary name and renamed)."""
+    tmp = "%s.tmp.%d" % (out_path, os.getpid())
     # The attributes as JSON text: PyTorch 1.13's safe loader refuses pickled floats.
     torch.save({"ufno_init": 1, "attrs_json": json.dumps({k: _plain(v) for k, v in attrs.items()}),
-                "state_dict": model.state_dict()}, out_path)
+                "state_dict": model.state_dict()}, tmp)
+    os.replace(tmp, out_path)
 
 
-def _net3d_of(attrs, dtype):
+def net3d_of(attrs, dtype):
     """The U-FNO / FNO a model file's attributes describe, random weights, in dtype."""
     model = ufno_torch.Net3d(width=int(attrs["width"]), modes=tuple(int(m) for m in attrs["modes"]),
                              n_fourier=int(attrs["n_fourier"]), n_ufourier=int(attrs["n_ufourier"]),
@@ -59,7 +68,7 @@ def _read_init_file(path, dtype):
     if not isinstance(d, dict) or d.get("ufno_init") != 1:
         raise ValueError("%s: not a file of ufno_model_file.write_init_file" % path)
     attrs = json.loads(d["attrs_json"])
-    model = _net3d_of(attrs, dtype)
+    model = net3d_of(attrs, dtype)
     model.load_state_dict({k: v.to(dtype) if v.is_floating_point() else v
                            for k, v in d["state_dict"].items()})
     model.eval()
@@ -80,7 +89,7 @@ def read_model_file(path, dtype=torch.float64):
                      if isinstance(obj, h5py.Dataset) else None)
     if attrs.get("architecture") == "FNO4D":
         return _read_fno4d(attrs, arrays, dtype), attrs
-    model = _net3d_of(attrs, dtype)
+    model = net3d_of(attrs, dtype)
     _load_arrays(model, arrays)
     return model, attrs
 
