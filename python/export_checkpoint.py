@@ -6,6 +6,11 @@ Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR|SLIM.pt OUT.h5 [--gr
        [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by train_ufno.py --keep-epochs)
 
 SLIM.pt is the small file of train_ufno.py --slim (what comes back from a lent GPU machine).
+
+--heads-from MODEL.h5 copies that file's KPI heads that read the case alone (the maximum-dP and
+CO2-mass heads) into OUT.h5; the heads that read the network's output (plume radius with field
+radii, dP field scale, dP envelope) belong to one network and must be fitted again for this one
+(models/README.md), so they are never copied.
 """
 import argparse
 import os
@@ -19,6 +24,24 @@ sys.path.insert(0, HERE)
 import ufno_convert  # noqa: E402
 
 
+# The heads fitted to the case features alone: valid for any network of their variable.
+CASE_HEADS = ("max_dp_head", "co2_mass_head")
+
+
+def copy_case_heads(src, dst, variable):
+    """Copy src's CASE_HEADS groups into the model file dst; the names copied."""
+    import h5py
+    with h5py.File(src, "r") as fs, h5py.File(dst, "r+") as fd:
+        v = fs.attrs.get("variable", b"")
+        v = v.decode() if isinstance(v, bytes) else str(v)
+        if v != variable:
+            raise ValueError("a model of %s, not %s" % (v or "no variable", variable))
+        copied = [g for g in CASE_HEADS if g in fs]
+        for g in copied:
+            fs.copy(fs[g], fd, name=g)
+    return copied
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("run")
@@ -29,6 +52,9 @@ def main(argv=None):
     p.add_argument("--epoch", type=int,
                    help="the weights of this epoch (RUN_DIR/ckpt_epochN.pt, written by "
                         "train_ufno.py --keep-epochs)")
+    p.add_argument("--heads-from", metavar="MODEL_H5",
+                   help="copy this model file's heads that do not read the network (maximum dP, "
+                        "CO2 mass) into OUT")
     a = p.parse_args(argv)
     if a.epoch is not None and a.last:
         p.error("--epoch and --last exclude each other")
@@ -52,11 +78,23 @@ def main(argv=None):
     best = ck.get("best") or {}
     if a.epoch is None and not a.last and best.get("model") is not None:
         ck = dict(ck, model=best["model"], epoch=best["epoch"])
-    ufno_convert.convert(None, a.out, args["variable"], grid=tuple(a.grid), padding=8,
-                         fno=args["fno"], state_dict=ck["model"],
-                         source="%s epoch %d" % (os.path.basename(os.path.normpath(a.run)),
-                                                 ck["epoch"]),
-                         scaling=(ck["std"], ck["mean"]))
+    tmp = "%s.export.%d.h5" % (a.out, os.getpid())
+    try:
+        ufno_convert.convert(None, tmp, args["variable"], grid=tuple(a.grid), padding=8,
+                             fno=args["fno"], state_dict=ck["model"],
+                             source="%s epoch %d" % (os.path.basename(os.path.normpath(a.run)),
+                                                     ck["epoch"]),
+                             scaling=(ck["std"], ck["mean"]))
+        if a.heads_from:
+            copied = copy_case_heads(a.heads_from, tmp, args["variable"])
+            print("export_checkpoint: heads %s from %s" % (", ".join(copied) or "none",
+                                                           a.heads_from), file=sys.stderr)
+        os.replace(tmp, a.out)
+    except (OSError, KeyError, ValueError) as e:
+        p.error("%s: %s" % (a.heads_from or a.out, str(e).split("\n")[0]))
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
     print("export_checkpoint: %s (epoch %d) -> %s" % (a.run, ck["epoch"], a.out), file=sys.stderr)
     return 0
 

@@ -255,6 +255,25 @@ def main():
             check("average_models: the first file's dP field-scale head is copied, not averaged",
                   "dp_field_scale_head" in fa
                   and list(fa["dp_field_scale_head/feature_mean"][()]) == [0, 1, 2, 3, 4])
+        # export_checkpoint --heads-from: the heads of the case alone are copied, the heads
+        # that read the network's output are not; a model of the other variable is refused.
+        hx = os.path.join(work, "with_heads.h5")
+        pe = subprocess.run(exp + [run, hx, "--grid", str(X), str(Y), str(T),
+                                   "--heads-from", headed], capture_output=True, text=True)
+        with h5py.File(hx, "r") as fh:
+            check("export_checkpoint --heads-from copies the maximum-dP head only",
+                  pe.returncode == 0 and "max_dp_head" in fh
+                  and list(fh["max_dp_head/feature_mean"][()]) == [0, 1, 2]
+                  and "dp_field_scale_head" not in fh and "plume_radius_head" not in fh,
+                  pe.stderr[-300:])
+        with h5py.File(headed, "r+") as fh:
+            fh.attrs["variable"] = "SG"
+        pe = subprocess.run(exp + [run, os.path.join(work, "wrong.h5"), "--grid", str(X), str(Y),
+                                   str(T), "--heads-from", headed], capture_output=True, text=True)
+        check("export_checkpoint --heads-from a model of the other variable: one error line, "
+              "exit 2, no output", pe.returncode == 2 and "not dP" in pe.stderr
+              and "Traceback" not in pe.stderr and not os.path.exists(os.path.join(work, "wrong.h5"))
+              and not [f for f in os.listdir(work) if ".export." in f], pe.stderr[-300:])
         other = os.path.join(work, "other.h5")
         shutil.copy(os.path.join(work, "dp.h5"), other)
         with h5py.File(other, "r+") as fo:
