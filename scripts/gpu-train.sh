@@ -16,8 +16,9 @@
 # (python/train_ufno.py --schedule cosine-time) and writes, after every epoch, its slim file
 # $OUT/NAME.pt (best epoch's weights, the last's where they fit); all logs go to
 # $OUT/gpu-train.log, refreshed while the runs go on, so a call cut short still returns them.
-# A run still going two minutes after MINUTES is stopped. The returned files: at most 8 (the
-# tool's limit), so a plan has at most 7 runs. Back here: python/export_checkpoint.py NAME.pt
+# A run still going two minutes after MINUTES is stopped. At the end each run's best epoch is
+# also exported there as a model file, into $OUT/models_SG.tar and models_dP.tar. The returned
+# files: at most 8 (the tool's limit), so a plan has at most 5 runs. Back here: python/export_checkpoint.py NAME.pt
 # OUT.h5, then the accuracy report. DEVICE=cpu rehearses it here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,8 +37,8 @@ if ! awk -v m="$MIN" 'BEGIN { exit !(m + 0 > 0 && m + 0 <= 600) }'; then
 fi
 
 mapfile -t runs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PLAN")
-if [ ${#runs[@]} -eq 0 ] || [ ${#runs[@]} -gt 7 ]; then
-  echo "gpu-train: $PLAN: 1 to 7 runs, not ${#runs[@]}" >&2
+if [ ${#runs[@]} -eq 0 ] || [ ${#runs[@]} -gt 5 ]; then
+  echo "gpu-train: $PLAN: 1 to 5 runs, not ${#runs[@]}" >&2
   exit 2
 fi
 {
@@ -74,5 +75,18 @@ collector=$!
 status=0
 for p in "${pids[@]}"; do wait "$p" || status=1; done
 kill "$collector" 2>/dev/null
+# Each run's best epoch also as a model file, made there (a second route home besides the slim
+# file), one archive per variable: the returned files are few.
+mkdir -p "$WORK/export/SG" "$WORK/export/dP"
+for line in "${runs[@]}"; do
+  read -r -a w <<< "$line"
+  [ -f "$OUT/${w[0]}.pt" ] || continue
+  "$PY" python/export_checkpoint.py "$OUT/${w[0]}.pt" "$WORK/export/${w[1]}/${w[0]}.h5" \
+    >> "$WORK/export.out" 2>&1 || echo "gpu-train: export of ${w[0]} failed" >> "$WORK/export.out"
+done
+for var in SG dP; do
+  [ -d "$WORK/export/$var" ] && tar -C "$WORK/export/$var" -cf "$OUT/models_$var.tar" .
+done
 collect
+cat "$WORK/export.out" >> "$LOG" 2>/dev/null
 exit "$status"
