@@ -378,13 +378,14 @@ def main(argv=None):
         ids = np.array(ids)
         if shuffle:
             ids = ids[torch.randperm(len(ids)).numpy()]
+        if resident is not None:  # one copy of the order per epoch, batches cut on the device
+            order = torch.from_numpy(ids.astype(np.int64)).to(dev)
+            for b in range(0, len(ids), a.batch):
+                xs, ys, ms = (v.index_select(0, order[b:b + a.batch]) for v in resident)
+                yield xs, (ys - mean) / std, ms
+            return
         for b in range(0, len(ids), a.batch):
             sel = np.sort(ids[b:b + a.batch])
-            if resident is not None:
-                idx = torch.from_numpy(sel).to(dev)
-                xs, ys, ms = (v.index_select(0, idx) for v in resident)
-                yield xs, (ys - mean) / std, ms
-                continue
             yield (torch.from_numpy(x_all[sel]).to(dev),
                    torch.from_numpy((y_all[sel] - mean) / std).to(dev),
                    torch.from_numpy(mask_all[sel]).to(dev))
@@ -452,7 +453,7 @@ def main(argv=None):
             print("train_ufno: time budget used; rerun to continue", file=sys.stderr)
             return 0
         t0 = time.time()
-        total, nb = 0.0, 0
+        total, nb = torch.zeros((), device=dev), 0  # summed on the device: no wait per step
         for x, y, m in batches(groups["train"], True):
             if cosine:
                 lr = cosine_lr()
@@ -473,10 +474,11 @@ def main(argv=None):
                                                                   y * std + mean, m)
             loss.backward()
             opt.step()
-            total += float(loss)
+            total += loss.detach()
             nb += 1
         if not cosine:
             sched.step()
+        total = float(total)
         val_loss, val_metric = evaluate(groups["val"])
         if val_metric < best["metric"]:
             best = {"metric": val_metric, "epoch": epoch + 1, "val_cases": len(groups["val"]),
