@@ -476,6 +476,8 @@ def main(argv=None):
             opt.step()
             total += loss.detach()
             nb += 1
+        if nb == 0:
+            break  # the schedule was spent before this epoch's first step: nothing to score
         if not cosine:
             sched.step()
         total = float(total)

@@ -180,6 +180,8 @@ def main():
         check("cosine-time: stops when its minutes are spent, well before --epochs",
               pc.returncode == 0 and 1 <= len(crows) < 1000 and time.time() - t0 < 60,
               (pc.stderr[-300:], len(crows)))
+        check("cosine-time: every logged epoch trained (none empty after the schedule ends)",
+              all(float(r["train_loss"]) > 0 for r in crows), crows[-2:])
         sl = torch.load(slim)
         ck = torch.load(os.path.join(work, "cos", "checkpoint.pt"))
         check("cosine-time: the training seconds are kept for a resume",
