@@ -18,8 +18,9 @@
 # $OUT/gpu-train.log, refreshed while the runs go on, so a call cut short still returns them.
 # A run still going two minutes after MINUTES is stopped. At the end each run's best epoch is
 # also exported there as a model file, into $OUT/models_SG.tar and models_dP.tar. The returned
-# files: at most 8 (the tool's limit), so a plan has at most 5 runs. Back here: python/export_checkpoint.py NAME.pt
-# OUT.h5, then the accuracy report. DEVICE=cpu rehearses it here.
+# files: at most 8 (the tool's limit), so a plan has at most 5 runs. Back here:
+# python/export_checkpoint.py NAME.pt OUT.h5, then the accuracy report. DEVICE=cpu (with
+# PYTHON=/usr/bin/python3) rehearses it here.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PLAN=${1:?usage: gpu-train.sh PLAN MINUTES}
@@ -48,14 +49,16 @@ fi
 } > "$WORK/probe.log" 2>&1
 
 collect() {  # all logs into one returned file, written whole and renamed
-  { cat "$WORK/probe.log"; for f in "$WORK"/*.out; do [ -e "$f" ] && { echo "== $f"; cat "$f"; }; done
+  { cat "$WORK/probe.log"
+    for f in "$WORK"/*.out; do [ -e "$f" ] && { echo "== $f"; cat "$f"; }; done
     for f in "$WORK"/*/log.csv; do [ -e "$f" ] && { echo "== $f"; cat "$f"; }; done
   } > "$LOG.tmp" 2>&1
   mv "$LOG.tmp" "$LOG"
 }
 
 limit=$(awk -v m="$MIN" 'BEGIN { printf "%d", m * 60 + 120 }')
-maxmin=$(awk -v m="$MIN" 'BEGIN { print m + 1.5 }')  # the start (data, first score) is not training time
+# The start (reading the data, the first score) is not training time.
+maxmin=$(awk -v m="$MIN" 'BEGIN { print m + 1.5 }')
 pids=()
 for line in "${runs[@]}"; do
   read -r -a w <<< "$line"
