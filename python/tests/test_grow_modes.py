@@ -76,8 +76,10 @@ def main():
     work = tempfile.mkdtemp(prefix="ufno_grow_test_")
     try:
         shipped = os.path.join(os.path.dirname(PY), "models", "sg_ufno.h5")
+        m0 = ufno_model_file.read_model_file(shipped, dtype=torch.float32)[1]["modes"]
+        more = [str(int(m) + 1) for m in m0]  # one more mode per axis than the shipped network
         out = os.path.join(work, "g.pt")
-        p = run(os.path.join(PY, "grow_modes.py"), shipped, out, "--modes", "5", "5", "5")
+        p = run(os.path.join(PY, "grow_modes.py"), shipped, out, "--modes", *more)
         check("grow_modes.py writes an init file", p.returncode == 0 and os.path.exists(out),
               p.stderr[-300:])
         if p.returncode == 0:
@@ -86,24 +88,25 @@ def main():
             xs = torch.rand(1, 24, 48, 24, 12, dtype=torch.float64)
             with torch.no_grad():
                 d = float((a(xs) - g(xs)).abs().max())
-            check("the shipped SG network grown to modes 5: same output (float32 weights)",
-                  d < 1e-6 and ga["modes"] == [5, 5, 5], d)
-        for args, why in ((["--modes", "3", "5", "5"], "fewer than"),
-                          (["--modes", "0", "5", "5"], "each in [1, 64]")):
+            check("the shipped SG network grown to modes %s: same output (float32 weights)"
+                  % " ".join(more), d < 1e-6 and ga["modes"] == [int(m) for m in more], d)
+        fewer = [str(int(m0[0]) - 1)] + more[1:]
+        for args, why in ((["--modes"] + fewer, "fewer than"),
+                          (["--modes", "0"] + more[1:], "each in [1, 64]")):
             bad_out = os.path.join(work, "bad.pt")
             p = run(os.path.join(PY, "grow_modes.py"), shipped, bad_out, *args)
             check("grow_modes.py %s: one error line, exit 2, no output" % " ".join(args),
                   p.returncode == 2 and why in p.stderr and "Traceback" not in p.stderr
                   and not os.path.exists(bad_out), p.stderr[-300:])
         p = run(os.path.join(PY, "grow_modes.py"), shipped, os.path.join(work, "g.h5"),
-                "--modes", "5", "5", "5")
+                "--modes", *more)
         check("grow_modes.py to a non-.pt output is refused", p.returncode == 2
               and "*.pt" in p.stderr and not os.path.exists(os.path.join(work, "g.h5")))
         junk = os.path.join(work, "junk.h5")
         with open(junk, "wb") as f:
             f.write(b"not a model")
         p = run(os.path.join(PY, "grow_modes.py"), junk, os.path.join(work, "j.pt"),
-                "--modes", "5", "5", "5")
+                "--modes", *more)
         check("grow_modes.py on a file that is no model: one error line, exit 2", p.returncode == 2
               and "Traceback" not in p.stderr and not os.path.exists(os.path.join(work, "j.pt")),
               p.stderr[-300:])
