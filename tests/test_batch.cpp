@@ -210,7 +210,8 @@ TEST_CASE("case-parallel groups of ranks give the single-process outputs", "[bat
       for (const char* v : {"SG", "dP"}) {
         auto a = field(e.path().string(), v),
              b = field("group_out/" + e.path().filename().string(), v);
-        CHECK(test::compare(b, a).rel_l2 <= 1e-6);
+        // Groups of ranks sum in another order than one process (tests/test_mpi_predict.cpp).
+        CHECK(test::compare(b, a).rel_l2 <= 1e-5);
       }
   }
   Run bad = predict(kModels + " --cases group_in --out group_out --ranks-per-case 3",

@@ -1,6 +1,6 @@
 // `mpiexec -n P ufno_predict` end to end: every process grid of 2 and 4 ranks gives the
-// single-process output (relative L2 <= 1e-6), and bad grids or bad input found by one rank make
-// every rank exit non-zero with the message printed once, and leave no output file.
+// single-process output (relative L2 <= kRankTolerance), and bad grids or bad input found by one
+// rank make every rank exit non-zero with the message printed once, and leave no output file.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -26,6 +26,11 @@ Run predict(int ranks, const std::string& args) {
 }
 
 using test::count_of;
+
+// Ranks sum the pruned transforms' partial results in another order than one process, so
+// float32 rounding differs: the modes-6 SG network measured 1.1e-6 on these grids. A misplaced
+// mode, halo or block gives 1e-3 and more.
+constexpr double kRankTolerance = 1e-5;
 
 double rel_l2(const std::string& a, const std::string& b, const std::string& field) {
   auto fa = h5::File::open_read(a), fb = h5::File::open_read(b);
@@ -59,10 +64,12 @@ TEST_CASE("ufno_predict on 2, 3 and 4 ranks equals the single-process run", "[mp
     REQUIRE(r.code == 0);
     CHECK(count_of(r.out, "ufno_predict:") == 1);  // one summary, from rank 0
     CHECK(r.out.find(std::to_string(j.ranks) + " rank(s)") != std::string::npos);
-    for (const char* f : {"SG", "dP"}) CHECK(rel_l2("ref_tensor.h5", "mpi_tensor.h5", f) <= 1e-6);
+    for (const char* f : {"SG", "dP"})
+      CHECK(rel_l2("ref_tensor.h5", "mpi_tensor.h5", f) <= kRankTolerance);
     r = predict(j.ranks, kModels + " --case mpi_case.h5 --out mpi_case_out.h5" + opts);
     REQUIRE(r.code == 0);
-    for (const char* f : {"SG", "dP"}) CHECK(rel_l2("ref_case.h5", "mpi_case_out.h5", f) <= 1e-6);
+    for (const char* f : {"SG", "dP"})
+      CHECK(rel_l2("ref_case.h5", "mpi_case_out.h5", f) <= kRankTolerance);
   }
   for (const char* f :
        {"ref_tensor.h5", "ref_case.h5", "mpi_tensor.h5", "mpi_case_out.h5", "mpi_case.h5"})
@@ -131,7 +138,7 @@ TEST_CASE("the dP field-scale head gives the single-process field on 2, 3 and 4 
         predict(ranks, "--model " + model + " --case " + c + " --out mpi_scale.h5 --grid " + grid);
     INFO(ranks << " ranks, grid " << grid << "\n" << r.err);
     REQUIRE(r.code == 0);
-    CHECK(rel_l2("mpi_scale_ref.h5", "mpi_scale.h5", "dP") <= 1e-6);
+    CHECK(rel_l2("mpi_scale_ref.h5", "mpi_scale.h5", "dP") <= kRankTolerance);
   }
   for (const char* f :
        {"mpi_no_scale.h5", "mpi_scale_ref.h5", "mpi_no_scale_out.h5", "mpi_scale.h5"})
