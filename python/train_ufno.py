@@ -265,6 +265,9 @@ def main(argv=None):
     p.add_argument("--cosine-minutes", type=float,
                    help="the training time the cosine schedule spans (default: --max-minutes)")
     a = p.parse_args(argv)
+    if a.slim and (os.path.isdir(a.slim)
+                   or not os.path.isdir(os.path.dirname(os.path.abspath(a.slim)))):
+        p.error("--slim %s: a file name in an existing directory, not a directory" % a.slim)
     if a.cosine_minutes is None:
         a.cosine_minutes = a.max_minutes
     if not (0.0 < a.cosine_minutes <= 1e6) or not (0.0 < a.max_minutes <= 1e6):

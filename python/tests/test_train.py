@@ -207,6 +207,14 @@ def main():
                             capture_output=True, text=True)
         check("export_checkpoint --epoch of a slim file is refused", pe.returncode == 2
               and "needs a run directory" in pe.stderr, pe.stderr[-300:])
+        for bad in (work, os.path.join(work, "no_dir", "s.pt")):
+            pb = subprocess.run(cmd[:cmd.index("--run")] + [
+                "--run", os.path.join(work, "slimbad"), "--slim", bad],
+                capture_output=True, text=True)
+            check("--slim %s is one error line, exit 2, before any training" % bad,
+                  pb.returncode == 2 and "--slim" in pb.stderr and "Traceback" not in pb.stderr
+                  and not os.path.exists(os.path.join(work, "slimbad", "log.csv")),
+                  pb.stderr[-300:])
         for bad in ("0", "nan", "-1"):
             pb = subprocess.run(cmd[:cmd.index("--run")] + [
                 "--run", os.path.join(work, "cosbad"), "--schedule", "cosine-time",
