@@ -2,8 +2,8 @@
 failed"), running a trainer script, and checking a refusal: exit non-zero, one stderr line
 starting "tool: " that says what, and no output file."""
 import os
-import subprocess
 import sys
+import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 
 class CliChecks:
@@ -18,7 +18,7 @@ class CliChecks:
               flush=True)
 
     def run(self, args):
-        return subprocess.run([sys.executable, self.script] + args, capture_output=True,
+        return forked_run.run([sys.executable, self.script] + args, capture_output=True,
                               text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=300)
 
     def refused(self, what, args, out, say):

@@ -4,6 +4,7 @@ failed"; exit code 1 on any failure."""
 import os
 import shutil
 import tempfile
+import time
 import traceback
 
 import torch
@@ -15,6 +16,7 @@ def run_all(tests, prefix, module_globals):
     passed = failed = 0
     try:
         for t in tests:
+            start = time.monotonic()
             try:
                 t()
             except Exception:
@@ -23,7 +25,8 @@ def run_all(tests, prefix, module_globals):
                 traceback.print_exc(limit=3)
             else:
                 passed += 1
-                print("ok   %s" % t.__name__)
+                # The time per test shows where a slow suite spends it (CI has a time budget).
+                print("ok   %s (%.1f s)" % (t.__name__, time.monotonic() - start))
     finally:
         shutil.rmtree(module_globals["TMP"], ignore_errors=True)
     print("%d passed, %d failed" % (passed, failed))

@@ -11,7 +11,6 @@ on any failure.
 import io
 import os
 import pickletools
-import subprocess
 import sys
 import zipfile
 
@@ -29,6 +28,7 @@ sys.path.insert(0, PYDIR)
 
 import ufno_convert  # noqa: E402  (its VARIABLES: the output transform of each variable)
 from ufno_torch import Net3d, init_random_weights, save_as_published_pickle  # noqa: E402
+import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 GRID = ["16", "24", "8"]  # padded by 8: 24 x 32 x 16
 # Runs the converter as __main__ with `ufno` and `ufno_torch` made unimportable.
@@ -43,7 +43,7 @@ def run_convert(checkpoint, out, *extra, variable="SG", grid=GRID):
     cmd = [sys.executable, "-I", "-c", BOOT, CONVERTER, checkpoint, out,
            "--variable", variable, "--grid", *grid, *extra]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+    return forked_run.run(cmd, capture_output=True, text=True, env=env)
 
 
 def convert_ok(checkpoint, out, *extra, **kw):

@@ -17,7 +17,6 @@ import math
 import os
 import pickle
 import pickletools
-import subprocess
 import sys
 import zipfile
 
@@ -37,6 +36,7 @@ sys.path.insert(0, PYDIR)
 import fno4d_torch as f4  # noqa: E402
 import make_fixtures  # noqa: E402
 import ufno_model_file  # noqa: E402
+import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 BOOT = ("import sys, runpy\n"
         "for m in ('FNO4D', 'UnitGaussianNormalizer', 'fno4d_torch', 'ufno', 'ufno_torch'):\n"
@@ -57,7 +57,7 @@ def run_convert(checkpoint, out, *extra, variable="SG", grid=GRID_ARGS):
     if grid is not None:
         cmd += ["--grid", *grid]
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.run(cmd + list(extra), capture_output=True, text=True, env=env)
+    return forked_run.run(cmd + list(extra), capture_output=True, text=True, env=env)
 
 
 def convert_ok(checkpoint, out, *extra, **kw):
@@ -588,7 +588,7 @@ def test_bench_refuses_bad_run_counts():
     out = path("bench")
     for flag, value in (("--torch-repeat", "0"), ("--repeat", "-1"), ("--torch-repeat", "1000"),
                         ("--repeat", "x")):
-        p = subprocess.run([sys.executable, bench, "--size", "lgr1", "--out", out, flag, value],
+        p = forked_run.run([sys.executable, bench, "--size", "lgr1", "--out", out, flag, value],
                            capture_output=True, text=True, timeout=60)
         assert p.returncode == 2, (flag, value, p.returncode, p.stderr)
         assert flag in p.stderr.strip().splitlines()[-1], p.stderr

@@ -7,7 +7,6 @@ output.
 Prints "N passed, M failed" last; exit 1 on failure."""
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -20,6 +19,7 @@ import grow_modes  # noqa: E402
 import ufno_fast_forward  # noqa: E402
 import ufno_model_file  # noqa: E402
 import ufno_torch  # noqa: E402
+import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 results = []
 
@@ -30,7 +30,7 @@ def check(name, cond, detail=""):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    return forked_run.run([sys.executable, *args], capture_output=True, text=True)
 
 
 def main():

@@ -7,7 +7,6 @@ cannot represent get one error line and no file.
 Prints "N passed, M failed" last; exit 1 on failure."""
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -21,6 +20,7 @@ sys.path.insert(0, PY)
 import ufno_model_file  # noqa: E402
 import ufno_pack  # noqa: E402
 from ufno_cases import split_of  # noqa: E402
+import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 results = []
 
@@ -49,7 +49,7 @@ def make_data(path, n=40, X=6, Y=10, T=5, vary_channel=None):
 
 
 def run(*args):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    return forked_run.run([sys.executable, *args], capture_output=True, text=True)
 
 
 def main():

@@ -9,7 +9,6 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +22,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 import train_ufno  # noqa: E402
 import ufno_fast_forward  # noqa: E402
 import ufno_torch  # noqa: E402
+import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 results = []
 
@@ -121,9 +121,9 @@ def main():
         cmd = [sys.executable, os.path.join(os.path.dirname(HERE), "train_ufno.py"), "--data", data,
                "--variable", "dP", "--run", run, "--width", "4", "--modes", "2", "2", "2",
                "--threads", "1", "--batch", "4"]
-        p = subprocess.run(cmd + ["--epochs", "2", "--keep-epochs"], capture_output=True, text=True)
+        p = forked_run.run(cmd + ["--epochs", "2", "--keep-epochs"], capture_output=True, text=True)
         check("two epochs run", p.returncode == 0, p.stderr[-500:])
-        p = subprocess.run(cmd + ["--epochs", "3", "--keep-epochs",
+        p = forked_run.run(cmd + ["--epochs", "3", "--keep-epochs",
                                   "--export", os.path.join(work, "dp.h5")],
                            capture_output=True, text=True)
         check("a rerun resumes", "resuming after epoch 2" in p.stderr, p.stderr[-500:])
@@ -134,15 +134,15 @@ def main():
         check("--keep-epochs keeps each epoch's own checkpoint across the resume", kept == [1, 2, 3],
               kept)
         exp = [sys.executable, os.path.join(os.path.dirname(HERE), "export_checkpoint.py")]
-        pe = subprocess.run(exp + [run, os.path.join(work, "last.h5"), "--last", "--grid",
+        pe = forked_run.run(exp + [run, os.path.join(work, "last.h5"), "--last", "--grid",
                                    str(X), str(Y), str(T)], capture_output=True, text=True)
         check("export_checkpoint writes the last epoch", pe.returncode == 0
               and "(epoch 3)" in pe.stderr, pe.stderr[-300:])
-        pe = subprocess.run(exp + [run, os.path.join(work, "e2.h5"), "--epoch", "2", "--grid",
+        pe = forked_run.run(exp + [run, os.path.join(work, "e2.h5"), "--epoch", "2", "--grid",
                                    str(X), str(Y), str(T)], capture_output=True, text=True)
         check("export_checkpoint --epoch 2 writes epoch 2", pe.returncode == 0
               and "(epoch 2)" in pe.stderr, pe.stderr[-300:])
-        pe = subprocess.run(exp + [run, os.path.join(work, "e9.h5"), "--epoch", "9"],
+        pe = forked_run.run(exp + [run, os.path.join(work, "e9.h5"), "--epoch", "9"],
                             capture_output=True, text=True)
         check("export_checkpoint --epoch of an epoch not kept is one error line, exit 2, no file",
               pe.returncode == 2 and "ckpt_epoch9.pt" in pe.stderr and "Traceback" not in pe.stderr
@@ -150,18 +150,18 @@ def main():
         with open(os.path.join(work, "keep.h5"), "wb") as f:
             f.write(b"an earlier export")
         for bad in ("0", "-3", "two", "99999999999999999999"):
-            pe = subprocess.run(exp + [run, os.path.join(work, "keep.h5"), "--epoch", bad],
+            pe = forked_run.run(exp + [run, os.path.join(work, "keep.h5"), "--epoch", bad],
                                 capture_output=True, text=True)
             with open(os.path.join(work, "keep.h5"), "rb") as f:
                 kept_out = f.read()
             check("export_checkpoint --epoch %s is refused, exit 2, the existing output untouched"
                   % bad, pe.returncode == 2 and "Traceback" not in pe.stderr
                   and kept_out == b"an earlier export", pe.stderr[-300:])
-        pe = subprocess.run(exp + [run, os.path.join(work, "e1.h5"), "--epoch", "1", "--last"],
+        pe = forked_run.run(exp + [run, os.path.join(work, "e1.h5"), "--epoch", "1", "--last"],
                             capture_output=True, text=True)
         check("export_checkpoint refuses --epoch with --last", pe.returncode == 2
               and not os.path.exists(os.path.join(work, "e1.h5")), pe.stderr[-300:])
-        pe2 = subprocess.run(exp + [os.path.join(work, "no_run"), os.path.join(work, "x.h5")],
+        pe2 = forked_run.run(exp + [os.path.join(work, "no_run"), os.path.join(work, "x.h5")],
                              capture_output=True, text=True)
         check("export_checkpoint without a checkpoint is one error line, exit 2, no file",
               pe2.returncode == 2 and "not a train_ufno.py checkpoint" in pe2.stderr
@@ -172,7 +172,7 @@ def main():
         # GPU machine returns, which export_checkpoint reads.
         slim = os.path.join(work, "slim.pt")
         t0 = time.time()
-        pc = subprocess.run(cmd[:cmd.index("--run")] + [
+        pc = forked_run.run(cmd[:cmd.index("--run")] + [
             "--run", os.path.join(work, "cos"), "--width", "4", "--modes", "2", "2", "2",
             "--epochs", "1000", "--schedule", "cosine-time",
             "--cosine-minutes", "0.05", "--slim", slim], capture_output=True, text=True)
@@ -191,24 +191,24 @@ def main():
               and "optimizer" not in sl and sl["epoch"] == len(crows)
               and sl["args"]["schedule"] == "cosine-time", sorted(sl))
         for extra, tag in (([], "best"), (["--last"], "last")):
-            pe = subprocess.run(exp + [slim, os.path.join(work, "slim_%s.h5" % tag), "--grid",
+            pe = forked_run.run(exp + [slim, os.path.join(work, "slim_%s.h5" % tag), "--grid",
                                        str(X), str(Y), str(T)] + extra,
                                 capture_output=True, text=True)
             check("export_checkpoint reads a slim file (%s epoch)" % tag, pe.returncode == 0
                   and os.path.exists(os.path.join(work, "slim_%s.h5" % tag)), pe.stderr[-300:])
         sl["model"] = None
         torch.save(sl, slim)
-        pe = subprocess.run(exp + [slim, os.path.join(work, "slim_none.h5"), "--last"],
+        pe = forked_run.run(exp + [slim, os.path.join(work, "slim_none.h5"), "--last"],
                             capture_output=True, text=True)
         check("export_checkpoint --last of a slim file without the last weights is refused",
               pe.returncode == 2 and "best epoch's weights only" in pe.stderr
               and not os.path.exists(os.path.join(work, "slim_none.h5")), pe.stderr[-300:])
-        pe = subprocess.run(exp + [slim, os.path.join(work, "slim_e.h5"), "--epoch", "1"],
+        pe = forked_run.run(exp + [slim, os.path.join(work, "slim_e.h5"), "--epoch", "1"],
                             capture_output=True, text=True)
         check("export_checkpoint --epoch of a slim file is refused", pe.returncode == 2
               and "needs a run directory" in pe.stderr, pe.stderr[-300:])
         for bad in (work, os.path.join(work, "no_dir", "s.pt")):
-            pb = subprocess.run(cmd[:cmd.index("--run")] + [
+            pb = forked_run.run(cmd[:cmd.index("--run")] + [
                 "--run", os.path.join(work, "slimbad"), "--slim", bad],
                 capture_output=True, text=True)
             check("--slim %s is one error line, exit 2, before any training" % bad,
@@ -216,7 +216,7 @@ def main():
                   and not os.path.exists(os.path.join(work, "slimbad", "log.csv")),
                   pb.stderr[-300:])
         for bad in ("0", "nan", "-1"):
-            pb = subprocess.run(cmd[:cmd.index("--run")] + [
+            pb = forked_run.run(cmd[:cmd.index("--run")] + [
                 "--run", os.path.join(work, "cosbad"), "--schedule", "cosine-time",
                 "--cosine-minutes", bad], capture_output=True, text=True)
             check("--cosine-minutes %s is one error line, exit 2" % bad, pb.returncode == 2
@@ -231,7 +231,7 @@ def main():
         with h5py.File(shifted, "r+") as fs:
             fs.visititems(lambda name, o: o.write_direct(o[()] + np.float32(1.0) + o[()])
                           if isinstance(o, h5py.Dataset) and o.dtype.kind == "f" else None)
-        pa = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "average_models.py"),
+        pa = forked_run.run([sys.executable, os.path.join(os.path.dirname(HERE), "average_models.py"),
                              avg, os.path.join(work, "dp.h5"), shifted,
                              "--source", "mean of two"], capture_output=True, text=True)
         with h5py.File(avg, "r") as fa, h5py.File(os.path.join(work, "dp.h5"), "r") as f1, \
@@ -268,7 +268,7 @@ def main():
         # export_checkpoint --heads-from: the heads of the case alone are copied, the heads
         # that read the network's output are not; a model of the other variable is refused.
         hx = os.path.join(work, "with_heads.h5")
-        pe = subprocess.run(exp + [run, hx, "--grid", str(X), str(Y), str(T),
+        pe = forked_run.run(exp + [run, hx, "--grid", str(X), str(Y), str(T),
                                    "--heads-from", headed], capture_output=True, text=True)
         with h5py.File(hx, "r") as fh:
             check("export_checkpoint --heads-from copies the maximum-dP head only",
@@ -278,7 +278,7 @@ def main():
                   pe.stderr[-300:])
         with h5py.File(headed, "r+") as fh:
             fh.attrs["variable"] = "SG"
-        pe = subprocess.run(exp + [run, os.path.join(work, "wrong.h5"), "--grid", str(X), str(Y),
+        pe = forked_run.run(exp + [run, os.path.join(work, "wrong.h5"), "--grid", str(X), str(Y),
                                    str(T), "--heads-from", headed], capture_output=True, text=True)
         check("export_checkpoint --heads-from a model of the other variable: one error line, "
               "exit 2, no output", pe.returncode == 2 and "not dP" in pe.stderr
@@ -289,7 +289,7 @@ def main():
         with h5py.File(other, "r+") as fo:
             fo.attrs["output_scale"] = fo.attrs["output_scale"] * 2
         bad_out = os.path.join(work, "bad_avg.h5")
-        pb = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "average_models.py"),
+        pb = forked_run.run([sys.executable, os.path.join(os.path.dirname(HERE), "average_models.py"),
                              bad_out, os.path.join(work, "dp.h5"), other],
                             capture_output=True, text=True)
         check("average_models: another scaling is one error line, exit 2, no output",
@@ -319,12 +319,12 @@ def main():
             g["dP"] = np.concatenate([f["dP"][()]] * (more // n + 1))[:more]
             g["seed"] = np.ones(more, dtype=np.int64)
             g["index"] = np.arange(more, dtype=np.int64)
-        p = subprocess.run([c if c != data else grown for c in cmd] + ["--epochs", "4"],
+        p = forked_run.run([c if c != data else grown for c in cmd] + ["--epochs", "4"],
                            capture_output=True, text=True)
         check("a resumed run on grown data scores its best epoch on today's validation cases",
               p.returncode == 0 and "validation cases of today's data" in p.stderr, p.stderr[-500:])
         warm = os.path.join(work, "warm")
-        p = subprocess.run(cmd[:cmd.index("--run")] + ["--run", warm, "--threads", "1", "--epochs", "1",
+        p = forked_run.run(cmd[:cmd.index("--run")] + ["--run", warm, "--threads", "1", "--epochs", "1",
                                                        "--init", os.path.join(work, "dp.h5"),
                                                        "--peak-weight", "1",
                                                        "--export", os.path.join(work, "dp2.h5")],
@@ -337,10 +337,10 @@ def main():
         check("a warm start keeps the file's scaling",
               m2.attrs["output_scale"] == m.attrs["output_scale"]
               and m2.attrs["output_offset"] == m.attrs["output_offset"])
-        p = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w2"),
+        p = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w2"),
                                                        "--variable", "SG", "--init", os.path.join(work, "dp.h5")],
                            capture_output=True, text=True)
-        p2 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w3"),
+        p2 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w3"),
                                                         "--init", data],
                             capture_output=True, text=True)
         check("a warm start from a file that is no model file is one error line, exit 2",
@@ -348,22 +348,22 @@ def main():
               and "Traceback" not in p2.stderr, p2.stderr[-300:])
         check("a warm start from a model of the other variable is refused",
               p.returncode == 2 and "predicts dP" in p.stderr, p.stderr[-300:])
-        p3 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w4"),
+        p3 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w4"),
                                                         "--front-weight", "1"],
                             capture_output=True, text=True)
         check("--front-weight is refused for dP", p3.returncode == 2
               and "for SG only" in p3.stderr, p3.stderr[-300:])
-        p4 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w5"),
+        p4 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w5"),
                                                         "--mass-weight", "1"],
                             capture_output=True, text=True)
         check("--mass-weight is refused for dP", p4.returncode == 2
               and "for SG only" in p4.stderr, p4.stderr[-300:])
-        p6 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w7"),
+        p6 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w7"),
                                                         "--variable", "SG", "--peak-weight", "1"],
                             capture_output=True, text=True)
         check("--peak-weight is refused for SG", p6.returncode == 2
               and "for dP only" in p6.stderr, p6.stderr[-300:])
-        p7 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w8"),
+        p7 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w8"),
                                                         "--peak-weight", "nan"],
                             capture_output=True, text=True)
         check("--peak-weight nan is one error line, exit 2", p7.returncode == 2
@@ -382,7 +382,7 @@ def main():
         got = train_ufno.chosen_training_cases(pick, all_train, seeds_, idx_)
         check("--train-cases: rows in the file's order, repeats kept",
               got == [rows_of[train_ids[0]], rows_of[train_ids[1]], rows_of[train_ids[0]]], got)
-        p8 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w9"),
+        p8 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w9"),
                                                         "--epochs", "1", "--train-cases", pick],
                             capture_output=True, text=True)
         check("a run on chosen training cases trains", p8.returncode == 0
@@ -391,7 +391,7 @@ def main():
         held_out = (split["val"] + split["test"])[0]
         with open(leak, "w") as f:
             f.write("%s\n%s\n" % (train_ids[0], held_out))
-        p9 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w10"),
+        p9 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w10"),
                                                         "--train-cases", leak],
                             capture_output=True, text=True)
         check("--train-cases with a held-out case is one error line naming it, exit 2",
@@ -400,7 +400,7 @@ def main():
         binary = os.path.join(work, "binary.txt")
         with open(binary, "wb") as f:
             f.write(b"\xff\xfe\x00garbage")
-        p11 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w12"),
+        p11 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w12"),
                                                          "--train-cases", binary],
                              capture_output=True, text=True)
         check("--train-cases with a binary file is one error line, exit 2",
@@ -408,13 +408,13 @@ def main():
               and "Traceback" not in p11.stderr, p11.stderr[-300:])
         empty = os.path.join(work, "empty.txt")
         open(empty, "w").close()
-        p10 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w11"),
+        p10 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w11"),
                                                          "--train-cases", empty],
                              capture_output=True, text=True)
         check("--train-cases with no ids is refused", p10.returncode == 2
               and "no case ids" in p10.stderr, p10.stderr[-300:])
         for bad in ("nan", "-1", "1e9"):
-            p5 = subprocess.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w6"),
+            p5 = forked_run.run(cmd[:cmd.index("--run")] + ["--run", os.path.join(work, "w6"),
                                                             "--front-weight", bad],
                                 capture_output=True, text=True)
             check("--front-weight %s is one error line, exit 2" % bad, p5.returncode == 2
