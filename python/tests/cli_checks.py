@@ -3,7 +3,8 @@ failed"), running a trainer script, and checking a refusal: exit non-zero, one s
 starting "tool: " that says what, and no output file."""
 import os
 import sys
-import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
+
+import forked_run  # the tests' Python runs, in forks (python/tests/forked_run.py)
 
 
 class CliChecks:

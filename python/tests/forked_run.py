@@ -55,8 +55,9 @@ def _interpreter_path():
     starts from before the script's own directory is added."""
     global _base_path
     if _base_path is None:
-        out = subprocess.run([sys.executable, "-I", "-c", "import json, sys; print(json.dumps(sys.path))"],
-                             capture_output=True, text=True, check=True).stdout
+        probe = "import json, sys; print(json.dumps(sys.path))"
+        out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
+                             check=True).stdout
         _base_path = json.loads(out)
     return list(_base_path)
 

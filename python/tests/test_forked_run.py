@@ -11,15 +11,12 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
+import cli_checks  # noqa: E402
 import forked_run  # noqa: E402
 import ufno_model_file  # noqa: E402  (a project module this process has loaded)
 
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+CHECKS = cli_checks.CliChecks(forked_run.__file__)
+check = CHECKS.check
 
 
 def both(name, cmd, **kw):
@@ -47,7 +44,7 @@ def main():
                     "if mode == 'message': sys.exit('tool: one line')\n"
                     "if mode == 'raise': raise ValueError('boom')\n"
                     "if mode == 'signal': os.kill(os.getpid(), 9)\n"
-                    "if mode == 'import': import ufno_model_file; print(ufno_model_file.__name__)\n")
+                    "if mode == 'import': import ufno_model_file\n")
         env = dict(os.environ, WANT_CWD=work)
         py = sys.executable
         both("exit 0, stdout, stderr, argv, cwd and environment", [py, script, "ok", "x y"],
@@ -73,14 +70,19 @@ def main():
             check("a timeout raises TimeoutExpired", False)
         except subprocess.TimeoutExpired:
             check("a timeout raises TimeoutExpired", True)
+        # A mark set on sys here is seen by a fork only: which of the two ran.
+        sys.ufno_forked_run_mark = True
+        probe = [py, "-c", "import sys; print(hasattr(sys, 'ufno_forked_run_mark'))"]
+        r = forked_run.run(probe, capture_output=True, text=True)
+        check("a Python command line runs in a fork", r.stdout.strip() == "True", r.stdout)
         os.environ["UFNO_TEST_FRESH_PYTHON"] = "1"
-        r = forked_run.run([py, "-c", "import os; print(os.getppid())"], capture_output=True,
-                           text=True)
-        check("UFNO_TEST_FRESH_PYTHON=1 runs a new interpreter", r.returncode == 0)
+        r = forked_run.run(probe, capture_output=True, text=True)
+        check("UFNO_TEST_FRESH_PYTHON=1 runs a new interpreter", r.stdout.strip() == "False",
+              r.stdout)
+        del os.environ["UFNO_TEST_FRESH_PYTHON"]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
+    return CHECKS.summary()
 
 
 if __name__ == "__main__":
