@@ -755,7 +755,8 @@ def complete_outputs(d):
 def batch_signal_cases():
     P = "ufno_predict"
     os.mkdir("cases")
-    n = 24
+    # Enough cases that a kill after two whole outputs lands mid-batch (one takes about a second).
+    n = 8
     for i in range(n):
         shutil.copy(EXAMPLE, "cases/c%02d.h5" % i)
     args = ["--cases", "cases", "--out", "out", "--threads", "1"]
@@ -801,7 +802,7 @@ def batch_signal_cases():
 def sweep_signal_cases():
     # A sweep killed in the middle resumes to the very table an uninterrupted run writes.
     S = "ufno_sweep"
-    cfg = {"base_cases": [EXAMPLE], "samples": 16, "seed": 5, "out": "sw_ref",
+    cfg = {"base_cases": [EXAMPLE], "samples": 8, "seed": 5, "out": "sw_ref",
            "parameters": {"INJ_RATE": {"range": [0.5, 1.5]}, "TEMP": {"range": [40, 90]}}}
     json.dump(cfg, open("ref.json", "w"))
     cfg["out"] = "sw_killed"
