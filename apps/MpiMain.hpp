@@ -6,7 +6,6 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
-#include <cstdlib>
 #include <functional>
 #include <iostream>
 
@@ -20,11 +19,6 @@ inline int mpi_main(int argc, char** argv, const char* tool,
                     const std::function<int(int argc, char** argv, int rank, int size)>& run) {
   // Before MPI and Kokkos allocate anything.
   backend::reuse_freed_host_memory(run_options_from_environment(1, false).heap_reuse);
-  // Started without mpirun or srun, a tool is an MPI singleton, for which Open MPI first starts a
-  // helper daemon that only MPI_Comm_spawn and MPI_Comm_connect need; no tool here calls them, and
-  // the daemon costs every such start (a web request, a refused input) a few tenths of a second.
-  // Other MPIs ignore the variable; a value the user set wins.
-  setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
   // Funneled: ufno_sweep runs OPM Flow from a helper thread that never calls MPI.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
