@@ -755,7 +755,8 @@ def complete_outputs(d):
 def batch_signal_cases():
     P = "ufno_predict"
     os.mkdir("cases")
-    # Enough cases that a kill after two whole outputs lands mid-batch (one takes about a second).
+    # The kill comes once two outputs are whole; with the models loaded, each further case takes
+    # about a tenth of a second, so six left keep the run alive far longer than one 20-ms poll.
     n = 8
     for i in range(n):
         shutil.copy(EXAMPLE, "cases/c%02d.h5" % i)
