@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -254,10 +255,12 @@ def hostile(exe):
     env = dict(os.environ, OMP_NUM_THREADS="1")
 
     def refused(args, what):
-        before = set(glob.glob("/tmp/ufno_server_*"))
-        p = subprocess.run([exe, "--threads", "1"] + args, capture_output=True, text=True,
-                           timeout=120, env=env)
-        left = set(glob.glob("/tmp/ufno_server_*")) - before
+        # A private TMPDIR: other tests (the browser test) start servers beside this one, so
+        # a before/after listing of /tmp would count their results directories as ours.
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([exe, "--threads", "1"] + args, capture_output=True, text=True,
+                               timeout=120, env=dict(env, TMPDIR=tmp))
+            left = glob.glob(os.path.join(tmp, "ufno_server_*"))
         check("%s: exit 2, one line naming %s, nothing left in /tmp" % (" ".join(args), what),
               p.returncode == 2 and what in p.stderr and p.stderr.count("\n") == 1 and not left,
               (p.returncode, p.stderr, left))
