@@ -261,7 +261,8 @@ def hostile(exe):
             p = subprocess.run([exe, "--threads", "1"] + args, capture_output=True, text=True,
                                timeout=120, env=dict(env, TMPDIR=tmp))
             left = glob.glob(os.path.join(tmp, "ufno_server_*"))
-        check("%s: exit 2, one line naming %s, nothing left in /tmp" % (" ".join(args), what),
+        check("%s: exit 2, one line naming %s, nothing left in its TMPDIR"
+              % (" ".join(args), what),
               p.returncode == 2 and what in p.stderr and p.stderr.count("\n") == 1 and not left,
               (p.returncode, p.stderr, left))
     refused(["--port", "70000"], "--port")
