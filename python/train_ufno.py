@@ -480,7 +480,13 @@ def main(argv=None):
             total += loss.detach()
             nb += 1
         if nb == 0:
-            break  # the schedule was spent before this epoch's first step: nothing to score
+            # The schedule was spent before this epoch's first step: nothing to score, but the
+            # checkpoint records the time spent, or a resume would train on past the schedule.
+            ck_now = torch.load(ckpt_path) if os.path.exists(ckpt_path) else None
+            if ck_now is not None:
+                ck_now["train_seconds"] = trained_seconds()
+                atomic_save(ck_now, ckpt_path)
+            break
         if not cosine:
             sched.step()
         total = float(total)
