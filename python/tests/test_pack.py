@@ -1,10 +1,13 @@
 #!/usr/bin/python3
-"""python/ufno_pack.py, the compact training set for the lent GPU machine, on a tiny synthetic
-data set: the pack holds validation then training cases (never test cases) inside its budget,
-unpacks to the data set's arrays within float16's step, and train_ufno.py trains on it from a
-PyTorch init file that reproduces the model file's outputs; bad packs, bad budgets and data it
-cannot represent get one error line and no file.
+"""python/ufno_pack.py, the compact training set for a GPU machine, on a tiny synthetic data set:
+the pack holds validation then training cases (never test cases) inside its budget, unpacks to
+the data set's inputs within float16's step and to its targets within the coding's relative L2
+bound at every (case, report time), repacks a pack, still reads the float16 format before, and
+train_ufno.py trains on it from a PyTorch init file that reproduces the model file's outputs; bad
+packs, bad budgets and data it cannot represent get one error line and no file.
 Prints "N passed, M failed" last; exit 1 on failure."""
+import json
+import lzma
 import os
 import shutil
 import sys
@@ -48,6 +51,22 @@ def make_data(path, n=40, X=6, Y=10, T=5, vary_channel=None):
     return x
 
 
+def write_format1(path, variable, x, y):
+    """A pack in the float16 format of before (magic "ufno-training-pack 1")."""
+    arrays = {"input_const": x[:, :, :, 0, :-1].astype(np.float16),
+              "input_time": x[0, :, :, :, -1].astype(np.float32),
+              "target": y.astype(np.float16),
+              "seed": np.full(len(x), 3, np.int64), "index": np.arange(len(x), dtype=np.int64)}
+    header, blobs = {"variable": variable, "arrays": []}, []
+    for name, a in arrays.items():
+        blob = lzma.compress(ufno_pack._shuffle(a))
+        header["arrays"].append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape),
+                                 "bytes": len(blob)})
+        blobs.append(blob)
+    with open(path, "wb") as f:
+        f.write(b"ufno-training-pack 1\n" + json.dumps(header).encode() + b"\n" + b"".join(blobs))
+
+
 def run(*args):
     return forked_run.run([sys.executable, *args], capture_output=True, text=True)
 
@@ -74,8 +93,50 @@ def main():
         check("inputs back within float16's step",
               xu.shape == x[rows].shape and np.abs(xu - x[rows]).max() < 1e-3,
               np.abs(xu - x[rows]).max())
-        check("targets back within float16's step",
-              np.abs(yu - dp).max() <= 1e-3 * np.abs(dp).max(), np.abs(yu - dp).max())
+        worst = ufno_pack.coding_error(dp, yu)[2]
+        check("targets back within 2e-4 relative L2 at every (case, report time)",
+              0 < worst <= 2e-4, worst)
+        # A field with a smooth part and rough parts, zero outside the reservoir, a report time
+        # with one nonzero cell, and an all-zero one: the bound holds for each, --max-error too.
+        rng = np.random.default_rng(4)
+        g = np.linspace(0, 1, 10)
+        field = (100 * np.exp(-3 * g)[None, None, :, None] * np.linspace(1, 2, 5)
+                 + rng.random((4, 6, 10, 5))).astype(np.float32)
+        field[:, -1] = 0
+        field[:, :, :, 0] = 0
+        field[:, 2, 3, 0] = 7.0
+        field[:, :, :, 1] = 0
+        for bound in (2e-4, 1e-2):
+            small, esc, step = ufno_pack._code_target(field, bound)
+            back = ufno_pack._decode_target(lzma.decompress(small), lzma.decompress(esc), step,
+                                            field.shape)
+            errs = ufno_pack.coding_error(field, back)
+            check("--max-error %g holds at every (case, report time)" % bound,
+                  errs[2] <= bound and np.array_equal(back[:, -1], field[:, -1])
+                  and np.array_equal(back[:, :, :, 1], field[:, :, :, 1]), errs)
+        cost = lambda b: sum(map(len, ufno_pack._code_target(field, b)[:2]))  # noqa: E731
+        check("a looser bound codes smaller", cost(1e-2) < cost(2e-4), (cost(1e-2), cost(2e-4)))
+        # Repacking a pack keeps its cases; the float16 format before is still read.
+        again = os.path.join(work, "again.ufnopack")
+        p = run(os.path.join(PY, "ufno_pack.py"), pack, again, "--variable", "dP")
+        _, xa, ya, sa, ia = ufno_pack.unpack(again)
+        check("a pack repacks to the same cases and inputs", p.returncode == 0
+              and np.array_equal(ia, idxs) and np.array_equal(xa, xu), p.stderr[-300:])
+        old = os.path.join(work, "old.ufnopack")
+        write_format1(old, "dP", x[rows], dp)
+        var1, x1, y1, s1, i1 = ufno_pack.unpack(old)
+        check("the float16 format before is read", var1 == "dP" and np.array_equal(i1, np.arange(len(rows)))
+              and np.abs(x1 - x[rows]).max() < 1e-3
+              and np.array_equal(y1, dp.astype(np.float16).astype(np.float32)))
+        q = run(os.path.join(PY, "ufno_pack.py"), pack, pack, "--variable", "dP")
+        check("a pack is never written over its own source", q.returncode == 2
+              and "replace the input" in q.stderr and os.path.getsize(pack) > 0, q.stderr[-300:])
+        for bad in ("0", "nan", "0.5"):
+            q = run(os.path.join(PY, "ufno_pack.py"), data, os.path.join(work, "x.ufnopack"),
+                    "--variable", "dP", "--max-error", bad)
+            check("--max-error %s is one error line, exit 2" % bad, q.returncode == 2
+                  and "--max-error" in q.stderr and "Traceback" not in q.stderr
+                  and not os.path.exists(os.path.join(work, "x.ufnopack")), q.stderr[-300:])
         small = os.path.join(work, "small.ufnopack")
         p = run(os.path.join(PY, "ufno_pack.py"), data, small, "--variable", "SG", "--max-mb", "0.02")
         check("the budget holds", p.returncode == 0 and os.path.getsize(small) <= 0.02 * 2**20,
