@@ -2,16 +2,21 @@
 """Train a U-FNO or FNO for SG or dP on the assembled OPM Flow data set, resumably.
 
 Usage:
-  /usr/bin/python3 python/train_ufno.py --data DATA.h5 --variable SG|dP --run DIR
+  /usr/bin/python3 python/train_ufno.py --data DATA --variable SG|dP --run DIR
       [--fno] [--width 16] [--modes 6 6 6] [--epochs 30] [--batch 4] [--lr 1e-3]
       [--step 2 --gamma 0.9] [--threads 2] [--max-minutes 100] [--limit N]
-      [--export models/sg.h5] [--device cuda] [--init MODEL.h5] [--train-cases FILE]
+      [--export models/sg.h5] [--device cpu|cuda|auto] [--init MODEL.h5] [--train-cases FILE]
+      [--schedule cosine-time --minutes 7 --cosine-minutes 21]
+      [--checkpoint-parts PARTS_DIR] [--resume-from PARTS_DIR]
 
-DATA.h5 is written by `python/run_flow_batch.py --assemble`: /input (N, X, Y, T, 12) encoded as
-io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case. DATA may also
-be a compact set of python/ufno_pack.py (OUT.ufnopack: one variable, read with numpy alone), and
---init a PyTorch file of ufno_pack.py --init: the lent GPU machine's Python may lack h5py
-(scripts/gpu-train.sh).
+DATA is a data set of `python/run_flow_batch.py --assemble` (DATA.h5: /input (N, X, Y, T, 12)
+encoded as io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case),
+a pack of python/ufno_pack.py (DATA.ufnopack: one variable, read with numpy alone), or a data
+directory holding the variable's pack (VARIABLE.ufnopack or NAME_VARIABLE.ufnopack: the
+project's data set in ../shared/data, say). The data set's path, case count and seeds, and a
+pack's SHA-256 (as SHA256SUMS lists it), go into the checkpoint, DIR/metrics.json and the
+exported model file's `source` attribute. --init may be a PyTorch file of ufno_pack.py --init,
+for a machine whose Python lacks h5py.
 
 Split: by case, deterministic: a case goes to test when hash(seed, index) % 10 == 0, to
 validation when it is 1, else to training; the split (case ids) is written to DIR/split.json, so
@@ -22,23 +27,37 @@ of the radial first difference, per sample, averaged over the batch. dP is learn
 with the training set's mean and standard deviation over reservoir cells; they become the model
 file's output scaling, so ufno_predict de-scales to bar.
 
+Device: on the CPU the step runs python/ufno_fast_forward.py's formulation of the network (the
+same function on PyTorch's fast CPU paths); on a GPU (--device cuda, or auto where one is seen)
+the network's own forward, whose cuFFT transforms are the faster path there, with the whole data
+set copied to the device once; --tf32 lets convolutions and matrix products use TF32 there.
+--batch defaults to 4 on the CPU and 32 on a GPU. --lr is the rate at batch --lr-batch (4); for
+another batch it is scaled by --lr-scaling: sqrt (default) multiplies it by sqrt(batch / 4), the
+usual rule for Adam, linear by batch / 4, none keeps it.
+
 Optimiser: Adam (weight decay 1e-4) with StepLR. Every epoch ends with a checkpoint
 (DIR/checkpoint.pt: model, optimiser, scheduler, epoch, RNG state) written to a temporary name
 and renamed; a rerun resumes from it. --max-minutes stops cleanly after the epoch that crosses
-the budget, so a long training is a series of runs under the session limit. DIR/log.csv has one
-line per epoch (train loss, validation loss, the paper's metric on validation, seconds).
---schedule cosine-time replaces StepLR for a machine lent for a fixed time: the rate falls from
---lr to 0 along a cosine over --cosine-minutes of training time (summed over the runs of DIR), and
-the run stops, mid-epoch if need be, scores and saves when they are spent. --slim FILE also
-writes, after every epoch, one small file without the optimiser (the best epoch's weights, the
-last epoch's where both fit in 15 MiB) for scripts/gpu-train.sh; export_checkpoint.py reads it.
-On a GPU (--device cuda) the data set is copied to the device once; --tf32 allows TF32 there.
+the budget, so a long training is a series of runs. DIR/log.csv has one line per epoch (train
+loss, validation loss, the paper's metric on validation, seconds).
+--schedule cosine-time replaces StepLR for training of a fixed length: the rate falls from the
+(scaled) --lr to 0 along a cosine over --cosine-minutes of training time (summed over the runs of
+DIR; scoring is counted, loading is not), and the run stops, mid-epoch if need be, scores, saves
+and exports when they are spent. --minutes ends this command after the epoch in which its own
+training time reaches them, so one schedule can span several commands (--cosine-minutes 21 over
+three commands of --minutes 7). --checkpoint-parts PARTS_DIR also writes the checkpoint after
+every epoch as files of at most 16 MiB (PARTS_DIR/checkpoint.json, checkpoint.eEPOCH.partN; the
+weights, the best epoch's weights and Adam's moments in float32 where they take at most
+--parts-mib, 32 MiB, together, else in float16, each tensor scaled by its largest value): what
+comes back from a GPU machine. A run whose DIR has no checkpoint.pt, or an older one, resumes
+from the parts in --resume-from (default PARTS_DIR); a part that is missing, short or altered
+is refused. --slim FILE also writes, after every epoch, one small file without the optimiser
+(the best epoch's weights, the last epoch's where both fit in 15 MiB); export_checkpoint.py
+reads it.
 
 --init starts a new run from the weights of a model file (a shipped model, say) instead of a
 random draw: its architecture replaces --width/--modes/--fno and its de-scaling becomes the dP
 scaling, so the raw output keeps its meaning. A resumed run ignores it.
-
-The forward pass is python/ufno_fast_forward.py's: the same network on PyTorch's fast CPU paths.
 
 --front-weight W (SG) adds W x the gas predicted where Flow has none, relative to Flow's gas,
 to the loss: the thin film a model spreads beyond the front decides the plume radius a user
@@ -82,7 +101,7 @@ import ufno_pack  # noqa: E402
 import ufno_torch  # noqa: E402
 
 
-SLIM_BYTES = 15 << 20  # a returned file of the lent machine holds at most 16 MiB
+SLIM_BYTES = 15 << 20  # a file that comes back from a GPU machine holds at most 16 MiB
 
 
 def relative_l2(pred, true, mask):
@@ -193,6 +212,133 @@ def keep_epoch(ckpt_path, epoch):
         shutil.copyfile(ckpt_path, kept)
 
 
+PARTS_MANIFEST = "checkpoint.json"
+PART_BYTES = 16 << 20  # a file that comes back from a GPU machine holds at most 16 MiB
+
+
+def _pack_tensor(t, half):
+    """A tensor as stored in the checkpoint parts: complex as (re, im) pairs; in float16 scaled
+    by its largest magnitude (so no value overflows and small ones keep their precision)."""
+    cplx = t.is_complex()
+    r = torch.view_as_real(t) if cplx else t
+    if not half or not r.is_floating_point():
+        return {"t": r.clone(), "complex": cplx}
+    scale = float(r.abs().max()) if r.numel() else 0.0
+    scale = scale if scale > 0 and math.isfinite(scale) else 1.0
+    return {"t": (r.float() / scale).half(), "scale": scale, "complex": cplx}
+
+
+def _unpack_tensor(d):
+    t = d["t"]
+    if "scale" in d:
+        t = t.float() * d["scale"]
+    return torch.view_as_complex(t.contiguous()) if d["complex"] else t
+
+
+def _map_state(sd, f):
+    return None if sd is None else {k: f(v) for k, v in sd.items()}
+
+
+def save_checkpoint_parts(ck, folder, float32_mib=32.0):
+    """Writes the checkpoint `ck` (as checkpoint.pt holds it) into `folder` as files of at most
+    16 MiB: checkpoint.json (what the parts are, their sizes and SHA-256) and
+    checkpoint.eEPOCH.partN. Weights, the best epoch's weights and Adam's moments are float32
+    where they take at most float32_mib MiB together, else float16 (Adam's second moment as its
+    square root, each tensor scaled by its largest value). The parts are written first, then the
+    manifest is renamed into place and older parts removed: the folder always holds one whole
+    checkpoint."""
+    import hashlib
+    import io
+    os.makedirs(folder, exist_ok=True)
+    opt = ck["optimizer"]
+    tensors = list(ck["model"].values()) + [v for st in opt["state"].values()
+                                            for k, v in st.items() if k != "step"]
+    if (ck.get("best") or {}).get("model") is not None:
+        tensors += list(ck["best"]["model"].values())
+    float32_bytes = sum(t.numel() * (8 if t.is_complex() else 4) for t in tensors)
+    half = float32_bytes > float32_mib * (1 << 20)
+
+    def pack_moment(k, v):
+        if k == "exp_avg_sq":
+            v = torch.view_as_complex(torch.view_as_real(v).sqrt()) if v.is_complex() else v.sqrt()
+        return _pack_tensor(v, half) if torch.is_tensor(v) and k != "step" else v
+    compact = dict(ck)
+    compact["model"] = _map_state(ck["model"], lambda v: _pack_tensor(v, half))
+    compact["optimizer"] = {"param_groups": opt["param_groups"],
+                            "state": {i: {k: pack_moment(k, v) for k, v in st.items()}
+                                      for i, st in opt["state"].items()}}
+    if ck.get("best") is not None:
+        compact["best"] = dict(ck["best"], model=_map_state(ck["best"].get("model"),
+                                                             lambda v: _pack_tensor(v, half)))
+    buf = io.BytesIO()
+    torch.save(compact, buf)
+    blob = buf.getvalue()
+    parts, tag = [], "e%d" % ck["epoch"]
+    for i, b in enumerate(range(0, len(blob), PART_BYTES)):
+        name = "checkpoint.%s.part%d" % (tag, i)
+        chunk = blob[b:b + PART_BYTES]
+        with open(os.path.join(folder, name + ".tmp"), "wb") as f:
+            f.write(chunk)
+        os.replace(os.path.join(folder, name + ".tmp"), os.path.join(folder, name))
+        parts.append({"name": name, "bytes": len(chunk),
+                      "sha256": hashlib.sha256(chunk).hexdigest()})
+    manifest = {"format": 1, "precision": "float16" if half else "float32",
+                "epoch": ck["epoch"], "train_seconds": ck.get("train_seconds", 0.0),
+                "parts": parts}
+    tmp = os.path.join(folder, PARTS_MANIFEST + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1)
+    os.replace(tmp, os.path.join(folder, PARTS_MANIFEST))
+    keep = {q["name"] for q in parts}
+    for name in os.listdir(folder):
+        if name.startswith("checkpoint.") and ".part" in name and name not in keep:
+            os.remove(os.path.join(folder, name))
+    return manifest
+
+
+def load_checkpoint_parts(folder):
+    """The checkpoint that save_checkpoint_parts wrote into `folder`, as checkpoint.pt holds it
+    (float32 tensors). ValueError naming the file for a missing, short or altered part."""
+    import hashlib
+    import io
+    path = os.path.join(folder, PARTS_MANIFEST)
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+        blob = []
+        for q in manifest["parts"]:
+            name = os.path.basename(str(q["name"]))
+            with open(os.path.join(folder, name), "rb") as f:
+                chunk = f.read()
+            if len(chunk) != q["bytes"] or hashlib.sha256(chunk).hexdigest() != q["sha256"]:
+                raise ValueError("%s does not match the manifest (size or SHA-256)" % name)
+            blob.append(chunk)
+        compact = torch.load(io.BytesIO(b"".join(blob)), map_location="cpu")
+    except (OSError, KeyError, TypeError, json.JSONDecodeError, RuntimeError, EOFError,
+            pickle.UnpicklingError) as e:
+        raise ValueError("%s: not a readable checkpoint (%s)" % (path, str(e).split("\n")[0]))
+    except ValueError as e:
+        raise ValueError("%s: %s" % (path, e))
+
+    def unpack_moment(k, v):
+        if not isinstance(v, dict):
+            return v
+        v = _unpack_tensor(v)
+        if k == "exp_avg_sq":
+            v = torch.view_as_complex(torch.view_as_real(v).square()) if v.is_complex() \
+                else v.square()
+        return v
+    ck = dict(compact)
+    ck["model"] = _map_state(compact["model"], _unpack_tensor)
+    ck["optimizer"] = {"param_groups": compact["optimizer"]["param_groups"],
+                       "state": {i: {k: unpack_moment(k, v) for k, v in st.items()}
+                                 for i, st in compact["optimizer"]["state"].items()}}
+    if compact.get("best") is not None:
+        ck["best"] = dict(compact["best"],
+                          model=_map_state(compact["best"].get("model"), _unpack_tensor))
+    return ck
+
+
 def train_seconds(log_path):
     with open(log_path) as f:
         return sum(float(r["seconds"]) for r in csv.DictReader(f))
@@ -217,6 +363,12 @@ def chosen_training_cases(path, train, seeds, idxs):
     return rows
 
 
+def refuse(message):
+    """Bad input: one line on stderr, exit 2."""
+    print("train_ufno: " + message, file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True)
@@ -226,12 +378,27 @@ def main(argv=None):
     p.add_argument("--width", type=int, default=16)
     p.add_argument("--modes", type=int, nargs=3, default=[6, 6, 6])
     p.add_argument("--epochs", type=int, default=30)
-    p.add_argument("--batch", type=int, default=4)
-    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--batch", type=int,
+                   help="cases a step (default 4 on the CPU, 32 on a GPU)")
+    p.add_argument("--lr", type=float, default=1e-3,
+                   help="the learning rate at batch --lr-batch (default 1e-3 at batch 4)")
+    p.add_argument("--lr-batch", type=int, default=4,
+                   help="the batch --lr was chosen for (default 4, the batch of the shipped "
+                        "models' training)")
+    p.add_argument("--lr-scaling", choices=("sqrt", "linear", "none"), default="sqrt",
+                   help="how the rate follows a batch other than --lr-batch: sqrt (default: "
+                        "lr x sqrt(batch / lr-batch), the rule for Adam, whose steps are "
+                        "normalised by the gradient's spread), linear (lr x batch / lr-batch) or "
+                        "none")
     p.add_argument("--step", type=int, default=2)
     p.add_argument("--gamma", type=float, default=0.9)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--max-minutes", type=float, default=100.0)
+    p.add_argument("--max-minutes", type=float, default=100.0,
+                   help="stop after the epoch in which this run's wall time crosses this")
+    p.add_argument("--minutes", type=float,
+                   help="train this many minutes of training time in this command (all the "
+                        "rest, data loading and scoring, is not counted), then save and stop; "
+                        "with --schedule cosine-time the default --cosine-minutes")
     p.add_argument("--keep-epochs", action="store_true",
                    help="also keep each epoch's checkpoint as DIR/ckpt_epochN.pt (a hard link: "
                         "no copy), for exporting or averaging any epoch later")
@@ -247,31 +414,67 @@ def main(argv=None):
     p.add_argument("--train-cases",
                    help="train on these case ids (one per line, repeats oversample) instead of "
                         "the whole training split; each must be in the training split")
-    p.add_argument("--device", default="cpu",
-                   help="cpu, or cuda on a machine with a GPU (checkpoints stay device-neutral)")
+    p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
+                   help="cpu (default), cuda, or auto (cuda where PyTorch sees a GPU); "
+                        "checkpoints stay device-neutral. On the CPU the step runs "
+                        "python/ufno_fast_forward.py's formulation, on a GPU the network's own "
+                        "forward (cuFFT)")
     p.add_argument("--schedule", choices=("step", "cosine-time"), default="step",
                    help="step: StepLR per epoch (--step, --gamma); cosine-time: the learning "
                         "rate falls from --lr to 0 along a cosine over --cosine-minutes of "
                         "training time (all runs of DIR together), and training stops, mid-epoch "
-                        "if need be, when they are spent: for a machine lent for a fixed time")
+                        "if need be, when they are spent: training of a fixed length")
     p.add_argument("--slim",
                    help="also write, after every epoch, this one small file (the best epoch's "
                         "weights, the last epoch's where both fit in 15 MiB, the scaling and "
-                        "arguments; no optimiser): what a lent machine's few returned files hold; "
+                        "arguments; no optimiser), small enough to come back from a GPU machine; "
                         "python/export_checkpoint.py reads it")
     p.add_argument("--tf32", action="store_true",
                    help="on a GPU, let convolutions and matrix products use TF32 in training "
                         "(about 1e-3 relative; the exported weights still run in FP32)")
     p.add_argument("--cosine-minutes", type=float,
-                   help="the training time the cosine schedule spans (default: --max-minutes)")
+                   help="the training time the cosine schedule spans, over all the commands "
+                        "that resume DIR (default: --minutes, else --max-minutes)")
+    p.add_argument("--checkpoint-parts", metavar="PARTS_DIR",
+                   help="also write the checkpoint, after every epoch, as files of at most 16 "
+                        "MiB into PARTS_DIR (checkpoint.json and checkpoint.partN), in float16 "
+                        "where float32 would pass --parts-mib; a run whose DIR has no "
+                        "checkpoint.pt resumes from them (or from --resume-from)")
+    p.add_argument("--parts-mib", type=float, default=32.0,
+                   help="the most the checkpoint's parts may take in float32 before they are "
+                        "written in float16 (default 32 MiB)")
+    p.add_argument("--resume-from", metavar="PARTS_DIR",
+                   help="resume from the checkpoint parts in this directory when DIR has no "
+                        "checkpoint.pt (default: --checkpoint-parts)")
     a = p.parse_args(argv)
     if a.slim and (os.path.isdir(a.slim)
                    or not os.path.isdir(os.path.dirname(os.path.abspath(a.slim)))):
         p.error("--slim %s: a file name in an existing directory, not a directory" % a.slim)
     if a.cosine_minutes is None:
-        a.cosine_minutes = a.max_minutes
-    if not (0.0 < a.cosine_minutes <= 1e6) or not (0.0 < a.max_minutes <= 1e6):
-        p.error("--max-minutes and --cosine-minutes must be in (0, 1e6]")
+        a.cosine_minutes = a.minutes if a.minutes is not None else a.max_minutes
+    if not (0.0 < a.cosine_minutes <= 1e6) or not (0.0 < a.max_minutes <= 1e6) \
+            or not (a.minutes is None or 0.0 < a.minutes <= 1e6):
+        p.error("--minutes, --max-minutes and --cosine-minutes must be in (0, 1e6]")
+    if a.device == "auto":
+        a.device = "cuda" if torch.cuda.is_available() else "cpu"
+    if a.device == "cuda" and not torch.cuda.is_available():
+        refuse("--device cuda: PyTorch sees no GPU here")
+    if a.batch is None:
+        a.batch = 32 if a.device == "cuda" else 4
+    if not (1 <= a.batch <= 4096) or not (1 <= a.lr_batch <= 4096):
+        p.error("--batch and --lr-batch must be in [1, 4096]")
+    if not (0.0 < a.lr <= 1.0):
+        p.error("--lr must be in (0, 1], not %r" % a.lr)
+    if not (0.0 < a.parts_mib <= 1024):
+        p.error("--parts-mib must be in (0, 1024], not %r" % a.parts_mib)
+    for flag, d in (("--checkpoint-parts", a.checkpoint_parts), ("--resume-from", a.resume_from)):
+        if d is not None and os.path.exists(d) and not os.path.isdir(d):
+            p.error("%s %s: a directory, not a file" % (flag, d))
+    if a.resume_from is None:
+        a.resume_from = a.checkpoint_parts
+    # The rate for this batch (kept in the checkpoint's args; the optimiser's state carries it).
+    ratio = a.batch / a.lr_batch
+    a.lr_used = a.lr * {"sqrt": math.sqrt(ratio), "linear": ratio, "none": 1.0}[a.lr_scaling]
     for flag, v in (("--front-weight", a.front_weight), ("--mass-weight", a.mass_weight),
                     ("--peak-weight", a.peak_weight)):
         if not (0.0 <= v <= 1e3):  # NaN fails too
@@ -285,6 +488,12 @@ def main(argv=None):
     os.makedirs(a.run, exist_ok=True)
     t_start = time.time()
 
+    if os.path.isdir(a.data):  # a data directory: its one pack of the variable
+        try:
+            a.data = ufno_pack.find_pack(a.data, a.variable)
+        except (OSError, ValueError) as e:
+            refuse(str(e))
+    data_id = {"path": os.path.abspath(a.data)}
     if a.data.endswith(".ufnopack"):  # python/ufno_pack.py's compact set: numpy only
         try:
             packed, x_all, y_all, seeds, idxs = ufno_pack.unpack(a.data)
@@ -292,6 +501,7 @@ def main(argv=None):
             p.error(str(e).split("\n")[0])
         if packed != a.variable:
             p.error("%s holds %s, not %s" % (a.data, packed, a.variable))
+        data_id["sha256"] = ufno_pack.sha256_of(a.data)
         n = len(seeds) if not a.limit else min(a.limit, len(seeds))
         x_all, y_all, seeds, idxs = x_all[:n], y_all[:n], seeds[:n], idxs[:n]
     else:
@@ -301,6 +511,7 @@ def main(argv=None):
             x_all = f["input"][:n]
             y_all = f[a.variable][:n]
             seeds, idxs = f["seed"][:n], f["index"][:n]
+    data_id.update(cases=int(len(seeds)), seeds=sorted({int(v) for v in seeds}))
     groups = {"train": [], "val": [], "test": []}
     for i, (s, k) in enumerate(zip(seeds, idxs)):
         groups[split_of(int(s), int(k))].append(i)
@@ -336,6 +547,22 @@ def main(argv=None):
         torch.backends.cudnn.benchmark = True
     ckpt_path = os.path.join(a.run, "checkpoint.pt")
     ck = torch.load(ckpt_path, map_location=dev) if os.path.exists(ckpt_path) else None
+    manifest = os.path.join(a.resume_from or "", PARTS_MANIFEST)
+    if a.resume_from and os.path.exists(manifest):
+        # The parts of a later command (returned and brought back) win over an older
+        # checkpoint.pt that this machine kept.
+        try:
+            with open(manifest) as f:
+                parts_seconds = float(json.load(f)["train_seconds"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            refuse("%s: not a readable checkpoint (%s)" % (manifest, e))
+        if ck is None or parts_seconds > float(ck.get("train_seconds", 0.0)):
+            try:
+                ck = load_checkpoint_parts(a.resume_from)
+            except ValueError as e:
+                refuse(str(e))
+            print("train_ufno: resuming from the checkpoint parts in %s" % a.resume_from,
+                  file=sys.stderr)
     if ck is not None:  # the architecture a run started with, whatever the flags say now
         a.width, a.modes, a.fno = ck["args"]["width"], ck["args"]["modes"], ck["args"]["fno"]
     if a.init and ck is None:
@@ -353,7 +580,7 @@ def main(argv=None):
     else:
         model = ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
                                  n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=1e-4)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr_used, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
     epoch0 = 0
     trained_before = 0.0  # training seconds of earlier runs of DIR (the cosine schedule's clock)
@@ -369,8 +596,15 @@ def main(argv=None):
         mean, std = ck["mean"], ck["std"]
         best = ck.get("best", best)
         trained_before = float(ck.get("train_seconds", 0.0))
-        print("train_ufno: resuming after epoch %d" % epoch0, file=sys.stderr)
+        print("train_ufno: resuming after epoch %d (%.1f minutes trained)"
+              % (epoch0, trained_before / 60), file=sys.stderr)
 
+    # On the CPU the fast formulation of the same network; on a GPU the network's own forward,
+    # whose cuFFT transforms are faster there than the pruned DFTs' matrix products.
+    forward = ufno_fast_forward.forward if dev.type == "cpu" else (lambda m, x: m(x))
+    print("train_ufno: %s, batch %d, learning rate %.3g (%s scaling from %.3g at batch %d)%s"
+          % (dev.type, a.batch, a.lr_used, a.lr_scaling, a.lr, a.lr_batch,
+             ", TF32" if a.tf32 and dev.type == "cuda" else ""), file=sys.stderr)
     # On a GPU the whole set is copied to the device once: a step of this small network is
     # shorter than the host-to-device copy of its batch.
     resident = None
@@ -398,7 +632,7 @@ def main(argv=None):
         preds, loss, nb = [], 0.0, 0
         with torch.no_grad():
             for x, y, m in batches(ids, False):
-                out = ufno_fast_forward.forward(model, x)
+                out = forward(model, x)
                 loss += float(paper_loss(out * m, y * m, m))
                 nb += 1
                 preds.append(out.cpu().numpy() * std + mean)
@@ -442,18 +676,19 @@ def main(argv=None):
     def cosine_lr():
         """The cosine schedule's rate now, or None once its time is spent."""
         f = trained_seconds() / (60.0 * a.cosine_minutes)
-        return None if f >= 1.0 else a.lr * 0.5 * (1.0 + math.cos(math.pi * f))
+        return None if f >= 1.0 else a.lr_used * 0.5 * (1.0 + math.cos(math.pi * f))
 
+    spent = False
     if cosine and cosine_lr() is None:
         print("train_ufno: the cosine schedule's %g minutes are spent" % a.cosine_minutes,
               file=sys.stderr)
-        return 0
-    spent = False
+        spent = True
     for epoch in range(epoch0, a.epochs):
         if spent:
             break  # the cosine schedule is done: the training is complete
-        if (time.time() - t_start) / 60 > a.max_minutes:
-            print("train_ufno: time budget used; rerun to continue", file=sys.stderr)
+        if (time.time() - t_start) / 60 > a.max_minutes or (
+                a.minutes is not None and time.time() - t_train >= 60.0 * a.minutes):
+            print("train_ufno: this command's time is used; rerun to continue", file=sys.stderr)
             return 0
         t0 = time.time()
         total, nb = torch.zeros((), device=dev), 0  # summed on the device: no wait per step
@@ -466,7 +701,7 @@ def main(argv=None):
                 for g in opt.param_groups:
                     g["lr"] = lr
             opt.zero_grad()
-            out = ufno_fast_forward.forward(model, x)
+            out = forward(model, x)
             loss = paper_loss(out * m, y * m, m)
             if a.front_weight:
                 loss = loss + a.front_weight * spurious_gas(out * m, y * m, m)
@@ -486,6 +721,8 @@ def main(argv=None):
             if ck_now is not None:
                 ck_now["train_seconds"] = trained_seconds()
                 atomic_save(ck_now, ckpt_path)
+                if a.checkpoint_parts:
+                    save_checkpoint_parts(ck_now, a.checkpoint_parts, a.parts_mib)
             break
         if not cosine:
             sched.step()
@@ -494,11 +731,14 @@ def main(argv=None):
         if val_metric < best["metric"]:
             best = {"metric": val_metric, "epoch": epoch + 1, "val_cases": len(groups["val"]),
                     "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
-        atomic_save({"best": best, "model": {k: v.cpu() for k, v in model.state_dict().items()},
-                     "optimizer": opt.state_dict(),
-                     "scheduler": sched.state_dict(), "epoch": epoch + 1,
-                     "rng": torch.get_rng_state(), "mean": mean, "std": std,
-                     "train_seconds": trained_seconds(), "args": vars(a)}, ckpt_path)
+        ck_now = {"best": best, "model": {k: v.cpu() for k, v in model.state_dict().items()},
+                  "optimizer": opt.state_dict(),
+                  "scheduler": sched.state_dict(), "epoch": epoch + 1,
+                  "rng": torch.get_rng_state(), "mean": mean, "std": std,
+                  "train_seconds": trained_seconds(), "args": vars(a), "data": data_id}
+        atomic_save(ck_now, ckpt_path)
+        if a.checkpoint_parts:
+            save_checkpoint_parts(ck_now, a.checkpoint_parts, a.parts_mib)
         if a.keep_epochs:
             keep_epoch(ckpt_path, epoch + 1)
         if a.slim:
@@ -518,6 +758,10 @@ def main(argv=None):
               % (epoch + 1, total / max(nb, 1), val_loss, val_metric, time.time() - t0),
               file=sys.stderr)
 
+    if a.checkpoint_parts and ck is not None and not os.path.exists(
+            os.path.join(a.checkpoint_parts, PARTS_MANIFEST)):
+        # Nothing was trained in this command: the checkpoint it resumed comes back as it was.
+        save_checkpoint_parts(ck, a.checkpoint_parts, a.parts_mib)
     if a.export:
         if best["model"] is not None:
             model.load_state_dict(best["model"])
@@ -525,7 +769,11 @@ def main(argv=None):
         import ufno_convert  # here only: it needs h5py
         ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
                              state_dict={k: v.cpu() for k, v in model.state_dict().items()},
-                             source=os.path.basename(a.run),
+                             source="%s, trained on %s%s" % (
+                                 os.path.basename(os.path.normpath(a.run)),
+                                 os.path.basename(data_id["path"]),
+                                 " (sha256 %s)" % data_id["sha256"] if "sha256" in data_id
+                                 else ""),
                              scaling=(std, mean))
         with open(os.path.join(a.run, "metrics.json"), "w") as fm:
             json.dump({"variable": a.variable, "architecture": "FNO" if a.fno else "UFNO",
@@ -533,9 +781,13 @@ def main(argv=None):
                        "test_loss": test_loss,
                        ("test_plume_error" if a.variable == "SG" else "test_pressure_error"):
                            test_metric,
-                       "epochs": a.epochs, "best_epoch": best["epoch"],
-                       "train_seconds": train_seconds(log_path), "width": a.width, "modes": a.modes}, fm, indent=1)
-        print("train_ufno: exported %s; test metric %.4f" % (a.export, test_metric), file=sys.stderr)
+                       "epochs": a.epochs, "best_epoch": best["epoch"], "data": data_id,
+                       "batch": a.batch, "lr": a.lr_used, "device": dev.type,
+                       "train_seconds": trained_seconds(), "width": a.width,
+                       "modes": a.modes}, fm, indent=1)
+        print("train_ufno: exported %s; %s" % (a.export, "test metric %.4f" % test_metric
+                                                if groups["test"] else "no test cases in the data"),
+              file=sys.stderr)
     return 0
 
 

@@ -125,7 +125,8 @@ def main():
         old = os.path.join(work, "old.ufnopack")
         write_format1(old, "dP", x[rows], dp)
         var1, x1, y1, s1, i1 = ufno_pack.unpack(old)
-        check("the float16 format before is read", var1 == "dP" and np.array_equal(i1, np.arange(len(rows)))
+        check("the float16 format before is read",
+              var1 == "dP" and np.array_equal(i1, np.arange(len(rows)))
               and np.abs(x1 - x[rows]).max() < 1e-3
               and np.array_equal(y1, dp.astype(np.float16).astype(np.float32)))
         q = run(os.path.join(PY, "ufno_pack.py"), pack, pack, "--variable", "dP")
