@@ -1,95 +1,109 @@
 #!/usr/bin/env bash
-# Training on a lent GPU machine (issue 13): several runs side by side on the one GPU, for a fixed
-# number of minutes, in one call. A step of these small networks leaves the GPU mostly idle
-# between kernel launches, so runs started together share it at little cost to each.
+# One training command on a GPU machine: train NAME for MINUTES of training time, resuming from
+# its checkpoint, and, once its schedule is spent, export the best epoch as a model file.
 #
-# Prepare on this machine (the data set never fits the 64 MiB that travel with the working tree;
-# a compact pack of each variable does, docs/gpu.md):
-#   /usr/bin/python3 python/ufno_pack.py /work/data/train.h5 gpu-data/dP.ufnopack --variable dP \
-#       --max-mb 30 --init models/dp_ufno.h5 gpu-data/dP_init.pt
-# and a plan, one run a line: NAME VARIABLE [train_ufno.py arguments] (# comments), e.g.
-#   ft_dP dP --init gpu-data/dP_init.pt --lr 2e-4
-#   w16_dP dP --width 16 --modes 6 6 6 --lr 1e-3 --batch 8
-# then, on the GPU machine (gpu-data/ is ignored by git, so it is carried):
-#   run(command="bash scripts/gpu-train.sh gpu-data/plan.txt 8.5", carry=["gpu-data"])
-# Every run trains on gpu-data/VARIABLE.ufnopack with the cosine-time schedule over MINUTES
-# (python/train_ufno.py --schedule cosine-time) and writes, after every epoch, its slim file
-# $OUT/NAME.pt (best epoch's weights, the last's where they fit); all logs go to
-# $OUT/gpu-train.log, refreshed while the runs go on, so a call cut short still returns them.
-# A run still going two minutes after MINUTES is stopped. At the end each run's best epoch is
-# also exported there as a model file, into $OUT/models_SG.tar and models_dP.tar. The returned
-# files: at most 8 (the tool's limit), so a plan has at most 5 runs. Back here:
-# python/export_checkpoint.py NAME.pt OUT.h5, then the accuracy report. DEVICE=cpu (with
-# PYTHON=/usr/bin/python3) rehearses it here.
+# Usage: bash scripts/gpu-train.sh NAME VARIABLE [python/train_ufno.py arguments]
+# Environment:
+#   MINUTES        training minutes of this command (default 7)
+#   TOTAL_MINUTES  the training minutes the cosine schedule spans over all the commands of NAME
+#                  (default MINUTES: one command trains it whole)
+#   DATA           a pack or a directory holding VARIABLE.ufnopack or NAME_VARIABLE.ufnopack
+#                  (default gpu-data; python/ufno_pack.py makes them)
+#   DEVICE         auto (default: cuda where PyTorch sees a GPU), cuda or cpu
+#   RESUME         checkpoint parts of an earlier command, brought back (default gpu-data/NAME)
+#   OUT            where the returned files go (default gpu-out)
+#   WORK           the run directory, ignored by git, so it stays between the commands of a
+#                  machine kept warm (default build-train)
+#   PYTHON         the interpreter (default python3)
+# What it writes to $OUT (the files that come back: at most 8 of at most 16 MiB each):
+#   NAME/checkpoint.json and NAME/checkpoint.eEPOCH.partN (train_ufno.py --checkpoint-parts,
+#   refreshed after every epoch: float32 up to 32 MiB, else float16), NAME.h5 (the best epoch,
+#   once the schedule is spent) and gpu-train.log (refreshed every 20 s, so a command cut short
+#   still returns what was done).
+# The training: python/train_ufno.py --device $DEVICE --schedule cosine-time --cosine-minutes
+# TOTAL_MINUTES --minutes MINUTES; on a GPU batch 32, the learning rate scaled from batch 4 by
+# the square root of the ratio, the network's own forward (cuFFT); arguments given after
+# VARIABLE go last and win (--batch 64, --tf32, --width 16 --modes 8 8 8, --init FILE.pt).
+# A later command resumes from WORK/NAME/checkpoint.pt where the machine kept it, else from the
+# parts in RESUME (copy the returned NAME/ folder to gpu-data/NAME/ and carry gpu-data).
+# DEVICE=cpu PYTHON=/usr/bin/python3 rehearses it on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PLAN=${1:?usage: gpu-train.sh PLAN MINUTES}
-MIN=${2:?usage: gpu-train.sh PLAN MINUTES}
+usage="usage: gpu-train.sh NAME VARIABLE [train_ufno.py arguments]"
+NAME=${1:?$usage}
+VAR=${2:?$usage}
+shift 2
+MIN=${MINUTES:-7}
+TOTAL=${TOTAL_MINUTES:-$MIN}
+DATA=${DATA:-gpu-data}
+DEVICE=${DEVICE:-auto}
+RESUME=${RESUME:-gpu-data/$NAME}
 OUT=${OUT:-$(pwd)/gpu-out}
-WORK=${GPU_TRAIN_WORK:-/tmp/gpu-train}
+WORK=${WORK:-build-train}
 PY=${PYTHON:-python3}
-DEVICE=${DEVICE:-cuda}
-THREADS=${THREADS:-3}
-mkdir -p "$OUT" "$WORK"
+if ! [[ "$NAME" =~ ^[A-Za-z0-9_.-]+$ ]]; then
+  echo "gpu-train: NAME '$NAME': letters, digits, . _ - only" >&2
+  exit 2
+fi
+if [ "$VAR" != SG ] && [ "$VAR" != dP ]; then
+  echo "gpu-train: VARIABLE '$VAR': SG or dP" >&2
+  exit 2
+fi
+for v in "MINUTES=$MIN" "TOTAL_MINUTES=$TOTAL"; do
+  if ! awk -v m="${v#*=}" 'BEGIN { exit !(m + 0 > 0 && m + 0 <= 600) }'; then
+    echo "gpu-train: ${v%%=*} must be a number in (0, 600], not '${v#*=}'" >&2
+    exit 2
+  fi
+done
+mkdir -p "$OUT/$NAME" "$WORK"
 LOG=$OUT/gpu-train.log
-if ! awk -v m="$MIN" 'BEGIN { exit !(m + 0 > 0 && m + 0 <= 600) }'; then
-  echo "gpu-train: MINUTES must be a number in (0, 600], not '$MIN'" >&2
-  exit 2
-fi
-
-mapfile -t runs < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PLAN")
-if [ ${#runs[@]} -eq 0 ] || [ ${#runs[@]} -gt 5 ]; then
-  echo "gpu-train: $PLAN: 1 to 5 runs, not ${#runs[@]}" >&2
-  exit 2
-fi
+RUNLOG=$WORK/$NAME.out
 {
-  echo "gpu-train: $(date -u) ${#runs[@]} runs, $MIN minutes, device $DEVICE"
+  echo "gpu-train: $(date -u) $NAME $VAR, $MIN of $TOTAL minutes, device $DEVICE, data $DATA"
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -2
   "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())'
-} > "$WORK/probe.log" 2>&1
+} > "$WORK/$NAME.probe" 2>&1
 
-collect() {  # all logs into one returned file, written whole and renamed
-  { cat "$WORK/probe.log"
-    for f in "$WORK"/*.out; do [ -e "$f" ] && { echo "== $f"; cat "$f"; }; done
-    for f in "$WORK"/*/log.csv; do [ -e "$f" ] && { echo "== $f"; cat "$f"; }; done
+collect() {  # the logs in one returned file, written whole and renamed
+  { cat "$WORK/$NAME.probe"
+    [ -e "$RUNLOG" ] && { echo "== train_ufno.py"; cat "$RUNLOG"; }
+    [ -e "$WORK/$NAME/log.csv" ] && { echo "== log.csv"; cat "$WORK/$NAME/log.csv"; }
   } > "$LOG.tmp" 2>&1
   mv "$LOG.tmp" "$LOG"
 }
 
-limit=$(awk -v m="$MIN" 'BEGIN { printf "%d", m * 60 + 120 }')
-# The start (reading the data, the first score) is not training time.
-maxmin=$(awk -v m="$MIN" 'BEGIN { print m + 1.5 }')
-pids=()
-for line in "${runs[@]}"; do
-  read -r -a w <<< "$line"
-  name=${w[0]} var=${w[1]:-}
-  if ! [[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]] || { [ "$var" != SG ] && [ "$var" != dP ]; }; then
-    echo "gpu-train: $PLAN: '$line': NAME (letters, digits, . _ -) and SG or dP first" >&2
-    exit 2
-  fi
-  timeout -k 10 "$limit" "$PY" python/train_ufno.py --data "gpu-data/$var.ufnopack" \
-    --variable "$var" --run "$WORK/$name" --device "$DEVICE" --threads "$THREADS" \
-    --schedule cosine-time --cosine-minutes "$MIN" --max-minutes "$maxmin" --epochs 100000 \
-    --slim "$OUT/$name.pt" "${w[@]:2}" > "$WORK/$name.out" 2>&1 &
-  pids+=($!)
-done
+# The command ends after MINUTES of training (at an epoch's end), or when the schedule is
+# spent (mid-epoch if need be); loading the data and scoring are not training time, so the
+# hard limit leaves room for them.
+limit=$(awk -v m="$MIN" 'BEGIN { printf "%d", m * 60 + 300 }')
+rm -f "$OUT/$NAME.h5"
+timeout -k 10 "$limit" "$PY" python/train_ufno.py --data "$DATA" --variable "$VAR" \
+  --run "$WORK/$NAME" --device "$DEVICE" --schedule cosine-time --cosine-minutes "$TOTAL" \
+  --minutes "$MIN" --epochs 100000 --checkpoint-parts "$OUT/$NAME" --resume-from "$RESUME" \
+  --export "$WORK/$NAME.h5" "$@" > "$RUNLOG" 2>&1 &
+pid=$!
 (while sleep 20; do collect; done) &
 collector=$!
-status=0
-for p in "${pids[@]}"; do wait "$p" || status=1; done
+wait "$pid"
+status=$?
 kill "$collector" 2>/dev/null
-# Each run's best epoch also as a model file, made there (a second route home besides the slim
-# file), one archive per variable: the returned files are few.
-mkdir -p "$WORK/export/SG" "$WORK/export/dP"
-for line in "${runs[@]}"; do
-  read -r -a w <<< "$line"
-  [ -f "$OUT/${w[0]}.pt" ] || continue
-  "$PY" python/export_checkpoint.py "$OUT/${w[0]}.pt" "$WORK/export/${w[1]}/${w[0]}.h5" \
-    >> "$WORK/export.out" 2>&1 || echo "gpu-train: export of ${w[0]} failed" >> "$WORK/export.out"
-done
-for var in SG dP; do
-  [ -d "$WORK/export/$var" ] && tar -C "$WORK/export/$var" -cf "$OUT/models_$var.tar" .
-done
+wait "$collector" 2>/dev/null
+# The model file only when this command finished the schedule (an earlier one's stays out).
+if [ "$status" -eq 0 ] && grep -q "train_ufno: exported" "$RUNLOG"; then
+  cp "$WORK/$NAME.h5" "$OUT/$NAME.h5.tmp" && mv "$OUT/$NAME.h5.tmp" "$OUT/$NAME.h5"
+fi
 collect
-cat "$WORK/export.out" >> "$LOG" 2>/dev/null
+{
+  echo "== returned files"
+  ( cd "$OUT" && find . -type f -printf '%s %p\n' | sort -k2 )
+  n=$(find "$OUT" -type f | wc -l)
+  big=$(find "$OUT" -type f -size +16M | wc -l)
+  total=$(find "$OUT" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')
+  if [ "$n" -gt 8 ] || [ "$big" -gt 0 ] || [ "$total" -gt $((64 << 20)) ]; then
+    echo "gpu-train: $n files, $big over 16 MiB, $total bytes: more than comes back"
+  fi
+} >> "$LOG"
+if [ "$status" -ne 0 ]; then
+  echo "gpu-train: train_ufno.py exited with $status ($LOG)" >&2
+fi
 exit "$status"
