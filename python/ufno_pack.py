@@ -311,6 +311,28 @@ def unpack(path):
     return variable, x, a["target"].astype(np.float32), a["seed"], a["index"]
 
 
+def find_pack(folder, variable):
+    """The one pack of `variable` in a data directory: VARIABLE.ufnopack or *_VARIABLE.ufnopack
+    (../shared/data/seed2_dP.ufnopack, say). ValueError naming the folder otherwise."""
+    names = sorted(n for n in os.listdir(folder)
+                   if n == variable + ".ufnopack" or n.endswith("_%s.ufnopack" % variable))
+    if len(names) != 1:
+        raise ValueError("%s: %s pack of %s (VARIABLE.ufnopack or NAME_VARIABLE.ufnopack)%s"
+                         % (folder, "no" if not names else "more than one", variable,
+                            ": " + ", ".join(names) if names else ""))
+    return os.path.join(folder, names[0])
+
+
+def sha256_of(path):
+    """The file's SHA-256, as sha256sum and ../shared/data/SHA256SUMS give it."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 class _H5Source:
     """An assembled data set (DATA.h5) as a pack's source."""
 
