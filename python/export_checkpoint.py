@@ -5,7 +5,7 @@ loading the data set: architecture, variable and dP scaling come from the checkp
 Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR|SLIM.pt OUT.h5 [--grid 24 48 24]
        [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by train_ufno.py --keep-epochs)
 
-SLIM.pt is the small file of train_ufno.py --slim (what comes back from a lent GPU machine).
+SLIM.pt is the small file of train_ufno.py --slim (small enough to come back from a GPU machine).
 
 --heads-from MODEL.h5 copies that file's KPI heads that read the case alone (the maximum-dP and
 CO2-mass heads) into OUT.h5; the heads that read the network's output (plume radius with field
