@@ -18,7 +18,7 @@ namespace ufno {
 inline int mpi_main(int argc, char** argv, const char* tool,
                     const std::function<int(int argc, char** argv, int rank, int size)>& run) {
   // Before MPI and Kokkos allocate anything.
-  backend::reuse_freed_host_memory(run_options_from_environment(1, false).heap_reuse);
+  backend::reuse_freed_host_memory(heap_reuse_from_environment());
   // Funneled: ufno_sweep runs OPM Flow from a helper thread that never calls MPI.
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);

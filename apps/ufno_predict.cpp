@@ -66,6 +66,15 @@ int run(int argc, char** argv, int rank, int size) {
                  "splitting A1, A2, A3 for a 4-D FNO; or auto");
   app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")
       ->check(CLI::IsMember({"alltoallv", "p2p"}));
+  bool tf32 = false;
+  std::string plan;
+  app.add_flag("--tf32", tf32,
+               "GPU: float32 products and convolutions on TF32 tensor cores (faster; results "
+               "about 1e-3 relative from the exact ones; no effect on CPUs; or UFNO_TF32=1)");
+  app.add_option("--plan", plan,
+                 "execution plan: streaming (cache-blocked, the CPU's default) or whole-tensor "
+                 "(the GPU's default); both compute the same values (or UFNO_PLAN)")
+      ->check(CLI::IsMember({"streaming", "whole-tensor"}));
   app.add_flag("--bf16-convolutions", bf16,
                "U-Net convolutions in bfloat16 (faster on CPUs with AVX512_BF16, less accurate; "
                "see benchmarks/README.md)");
@@ -110,7 +119,9 @@ int run(int argc, char** argv, int rank, int size) {
                    "nor AMX-BF16\n";
     return 2;
   }
-  const ufno::RunOptions run = ufno::run_options_from_environment(threads, bf16);
+  ufno::RunOptions run = ufno::run_options_from_environment(threads, bf16);
+  run.tf32 = run.tf32 || tf32;
+  if (!plan.empty()) ufno::parse_plan_kind(plan, run.plan);
   ufno::apply_process_options(run);
   // On GPUs, say how the ranks exchange: in GPU memory, or staged through the host when the MPI
   // is not CUDA-aware (host tensors always exchange in host memory).

@@ -8,6 +8,7 @@
 
 #include "core/Activation.hpp"
 #include "core/Backend.hpp"
+#include "core/ExecutionPlan.hpp"
 
 namespace ufno::backend {
 
@@ -57,7 +58,7 @@ inline void gemm(int M, int N, int K, float alpha, const float* A, int lda, cons
 // the backend does not block for the cache); at least 1.
 inline long cache_block_items(long items, long item_bytes) {
   constexpr long block = Gemm<Default>::kCacheBlockBytes;
-  if (block == 0 || item_bytes <= 0) return items;
+  if (block == 0 || item_bytes <= 0 || !execution_plan().cache_blocked) return items;
   return std::max(1L, std::min(items, block / item_bytes));
 }
 

@@ -9,6 +9,7 @@
 #include "core/CudaCheck.cuh"
 #include "core/CudaDevice.hpp"
 #include "core/Gemm.hpp"
+#include "core/Tf32.hpp"
 
 namespace ufno::backend {
 
@@ -32,17 +33,22 @@ cublasHandle_t handle() {
   static cublasHandle_t h = [] {
     cublasHandle_t made = nullptr;
     check_cublas(cublasCreate(&made), "cublasCreate");
-    // Plain FP32 (no TF32 tensor cores), so that results agree with the host backend to ~1e-6.
+    // Plain FP32 unless TF32 is allowed (on_stream), so that results agree with the host
+    // backend to ~1e-6.
     check_cublas(cublasSetMathMode(made, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
     return made;
   }();
   return h;
 }
 
-// The handle on the Kokkos stream (set per call: cheap, and right whichever stream is current).
+// The handle on the Kokkos stream, in the math mode of the process's TF32 setting (both set
+// per call: cheap, and right whichever stream and setting are current).
 cublasHandle_t on_stream() {
   check_cublas(cublasSetStream(handle(), static_cast<cudaStream_t>(cuda::kokkos_stream())),
                "cublasSetStream");
+  check_cublas(cublasSetMathMode(handle(),
+                                 tf32_allowed() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
+               "cublasSetMathMode");
   return handle();
 }
 

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/ExecutionPlan.hpp"
+#include "core/LaunchLog.hpp"
 #include "core/Tensor.hpp"
 
 // Translation units built without OpenMP (nvcc's host pass) run the same loops on one thread.
@@ -32,6 +34,8 @@ inline constexpr bool kSerialHostSpace = false;
 
 template <class F>
 void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f) {
+  const int64_t n = int64_t(p.end()) - int64_t(p.begin());
+  LaunchLog::record(label, n, n);
   if constexpr (kSerialHostSpace) {
     const int64_t b = int64_t(p.begin()), e = int64_t(p.end());
     UFNO_OMP(omp parallel for schedule(static))
@@ -46,6 +50,8 @@ void parallel_for(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, co
 template <class F>
 long parallel_count(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, const F& f) {
   long total = 0;
+  LaunchLog::record(label, int64_t(p.end()) - int64_t(p.begin()),
+                    int64_t(p.end()) - int64_t(p.begin()));
   if constexpr (kSerialHostSpace) {
     const int64_t b = int64_t(p.begin()), e = int64_t(p.end());
     UFNO_OMP(omp parallel for schedule(static) reduction(+ : total))
@@ -62,6 +68,11 @@ long parallel_count(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, 
 template <class F>
 void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>& p,
                   const F& f) {
+  {
+    int64_t n = 1;
+    for (int a = 0; a < 4; ++a) n *= int64_t(p.m_upper[a]) - int64_t(p.m_lower[a]);
+    LaunchLog::record(label, n, n);
+  }
   if constexpr (kSerialHostSpace) {
     const auto lo = p.m_lower, hi = p.m_upper;
     UFNO_OMP(omp parallel for collapse(2) schedule(static))
@@ -77,6 +88,11 @@ void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokk
 template <class F>
 void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>>& p,
                   const F& f) {
+  {
+    int64_t n = 1;
+    for (int a = 0; a < 5; ++a) n *= int64_t(p.m_upper[a]) - int64_t(p.m_lower[a]);
+    LaunchLog::record(label, n, n);
+  }
   if constexpr (kSerialHostSpace) {
     const auto lo = p.m_lower, hi = p.m_upper;
     UFNO_OMP(omp parallel for collapse(3) schedule(static))
@@ -87,6 +103,30 @@ void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokk
             for (int64_t e = lo[4]; e < hi[4]; ++e) f(a, b, c, d, e);
   } else {
     Kokkos::parallel_for(label, p, f);
+  }
+}
+
+// `rows` runs of `len` contiguous values: f(row, begin, end) handles values [begin, end) of one
+// row. The execution plan (core/ExecutionPlan.hpp) says how many values an iteration takes: a
+// whole row on the streaming plan (the loop inside f vectorises), one on the whole-tensor plan
+// (a thread per value, neighbouring threads on neighbouring values).
+template <class F>
+void parallel_runs(const char* label, int64_t rows, int64_t len, const F& f) {
+  if (rows <= 0 || len <= 0) return;
+  const int64_t run = len < execution_plan().values_per_iteration
+                          ? len
+                          : int64_t(execution_plan().values_per_iteration);
+  const int64_t per_row = (len + run - 1) / run;
+  LaunchLog::record(label, rows * per_row, rows * len);
+  const auto body = KOKKOS_LAMBDA(const int64_t i) {
+    const int64_t r = i / per_row, j0 = (i % per_row) * run;
+    f(r, j0, j0 + run < len ? j0 + run : len);
+  };
+  if constexpr (kSerialHostSpace) {
+    UFNO_OMP(omp parallel for schedule(static))
+    for (int64_t i = 0; i < rows * per_row; ++i) body(i);
+  } else {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace>(0, rows * per_row), body);
   }
 }
 

@@ -5,16 +5,20 @@
 // reads the environment.
 #include <string>
 
+#include "core/ExecutionPlan.hpp"
+
 namespace ufno {
 
 struct RunOptions {
-  int threads = 1;                 // per rank: OpenMP (oneDNN, host kernels) and FFTW
-  bool bf16_convolutions = false;  // U-Net convolutions in bfloat16 (AVX512_BF16 or AMX CPUs)
-  bool plane_conv = true;          // the AVX-512 PlaneConv3d for the U-Net output convolution
-                                   // where it applies (else oneDNN; same results)
-  std::string fftw_wisdom;         // measure FFTW plans and keep their wisdom in this file
-  bool profile = false;            // per-layer times and peak RSS on stderr
-  bool heap_reuse = true;          // glibc without jemalloc: keep freed heap pages for reuse
+  int threads = 1;                      // per rank: OpenMP (oneDNN, host kernels) and FFTW
+  bool bf16_convolutions = false;       // U-Net convolutions in bfloat16 (AVX512_BF16 or AMX CPUs)
+  bool plane_conv = true;               // the AVX-512 PlaneConv3d for the U-Net output convolution
+                                        // where it applies (else oneDNN; same results)
+  std::string fftw_wisdom;              // measure FFTW plans and keep their wisdom in this file
+  bool profile = false;                 // per-layer times and peak RSS on stderr
+  bool heap_reuse = true;               // glibc without jemalloc: keep freed heap pages for reuse
+  bool tf32 = false;                    // GPU products and convolutions on TF32 tensor cores
+  PlanKind plan = default_plan_kind();  // core/ExecutionPlan.hpp; the backend's unless asked
 };
 
 }  // namespace ufno

@@ -26,6 +26,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/ExecutionPlan.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "decomposition/Repartition.hpp"
 #include "fft/Fft1dPlan.hpp"
@@ -85,7 +86,12 @@ class DistributedFft {
   //                                 b: (1, C, R, local extents, m_T), backward_to_t_modes' rows.
   // Both are collective when the grid has several ranks: every rank calls them for the same
   // rows in the same order.
-  bool streams_rows() const { return first_axis_whole_ && kind_ == FftKind::R2C && truncated_; }
+  // Only on the streaming execution plan (core/ExecutionPlan.hpp): the whole-tensor plan
+  // transforms whole blocks.
+  bool streams_rows() const {
+    return first_axis_whole_ && kind_ == FftKind::R2C && truncated_ &&
+           execution_plan().streams_rows;
+  }
   Complex backward_first_axis(const Complex& s);
   Complex t_modes_of_rows(const Complex& first, int b, int r0, int rows) const;
   // The pruned T transform of a truncated R2C plan, or nullptr.

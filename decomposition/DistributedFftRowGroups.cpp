@@ -34,12 +34,12 @@ long product(const std::array<int, D>& e, std::size_t from, std::size_t to) {
 // r) * run to dst + (c * dst_rows + dst_r0 + r) * run.
 void copy_rows(const complexf* src, long src_rows, long src_r0, complexf* dst, long dst_rows,
                long dst_r0, long channels, long rows, long run, const char* label) {
-  ufno::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(0, channels * rows), KOKKOS_LAMBDA(const int64_t i) {
+  ufno::parallel_runs(
+      label, channels * rows, run, KOKKOS_LAMBDA(const int64_t i, int64_t v0, int64_t v1) {
         const int64_t c = i / rows, r = i % rows;
         const complexf* s = src + (c * src_rows + src_r0 + r) * run;
         complexf* d = dst + (c * dst_rows + dst_r0 + r) * run;
-        for (long v = 0; v < run; ++v) d[v] = s[v];
+        for (int64_t v = v0; v < v1; ++v) d[v] = s[v];
       });
 }
 }  // namespace

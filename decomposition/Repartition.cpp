@@ -130,9 +130,8 @@ void copy_cells(const T* src, const Walk<D>& sw, T* dst, const Walk<D>& dw, long
   const auto e = part.extents();
   long rows = nl;
   for (std::size_t a = 0; a + 1 < D; ++a) rows *= e[a];
-  const int last = e[D - 1];
-  ufno::parallel_for(
-      label, Kokkos::RangePolicy<ExecSpace>(0, rows), KOKKOS_LAMBDA(const int64_t r) {
+  ufno::parallel_runs(
+      label, rows, e[D - 1], KOKKOS_LAMBDA(const int64_t r, int64_t k0, int64_t k1) {
         long rest = r, s = sw.base, d = dw.base;
         for (std::size_t a = D - 1; a-- > 0;) {
           const long i = rest % e[a];
@@ -142,7 +141,7 @@ void copy_cells(const T* src, const Walk<D>& sw, T* dst, const Walk<D>& dw, long
         }
         s += rest * sw.lead;
         d += rest * dw.lead;
-        for (int k = 0; k < last; ++k) dst[d + k] = src[s + k];
+        for (int64_t k = k0; k < k1; ++k) dst[d + k] = src[s + k];
       });
 }
 

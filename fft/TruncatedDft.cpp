@@ -79,15 +79,15 @@ void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long i
     // Bin b of class f: A_f - i sign B_f, per complex column.
     float* o = reinterpret_cast<float*>(out + s0 * K * inner);
     const float* pp = p.data();
-    ufno::parallel_for(
-        "ufno::tdft_combine", Kokkos::RangePolicy<ExecSpace>(0, ns * K),
-        KOKKOS_LAMBDA(const int64_t row) {
+    ufno::parallel_runs(
+        "ufno::tdft_combine", ns * K, inner,
+        KOKKOS_LAMBDA(const int64_t row, int64_t c0, int64_t c1) {
           const int64_t s = row / K, k = row % K;
           const float* A = pp + (s * 2 * F + class_of(k)) * w;
           const float* B = A + F * w;
           const float sg = float(sign_of(k));
           float* dst = o + row * w;
-          for (long t = 0; t < w; t += 2) {
+          for (int64_t t = 2 * c0; t < 2 * c1; t += 2) {
             dst[t] = A[t] + sg * B[t + 1];
             dst[t + 1] = A[t + 1] - sg * B[t];
           }
@@ -111,16 +111,16 @@ void TruncatedDft::backward(const complexf* in, complexf* out, long outer, long 
     const long ns = std::min(step, outer - s0);
     const float* y = reinterpret_cast<const float*>(in + s0 * K * inner);
     float* qq = q.data();
-    ufno::parallel_for(
-        "ufno::tdft_pair_bins", Kokkos::RangePolicy<ExecSpace>(0, ns * F),
-        KOKKOS_LAMBDA(const int64_t i) {
+    ufno::parallel_runs(
+        "ufno::tdft_pair_bins", ns * F, inner,
+        KOKKOS_LAMBDA(const int64_t i, int64_t c0, int64_t c1) {
           const int64_t s = i / F, f = i % F;
           const int bp = plus_bin(f), bm = minus_bin(f);
           const float* yp = y + (s * K + (bp >= 0 ? bp : 0)) * w;
           const float* ym = y + (s * K + (bm >= 0 ? bm : 0)) * w;
           float* top = qq + (s * 2 * F + f) * w;
           float* bottom = top + F * w;
-          for (long t = 0; t < w; t += 2) {
+          for (int64_t t = 2 * c0; t < 2 * c1; t += 2) {
             const float pr = bp >= 0 ? yp[t] : 0.f, pi = bp >= 0 ? yp[t + 1] : 0.f;
             const float mr = bm >= 0 ? ym[t] : 0.f, mi = bm >= 0 ? ym[t + 1] : 0.f;
             top[t] = pr + mr;

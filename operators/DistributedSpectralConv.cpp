@@ -131,13 +131,12 @@ typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mixed_m
   // The 1/N of the inverse transform is folded into the mode multiply.
   Complex a = of_box ? box_fft_->forward(x) : fft_->forward(x);
   LayerTimer::Scope t("  spectral mix");
-  if (stream_source_) {
-    a = mix_streamed(a);
-  } else {
+  if (!stream_source_) {
     if (w_.extent(2) != std::size_t(fft_->spectral_layout().box(rank_).count()))
       throw std::logic_error("DistributedSpectralConv: forward without the mode weights loaded");
-    a = spectral_mix<D>(a, w_, scale_);
+    return spectral_mix<D>(a, w_, scale_, dc_bias_);  // the bias in the same pass
   }
+  a = mix_streamed(a);
   if (dc_bias_.size() && a.size()) {
     auto d = dc_bias_;
     const int O = out_;

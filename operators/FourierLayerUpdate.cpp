@@ -12,46 +12,77 @@ namespace ufno {
 namespace {
 
 // The U-Net term of a block of columns, channels first: value (c, v) at data[c * channel_stride
-// + v], v = column * T + t counted from the block's first column. No data: no U-Net term.
+// + v], v = column * T + t counted from the block's first column, case b's at data + b *
+// case_stride. No data: no U-Net term.
 struct UnetTerm {
   const float* data = nullptr;
-  long channel_stride = 0;
+  long channel_stride = 0, case_stride = 0;
 };
 
-// x <- act(T^-1(modes) + w(x) + u) on `cols` columns of T values for every channel: x's channel
-// c starts at xb + c * x_plane, its T modes at mb + c * m_plane, all at the block's first column.
-// w null: x is zero on these columns, so w(x) is w's bias, which the Fourier layers add through
-// the spectral layer's zero mode: x <- act(T^-1(modes) + u).
-void update_columns(int C, float* xb, long x_plane, const complexf* mb, long m_plane, UnetTerm u,
-                    long cols, const fft::TruncatedRealDft& t_inverse, const Linear* w,
-                    Activation act, long chunk) {
-  const int T = t_inverse.length(), m = t_inverse.kept();
-  if (cols == 0) return;
-  const long R = std::max(1L, std::min(chunk, cols));
+// Where a block of columns of `cases` cases lies: x's channel c of case b starts at xb + b *
+// x_case + c * x_plane, its T modes at mb + b * m_case + c * m_plane, all at the block's first
+// column.
+struct ColumnBlock {
+  int cases = 1;
+  float* xb = nullptr;
+  long x_plane = 0, x_case = 0;
+  const complexf* mb = nullptr;
+  long m_plane = 0, m_case = 0;
+};
+
+// x <- act(T^-1(modes) + w(x) + u) on `cols` columns of T values for every channel of every case
+// of the block. w null: x is zero on these columns, so w(x) is w's bias, which the Fourier layers
+// add through the spectral layer's zero mode: x <- act(T^-1(modes) + u). The streaming plan works
+// in cache-sized groups of columns; the whole-tensor plan takes every column of every case at
+// once, so each step is one launch (the products, per case, are library calls).
+void update_columns(int C, const ColumnBlock& blk, UnetTerm u, long cols,
+                    const fft::TruncatedRealDft& t_inverse, const Linear* w, Activation act,
+                    long chunk) {
+  const int T = t_inverse.length(), m = t_inverse.kept(), B = blk.cases;
+  if (cols == 0 || B == 0) return;
+  const long R = std::max(1L, execution_plan().cache_blocked ? std::min(chunk, cols) : cols);
   Kokkos::View<float*, DeviceSpace> tmp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.tmp"),
-                                        long(C) * R * T);
+                                        long(B) * C * R * T);
   float* t = tmp.data();
   for (long r0 = 0; r0 < cols; r0 += R) {
     const long n = std::min(R, cols - r0) * T;  // values per channel in this group
     if (u.data) {                               // a contiguous run per channel
       const float* ub = u.data + r0 * T;
-      const long cs = u.channel_stride;
-      ufno::parallel_for(
-          "ufno::flu_take_unet", Kokkos::RangePolicy<ExecSpace>(0, C),
-          KOKKOS_LAMBDA(const int64_t c) {
-            for (long v = 0; v < n; ++v) t[c * n + v] = ub[c * cs + v];
+      const long cs = u.channel_stride, us = u.case_stride;
+      ufno::parallel_runs(
+          "ufno::flu_take_unet", long(B) * C, n,
+          KOKKOS_LAMBDA(const int64_t bc, int64_t v0, int64_t v1) {
+            const float* src = ub + (bc / C) * us + (bc % C) * cs;
+            for (int64_t v = v0; v < v1; ++v) t[bc * n + v] = src[v];
           });
     }
-    t_inverse.backward_batched(mb + r0 * m, m_plane, t, n, C, n / T, u.data ? 1.f : 0.f);
-    // The activation goes into the write-back pass, not into the product's epilogue: oneDNN's
-    // GELU epilogue costs more than the product itself, and the copy is memory-bound anyway.
-    if (w) w->apply_columns(xb + r0 * T, x_plane, t, n, n, /*accumulate=*/true, Activation::None);
-    ufno::parallel_for(
-        "ufno::flu_write_back", Kokkos::RangePolicy<ExecSpace>(0, C),
-        KOKKOS_LAMBDA(const int64_t c) {
-          activate_run(act, 0.f, t + c * n, xb + c * x_plane + r0 * T, n);
+    for (int b = 0; b < B; ++b) {
+      float* tb = t + long(b) * C * n;
+      t_inverse.backward_batched(blk.mb + b * blk.m_case + r0 * m, blk.m_plane, tb, n, C, n / T,
+                                 u.data ? 1.f : 0.f);
+      // The activation goes into the write-back pass, not into the product's epilogue: oneDNN's
+      // GELU epilogue costs more than the product itself, and the copy is memory-bound anyway.
+      if (w)
+        w->apply_columns(blk.xb + b * blk.x_case + r0 * T, blk.x_plane, tb, n, n,
+                         /*accumulate=*/true, Activation::None);
+    }
+    float* xb = blk.xb;
+    const long xp = blk.x_plane, xc = blk.x_case;
+    ufno::parallel_runs(
+        "ufno::flu_write_back", long(B) * C, n,
+        KOKKOS_LAMBDA(const int64_t bc, int64_t v0, int64_t v1) {
+          activate_run(act, 0.f, t + bc * n + v0, xb + (bc / C) * xc + (bc % C) * xp + r0 * T + v0,
+                       v1 - v0);
         });
   }
+}
+
+// One case's block (the row-group updates).
+void update_columns(int C, float* xb, long x_plane, const complexf* mb, long m_plane, UnetTerm u,
+                    long cols, const fft::TruncatedRealDft& t_inverse, const Linear* w,
+                    Activation act, long chunk) {
+  update_columns(C, ColumnBlock{1, xb, x_plane, 0, mb, m_plane, 0}, u, cols, t_inverse, w, act,
+                 chunk);
 }
 
 template <class View>
@@ -107,12 +138,20 @@ void fourier_layer_update(const GridView<D>& x, const GridView<D, complexf>& t_m
                                 shape_string(t_modes) + ", U-Net branch " + shape_string(u) +
                                 " do not fit together");
   const long plane = cols * T;  // one channel of one case
-  for (int b = 0; b < B; ++b) {
+  // The whole-tensor plan takes every case in one block; the streaming plan one case at a time.
+  const int fold = execution_plan().cache_blocked ? 1 : B;
+  for (int b = 0; b < B; b += fold) {
+    const int cases = std::min(fold, B - b);
     UnetTerm ut;
-    if (u.data()) ut = {u.data() + long(b) * C * plane, plane};
-    update_columns(C, x.data() + long(b) * C * plane, plane,
-                   t_modes.data() + long(b) * C * cols * m, cols * m, ut, cols, t_inverse, &w, act,
-                   columns_per_chunk);
+    if (u.data()) ut = {u.data() + long(b) * C * plane, plane, long(C) * plane};
+    const ColumnBlock blk{cases,
+                          x.data() + long(b) * C * plane,
+                          plane,
+                          long(C) * plane,
+                          t_modes.data() + long(b) * C * cols * m,
+                          cols * m,
+                          long(C) * cols * m};
+    update_columns(C, blk, ut, cols, t_inverse, &w, act, columns_per_chunk);
   }
 }
 
@@ -137,7 +176,7 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                 ", U-Net rows " + shape_string(u_rows) + " do not fit together");
   const long plane = long(X) * row * T, cols = long(R) * row;
   UnetTerm ut;
-  if (u_rows.data()) ut = {u_rows.data(), cols * T};
+  if (u_rows.data()) ut = {u_rows.data(), cols * T, 0};
   update_columns(C, x.data() + long(b) * C * plane + long(r0) * row * T, plane, t_modes_rows.data(),
                  cols * m, ut, cols, t_inverse, &w, act, columns_per_chunk);
 }

@@ -68,12 +68,11 @@ void Linear::apply_columns(const float* x, long ldx, float* y, long ldy, long co
   // product): the bias goes into y first (y = b, or y += b) and the product accumulates onto it.
   if (has_bias_) {
     auto b = b_;
-    ufno::parallel_for(
-        "ufno::linear_bias", Kokkos::RangePolicy<ExecSpace>(0, out_),
-        KOKKOS_LAMBDA(const int64_t row) {
+    ufno::parallel_runs(
+        "ufno::linear_bias", out_, cols, KOKKOS_LAMBDA(const int64_t row, int64_t v0, int64_t v1) {
           const float bc = b(row);
           float* r = y + row * ldy;
-          for (long v = 0; v < cols; ++v) r[v] = accumulate ? r[v] + bc : bc;
+          for (int64_t v = v0; v < v1; ++v) r[v] = accumulate ? r[v] + bc : bc;
         });
   }
   const float beta = accumulate || has_bias_ ? 1.f : 0.f;
@@ -86,7 +85,9 @@ namespace {
 // y (B, out, voxels).
 void mlp_columns(const float* x, float* y, std::size_t batch, long voxels, const Linear& first,
                  Activation act, const Linear& second, long chunk) {
-  const long width = std::max(1L, std::min(chunk, voxels));
+  // The whole-tensor plan runs each product over every voxel at once (one launch, no chunks).
+  const long width =
+      std::max(1L, execution_plan().cache_blocked ? std::min(chunk, voxels) : voxels);
   Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> h(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "mlp.hidden"), first.out_channels(), width);
   for (std::size_t n = 0; n < batch; ++n) {

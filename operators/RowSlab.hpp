@@ -24,16 +24,20 @@ inline Tensor channels_last_rows(const Tensor& x, int b, int j0, int J) {
     throw std::invalid_argument("channels_last_rows: case or row count out of range");
   Tensor out = empty_tensor("rows.channels_last", 1, J, Y, T, C);
   const long plane = long(X) * Y * T;
-  ufno::parallel_for(
-      "ufno::channels_last_rows", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
-      KOKKOS_LAMBDA(const int64_t line) {
+  const long len = long(T) * C;  // values of one (row, y) line
+  ufno::parallel_runs(
+      "ufno::channels_last_rows", long(J) * Y, len,
+      KOKKOS_LAMBDA(const int64_t line, int64_t v0, int64_t v1) {
         const int j = int(line / Y), y = int(line % Y), g = j0 + j;
-        float* dst = out.data() + line * T * C;
+        float* dst = out.data() + line * len;
         if (g < 0 || g >= X) {
-          for (long v = 0; v < long(T) * C; ++v) dst[v] = 0.f;
-          return;
+          for (int64_t v = v0; v < v1; ++v) dst[v] = 0.f;
+        } else if (v0 == 0 && v1 == len) {  // a whole line (streaming plan): blocked transpose
+          line_to_channels_last(&x(b, 0, g, y, 0), plane, C, T, dst, C);
+        } else {  // value by value (whole-tensor plan): consecutive threads, consecutive stores
+          const float* src = &x(b, 0, g, y, 0);
+          for (int64_t v = v0; v < v1; ++v) dst[v] = src[(v % C) * plane + v / C];
         }
-        line_to_channels_last(&x(b, 0, g, y, 0), plane, C, T, dst, C);
       });
   return out;
 }

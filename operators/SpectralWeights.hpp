@@ -197,9 +197,12 @@ SpectralWeightView combine_corner_weights(int in, int out, const std::array<int,
 }
 
 // out[b, o, modes] = scale * sum_i a[b, i, modes] * w[i, o, modes] over a block of modes.
+// dc_bias (out), when given, is added to mode index 0 of the block after scaling: a constant
+// output field (DistributedSpectralConv::add_output_bias), in the same pass.
 template <std::size_t D>
 GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const SpectralWeightView& w,
-                                   float scale) {
+                                   float scale,
+                                   const Kokkos::View<float*, DeviceSpace>& dc_bias = {}) {
   const int B = a.extent(0), I = w.extent(0), O = w.extent(1);
   long M = 1;
   for (int v : grid_extents<D>(a)) M *= v;
@@ -210,6 +213,8 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
   const complexf* in = a.data();
   const complexf* wp = w.data();
   complexf* dst = out.data();
+  const bool has_dc = dc_bias.size() > 0;
+  auto dc = dc_bias;
   // Modes fastest: the spectrum and the weights are both read in order, each weight once per case.
   ufno::parallel_for(
       "ufno::spectral_mix", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * M),
@@ -218,6 +223,7 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
         complexf acc(0.f, 0.f);
         for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * wp[(i * O + o) * M + mode];
         dst[idx] = acc * scale;
+        if (has_dc && mode == 0) dst[idx] += complexf(dc(o), 0.f);
       });
   return out;
 }

@@ -76,19 +76,27 @@ inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0,
   const int Ct = Cs + C;
   // One (row, y) line per iteration: the skip's channels, then the upsampled ones per cell.
   const long plane = long(X) * Y * T;
-  ufno::parallel_for(
-      "ufno::subpixel_join_rows", Kokkos::RangePolicy<ExecSpace>(0, long(J) * Y),
-      KOKKOS_LAMBDA(const int64_t line) {
+  const long len = long(T) * Ct;  // values of one (row, y) line
+  ufno::parallel_runs(
+      "ufno::subpixel_join_rows", long(J) * Y, len,
+      KOKKOS_LAMBDA(const int64_t line, int64_t v0, int64_t v1) {
         const int j = int(line / Y), y = int(line % Y), g = j0 + j;
-        float* dst = out.data() + line * T * Ct;
+        float* dst = out.data() + line * len;
         if (g < 0 || g >= X) {
-          for (long v = 0; v < long(T) * Ct; ++v) dst[v] = 0.f;
-          return;
-        }
-        line_to_channels_last(&skip(0, 0, g, y, 0), plane, Cs, T, dst, Ct);
-        for (int t = 0; t < T; ++t) {
-          const float* up = upsampled_cell(parts, q0, p, g, y, t);
-          for (int c = 0; c < C; ++c) dst[t * Ct + Cs + c] = up[c];
+          for (int64_t v = v0; v < v1; ++v) dst[v] = 0.f;
+        } else if (v0 == 0 && v1 == len) {  // a whole line (streaming plan): blocked transpose
+          line_to_channels_last(&skip(0, 0, g, y, 0), plane, Cs, T, dst, Ct);
+          for (int t = 0; t < T; ++t) {
+            const float* up = upsampled_cell(parts, q0, p, g, y, t);
+            for (int c = 0; c < C; ++c) dst[t * Ct + Cs + c] = up[c];
+          }
+        } else {  // value by value (whole-tensor plan)
+          const float* src = &skip(0, 0, g, y, 0);
+          for (int64_t v = v0; v < v1; ++v) {
+            const int t = int(v / Ct), c = int(v % Ct);
+            dst[v] =
+                c < Cs ? src[long(c) * plane + t] : upsampled_cell(parts, q0, p, g, y, t)[c - Cs];
+          }
         }
       });
   return out;

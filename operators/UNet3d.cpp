@@ -42,10 +42,9 @@ Tensor UNet3d::forward(const Tensor& x) const {
     const long n = long(o.extent(2)) * Y * T;  // floats of one channel's rows
     const float* src = o.data();
     float* dst = out.data() + (long(b) * Co * X + r0) * Y * T;
-    ufno::parallel_for(
-        "ufno::unet_out_rows", Kokkos::RangePolicy<ExecSpace>(0, Co),
-        KOKKOS_LAMBDA(const int64_t c) {
-          for (long v = 0; v < n; ++v) dst[c * X * Y * T + v] = src[c * n + v];
+    ufno::parallel_runs(
+        "ufno::unet_out_rows", Co, n, KOKKOS_LAMBDA(const int64_t c, int64_t v0, int64_t v1) {
+          for (int64_t v = v0; v < v1; ++v) dst[c * X * Y * T + v] = src[c * n + v];
         });
   });
   return out;
@@ -90,9 +89,10 @@ Tensor UNet3d::conv1_in_slabs(const Tensor& x) const {
             n2 = backend::conv_output_extent(s, x.extent(4)), C = s.out_channels;
   Tensor e1 = empty_tensor("unet.conv1", B, n0, n1, n2, C);
   const long row = long(n1) * n2 * C;  // floats in one X row of e1
+  const int slab = slab_rows(n0);
   for (int b = 0; b < B; ++b)
-    for (int k0 = 0; k0 < n0; k0 += rows_per_slab_) {
-      const int k1 = std::min(k0 + rows_per_slab_, n0);
+    for (int k0 = 0; k0 < n0; k0 += slab) {
+      const int k1 = std::min(k0 + slab, n0);
       // Output rows [k0, k1) read input rows [k0 st - p, (k1 - 1) st - p + k).
       const int j0 = k0 * st - p, J = (k1 - 1 - k0) * st + k;
       const Tensor dst(e1.data() + (long(b) * n0 + k0) * row, 1, k1 - k0, n1, n2, C);
@@ -128,16 +128,17 @@ Tensor UNet3d::parity_rows(const Tensor& cat1, int b, int q0, int q1, ParityCarr
     // Parity rows [first, q1) read cat1 rows [first - 1, q1): zero outside the grid.
     Tensor rows = empty_tensor("unet.cat1_rows", 1, q1 - first + 1, n1, n2, Cc);
     float* r = rows.data();
-    ufno::parallel_for(
-        "ufno::unet_rows", Kokkos::RangePolicy<ExecSpace>(0, q1 - first + 1),
-        KOKKOS_LAMBDA(const int64_t k) {
+    ufno::parallel_runs(
+        "ufno::unet_rows", q1 - first + 1, row,
+        KOKKOS_LAMBDA(const int64_t k, int64_t i0, int64_t i1) {
           const long q = first - 1 + k;
-          for (long i = 0; i < row; ++i) r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
+          for (int64_t i = i0; i < i1; ++i)
+            r[k * row + i] = q >= 0 && q < n0 ? cb[q * row + i] : 0.f;
         });
     const Tensor fresh(parts.data() + (first - q0) * part_row, 1, q1 - first, n1 + 1, n2 + 1, Cp);
     p_.deconv0.parity_outputs_of_rows_into(rows, fresh);
   }
-  if (q1 > q0) {
+  if (q1 > q0 && carry.row.data()) {  // a carry only where another slab follows
     copy_rows(parts.data() + (q1 - 1 - q0) * part_row, carry.row.data(), part_row);
     carry.index = q1 - 1;
   }
@@ -151,13 +152,16 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
   const int n1 = cat1.extent(2), n2 = cat1.extent(3);
   const int p = p_.deconv0.spec().padding;
   const int Co = p_.output.spec().out_channels;
-  // The plane convolution's input, reused by every slab: its zero borders are written once.
+  const int rows = slab_rows(X);
+  // The plane convolution (a host kernel of the streaming plan) and its input, reused by every
+  // slab: its zero borders are written once.
+  const bool plane = use_plane_conv_ && execution_plan().streams_rows;
   const PaddedSlab slab =
-      use_plane_conv_ ? PaddedSlab(Cs + p_.deconv0.spec().out_channels, rows_per_slab_ + 2, Y, T)
-                      : PaddedSlab();
+      plane ? PaddedSlab(Cs + p_.deconv0.spec().out_channels, rows + 2, Y, T) : PaddedSlab();
   ParityCarry carry;
-  carry.row =
-      empty_tensor("unet.parity_carry", 1, 1, n1 + 1, n2 + 1, 8 * p_.deconv0.spec().out_channels);
+  if (rows < X)  // slabs share a parity row; one slab has nothing to carry
+    carry.row =
+        empty_tensor("unet.parity_carry", 1, 1, n1 + 1, n2 + 1, 8 * p_.deconv0.spec().out_channels);
   for (int b = 0; b < B; ++b) {
     const Tensor xb(x.data() + long(b) * Cs * X * Y * T, 1, Cs, X, Y, T);
     carry.index = -1;  // nothing carried into a new case
@@ -165,8 +169,8 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
     // input rows i0 - 1 .. i1, so rows before i0 are free once its join exists.
     Tensor pending;
     int pending_r0 = 0;
-    for (int i0 = 0; i0 < X; i0 += rows_per_slab_) {
-      const int i1 = std::min(i0 + rows_per_slab_, X);
+    for (int i0 = 0; i0 < X; i0 += rows) {
+      const int i1 = std::min(i0 + rows, X);
       // Output rows [i0, i1) read join rows [i0 - 1, i1 + 1), which read parity-output rows
       // [q0, q1), which read cat1 rows [q0 - 1, q1): zero where outside the grid.
       const int j0 = i0 - 1, J = i1 - i0 + 2;
@@ -176,7 +180,7 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
       Tensor joined;
       {
         Scope t("    top level: joins");
-        if (use_plane_conv_)
+        if (plane)
           join_rows_into(xb, parts, q0, j0, J, p, slab);
         else
           joined = join_rows(xb, parts, q0, j0, J, p);
@@ -187,7 +191,7 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
         sink(b, pending_r0, pending);
       }
       Scope t("    top level: output convs");
-      if (use_plane_conv_) {
+      if (plane) {
         pending = empty_tensor("unet.out_rows", 1, Co, i1 - i0, Y, T);
         plane_output_.forward(slab, pending);
       } else {

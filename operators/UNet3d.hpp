@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "core/ExecutionPlan.hpp"
 #include "operators/Conv3d.hpp"
 #include "operators/ConvTranspose3d.hpp"
 #include "operators/backend/PlaneConv3d.hpp"
@@ -60,7 +61,7 @@ class UNet3d {
   // made is kept for the next one instead of being computed twice (a fifth of deconv0's work
   // with 8 rows per slab).
   struct ParityCarry {
-    Tensor row;      // (1, 1, n1 + 1, n2 + 1, 8 C)
+    Tensor row;      // (1, 1, n1 + 1, n2 + 1, 8 C); empty: nothing is carried (one slab)
     int index = -1;  // which parity-output row it holds; -1: none
   };
   // deconv0's parity-output rows [q0, q1) of case b, channels last, from cat1 (B, n0, n1, n2, C).
@@ -74,6 +75,9 @@ class UNet3d {
   bool use_plane_conv_ = false;
 
   int rows_per_slab_ = 8;
+  // Rows per slab of a level of n rows: rows_per_slab_ on the streaming plan, all of them on the
+  // whole-tensor plan (one slab, whole-tensor kernels; core/ExecutionPlan.hpp).
+  int slab_rows(int n) const { return execution_plan().streams_rows ? rows_per_slab_ : n; }
 };
 
 }  // namespace ufno

@@ -1,7 +1,8 @@
 // The whole U-FNO and FNO against PyTorch outputs saved as fixtures (python/make_fixtures.py):
 // relative L2 <= 1e-5 and max abs error <= 1e-5 x max |reference|, in float32. The model that
-// runs (DistributedNet3d on a 1 x 1 process grid, as ufno_predict on one rank) and the plain
-// test reference (tests/reference/Net3d) both.
+// runs (DistributedNet3d on a 1 x 1 process grid, as ufno_predict on one rank) on both execution
+// plans (the CPU's streaming one, the GPU's whole-tensor one, run here on the host), and the
+// plain test reference (tests/reference/Net3d).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -38,8 +39,12 @@ void check_both(const std::string& model_name, const std::string& io_name,
   ModelFile mf(test::data_path(model_name));
   REQUIRE(mf.spec().architecture == arch);
   dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
-  DistributedNet3d model(mf.spec(), mf, grid);
-  check_model(model, model_name + " (the model, 1 x 1 grid)", io_name);
+  for (PlanKind plan : {PlanKind::Streaming, PlanKind::WholeTensor}) {
+    ScopedExecutionPlan use(plan);
+    DistributedNet3d model(mf.spec(), mf, grid);
+    check_model(model, model_name + " (the model, 1 x 1 grid, " + plan_name(plan) + " plan)",
+                io_name);
+  }
   reference::Net3d ref(mf.spec(), mf);
   check_model(ref, model_name + " (test reference)", io_name);
 }

@@ -66,30 +66,32 @@ void check_model(const std::string& model, const std::string& io_name, bool norm
   CHECK(mf.spec().input_normalizer == normalised);
   CHECK(mf.spec().output_normalizer == normalised);
   auto io = test::read_all(test::data_path(io_name));
-  for (auto parts : test::grids_3d(test::mpi_size())) {
-    ProcessGrid grid(MPI_COMM_WORLD, parts);
-    for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
-      // Weights held throughout with one algorithm, read per layer with the other.
-      DistributedFno4d net(
-          mf.spec(), mf, grid, alg,
-          alg == ExchangeAlgorithm::Alltoallv ? WeightResidency::All : WeightResidency::PerLayer);
-      const Box4 b = net.layout().box(grid.rank());
-      const auto x = input_block(io.arrays.at("input"), b);
-      for (bool raw : {true, false}) {
-        const auto y = raw ? net.forward_raw(x) : net.forward(x);
-        const auto e = block_error(y, io.arrays.at(raw ? "output_raw" : "output"), b);
-        double sum[2];
-        MPI_Allreduce(e.data(), sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        const double rel = std::sqrt(sum[0] / sum[1]);
-        INFO(model << " on grid " << grid.str() << (raw ? " raw" : " normalised") << ": rel L2 "
-                   << rel);
-        if (grid.rank() == 0 && alg == ExchangeAlgorithm::Alltoallv)
-          std::printf("%s on %s%s: rel L2 %.3g\n", model.c_str(), grid.str().c_str(),
-                      raw ? " (raw)" : "", rel);
-        CHECK(rel <= 1e-5);
+  for (PlanKind plan : {PlanKind::Streaming, PlanKind::WholeTensor})
+    for (auto parts : test::grids_3d(test::mpi_size())) {
+      ScopedExecutionPlan use(plan);
+      ProcessGrid grid(MPI_COMM_WORLD, parts);
+      for (auto alg : {ExchangeAlgorithm::Alltoallv, ExchangeAlgorithm::PointToPoint}) {
+        // Weights held throughout with one algorithm, read per layer with the other.
+        DistributedFno4d net(
+            mf.spec(), mf, grid, alg,
+            alg == ExchangeAlgorithm::Alltoallv ? WeightResidency::All : WeightResidency::PerLayer);
+        const Box4 b = net.layout().box(grid.rank());
+        const auto x = input_block(io.arrays.at("input"), b);
+        for (bool raw : {true, false}) {
+          const auto y = raw ? net.forward_raw(x) : net.forward(x);
+          const auto e = block_error(y, io.arrays.at(raw ? "output_raw" : "output"), b);
+          double sum[2];
+          MPI_Allreduce(e.data(), sum, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+          const double rel = std::sqrt(sum[0] / sum[1]);
+          INFO(model << " on grid " << grid.str() << ", " << plan_name(plan) << " plan"
+                     << (raw ? " raw" : " normalised") << ": rel L2 " << rel);
+          if (grid.rank() == 0 && alg == ExchangeAlgorithm::Alltoallv)
+            std::printf("%s on %s, %s plan%s: rel L2 %.3g\n", model.c_str(), grid.str().c_str(),
+                        plan_name(plan), raw ? " (raw)" : "", rel);
+          CHECK(rel <= 1e-5);
+        }
       }
     }
-  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "core/CudaCheck.cuh"
 #include "core/CudaDevice.hpp"
+#include "core/Tf32.hpp"
 #include "operators/backend/CudnnConv.hpp"
 
 namespace ufno::backend::cuda {
@@ -95,10 +96,12 @@ struct ConvDesc {
         d,
         cudnnSetConvolutionNdDescriptor(d, 3, p, s, dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
         cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionNdDescriptor");
-    // FMA kernels only: the default math type lets Ampere and later use TF32 tensor cores, whose
-    // 10-bit mantissa would put the results ~1e-3 away from the host backend.
-    destroy_on_error(d, cudnnSetConvolutionMathType(d, CUDNN_FMA_MATH),
-                     cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionMathType");
+    // FMA kernels only unless TF32 is allowed (core/Tf32.hpp): the default math type lets Ampere
+    // and later use TF32 tensor cores, whose 10-bit mantissa puts the results ~1e-3 away from
+    // the host backend.
+    destroy_on_error(
+        d, cudnnSetConvolutionMathType(d, tf32_allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
+        cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionMathType");
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
   ConvDesc(const ConvDesc&) = delete;
@@ -108,6 +111,9 @@ struct ConvDesc {
 bool tensor_op(cudnnMathType_t m) {
   return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
+
+// Whether an algorithm of math type m may run: any with TF32 allowed, FP32 FMA ones otherwise.
+bool allowed_math(cudnnMathType_t m) { return tf32_allowed() || !tensor_op(m); }
 
 enum ActCode { kNone = 0, kReLU = 1, kLeaky = 2 };
 
@@ -226,8 +232,11 @@ class CudnnConv final : public DeviceConv {
                                                        p.dst.d, max, &got, perf.data()),
                 "cudnnGetConvolutionForwardAlgorithm_v7");
     for (int i = 0; i < got; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && !tensor_op(perf[i].mathType)) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && allowed_math(perf[i].mathType)) {
         p.fwd_algo = perf[i].algo;
+        if (tf32_allowed())  // the algorithm's own math type (FMA stays FMA otherwise)
+          check_cudnn(cudnnSetConvolutionMathType(conv_.d, perf[i].mathType),
+                      "cudnnSetConvolutionMathType");
         check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(handle(), p.src.d, filter_.d, conv_.d,
                                                             p.dst.d, p.fwd_algo, &p.workspace),
                     "cudnnGetConvolutionForwardWorkspaceSize");
@@ -246,8 +255,11 @@ class CudnnConv final : public DeviceConv {
                                                             p.dst.d, max, &got, perf.data()),
                 "cudnnGetConvolutionBackwardDataAlgorithm_v7");
     for (int i = 0; i < got; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && !tensor_op(perf[i].mathType)) {
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && allowed_math(perf[i].mathType)) {
         p.bwd_algo = perf[i].algo;
+        if (tf32_allowed())  // the algorithm's own math type (FMA stays FMA otherwise)
+          check_cudnn(cudnnSetConvolutionMathType(conv_.d, perf[i].mathType),
+                      "cudnnSetConvolutionMathType");
         check_cudnn(cudnnGetConvolutionBackwardDataWorkspaceSize(
                         handle(), filter_.d, p.src.d, conv_.d, p.dst.d, p.bwd_algo, &p.workspace),
                     "cudnnGetConvolutionBackwardDataWorkspaceSize");
