@@ -2,14 +2,18 @@
 //
 // The FFTW backend describes (outer, n, inner) with two batch dimensions; cuFFT's advanced layout
 // has one (element b of line k at b * dist + k * stride). With inner == 1 one plan covers it all
-// (stride 1, dist = line length, batch = outer). With inner > 1 the plan is batched over one of
-// the two dimensions and executed once per index of the other at an offset pointer:
-//   over outer: stride inner, dist = line length * inner, batch outer; one call per inner index
-//   over inner: stride inner, dist 1, batch inner; one call per outer index
-// Both are exact, need no transpose (a transpose would cost an extra pass over memory and a
-// buffer), and share one plan (cuFFT allocates its work area per plan). The larger dimension is
-// batched so that the number of calls, min(outer, inner), stays small: in the Fourier layers
-// inner is the kept-mode count of the later axes and outer runs over B * C (* X).
+// (stride 1, dist = line length, batch = outer). With inner > 1:
+// - complex-to-complex transforms are batched over one of the two dimensions and executed once
+//   per index of the other at an offset pointer (over outer: stride inner, dist = n * inner, one
+//   call per inner index; over inner: stride inner, dist 1, one call per outer index; the larger
+//   dimension batched, so the calls stay few). Exact, no transpose, no buffer.
+// - real transforms (R2C, C2R) are staged: the lines are transposed into (outer, inner, length),
+//   transformed as outer * inner contiguous lines by one plan, and transposed back. cuFFT refuses
+//   (CUFFT_INVALID_VALUE) a real array at an offset that is not a whole complex element, which the
+//   per-call offsets above give whenever an offset is odd (shape (5, 9, 3) failed so); a
+//   transpose costs two passes but no call ever starts at an unaligned element. In the Fourier
+//   layers real transforms run along T, the last axis (inner == 1), so this path serves only
+//   full-transform layouts that put T elsewhere.
 #include <cufft.h>
 
 #include <stdexcept>
@@ -47,6 +51,20 @@ __global__ void zero_hermitian_imag(cufftComplex* a, long long outer, long long 
   }
 }
 
+// (outer, len, inner) -> (outer, inner, len) of element type E, or back when `back`.
+template <class E>
+__global__ void transpose_lines(const E* src, E* dst, long long outer, long long len,
+                                long long inner, bool back) {
+  const long long total = outer * len * inner;
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    // e indexes the destination: (o, i, k) forward, (o, k, i) back.
+    const long long o = e / (len * inner), rest = e % (len * inner);
+    const long long k = back ? rest / inner : rest % len, i = back ? rest % inner : rest / len;
+    dst[e] = back ? src[(o * inner + i) * len + k] : src[(o * len + k) * inner + i];
+  }
+}
+
 class CufftPlan1d final : public Fft1dPlan {
  public:
   CufftPlan1d(Transform t, const Batch1d& b) : t_(t), b_(b) {
@@ -55,9 +73,19 @@ class CufftPlan1d final : public Fft1dPlan {
     if (!b.lead.empty())  // FftPlans<backend::Cuda>::multi_axis is false
       throw std::invalid_argument("fft: the cuFFT backend plans one axis at a time");
     if (b.outer == 0) return;  // nothing to transform; execute() is a no-op
-    const long long n = b.n, inner = b.inner, outer = b.outer, nc = n / 2 + 1;
+    const long long n = b.n, nc = n / 2 + 1;
+    const bool real = t == Transform::R2C || t == Transform::C2R;
+    staged_ = real && b.inner > 1;
+    // A staged transform runs on outer * inner contiguous lines (inner 1 from the plan's view).
+    const long long inner = staged_ ? 1 : b.inner, outer = staged_ ? b.outer * b.inner : b.outer;
     const long long in_len = t == Transform::C2R ? nc : n;  // line lengths in elements
     const long long out_len = t == Transform::R2C ? nc : n;
+    if (staged_) {
+      const std::size_t in_bytes = (t == Transform::C2R ? 8 : 4) * std::size_t(outer * in_len);
+      const std::size_t out_bytes = (t == Transform::R2C ? 8 : 4) * std::size_t(outer * out_len);
+      stage_in_ = backend::cuda::DeviceBuffer(in_bytes);
+      stage_out_ = backend::cuda::DeviceBuffer(out_bytes);
+    }
     long long idist, odist, batch;
     if (inner == 1 || outer >= inner) {
       idist = in_len * inner;
@@ -100,6 +128,10 @@ class CufftPlan1d final : public Fft1dPlan {
     const bool real = t_ == Transform::R2C || t_ == Transform::C2R;
     if (real && in == out)
       throw std::invalid_argument("fft: the cuFFT backend runs real transforms out of place only");
+    if (staged_) {
+      execute_staged(in, out, stream);
+      return;
+    }
     switch (t_) {
       case Transform::R2C: {
         auto* src = static_cast<cufftReal*>(in);
@@ -131,10 +163,41 @@ class CufftPlan1d final : public Fft1dPlan {
   }
 
  private:
+  // Real transforms with inner > 1: transpose in, one plan over contiguous lines, transpose out.
+  void execute_staged(void* in, void* out, cudaStream_t stream) {
+    const long long outer = b_.outer, inner = b_.inner, n = b_.n, nc = n / 2 + 1;
+    const long long lines = outer * inner;
+    if (t_ == Transform::R2C) {
+      transpose_lines<float><<<grid_for(lines * n), kThreads, 0, stream>>>(
+          static_cast<const float*>(in), stage_in_.as<float>(), outer, n, inner, false);
+      check_launch("transpose_lines");
+      check_cufft(cufftExecR2C(plan_, stage_in_.as<cufftReal>(), stage_out_.as<cufftComplex>()),
+                  "cufftExecR2C");
+      transpose_lines<cufftComplex><<<grid_for(lines * nc), kThreads, 0, stream>>>(
+          stage_out_.as<cufftComplex>(), static_cast<cufftComplex*>(out), outer, nc, inner, true);
+      check_launch("transpose_lines");
+      return;
+    }
+    transpose_lines<cufftComplex><<<grid_for(lines * nc), kThreads, 0, stream>>>(
+        static_cast<const cufftComplex*>(in), stage_in_.as<cufftComplex>(), outer, nc, inner,
+        false);
+    check_launch("transpose_lines");
+    zero_hermitian_imag<<<grid_for(lines), kThreads, 0, stream>>>(stage_in_.as<cufftComplex>(),
+                                                                  lines, nc, 1, n % 2 == 0);
+    check_launch("zero_hermitian_imag");
+    check_cufft(cufftExecC2R(plan_, stage_in_.as<cufftComplex>(), stage_out_.as<cufftReal>()),
+                "cufftExecC2R");
+    transpose_lines<float><<<grid_for(lines * n), kThreads, 0, stream>>>(
+        stage_out_.as<float>(), static_cast<float*>(out), outer, n, inner, true);
+    check_launch("transpose_lines");
+  }
+
   Transform t_;
   Batch1d b_;
   cufftHandle plan_ = 0;
   bool created_ = false;
+  bool staged_ = false;
+  backend::cuda::DeviceBuffer stage_in_, stage_out_;
   long long calls_ = 0, in_step_ = 0, out_step_ = 0;  // offsets in elements of in / out
 };
 
