@@ -53,19 +53,25 @@ std::string padded_grid_string(const Fno4dSpec& s) {
 }
 
 // Collective. Refuses, before anything large is allocated, a run that this node's ranks cannot
-// hold: with overcommit the allocations would succeed and the OOM killer would end the run when
-// they are touched. Host builds only; a GPU allocation fails at once and reaches the catch in
-// run_fno4d_tensor.
+// hold: host memory on a CPU (with overcommit the allocations would succeed and the OOM killer
+// would end the run when they are touched), the GPU's free memory where the tensors live on one
+// (a failed allocation part-way would leave a half-done run).
 void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks,
                                 const std::string& model, const std::string& tensor,
                                 MPI_Comm comm) {
-  if constexpr (!std::is_same_v<backend::Default, backend::Host>) return;
-  const auto lack = node_memory_shortfall(Fno4dMemoryEstimate::per_rank(s, cases, ranks), comm);
+  const double per_rank = Fno4dMemoryEstimate::per_rank(s, cases, ranks, execution_plan().kind);
+  const auto lack = kHostTensors ? node_memory_shortfall(per_rank, comm)
+                                 : device_memory_shortfall(per_rank, comm);
   if (!lack) return;
-  const std::string figures = "at least " + gigabytes(lack->bytes) + " on this node (" +
+  const std::string where = lack->device >= 0
+                                ? " of memory on GPU " + std::to_string(lack->device) + " ("
+                                : " on this node (";
+  const std::string figures = "at least " + gigabytes(lack->bytes) + where +
                               std::to_string(lack->ranks_on_node) + " rank(s)), which has " +
-                              gigabytes(lack->available) + " available";
-  const double one_case = lack->ranks_on_node * Fno4dMemoryEstimate::per_rank(s, 1, ranks);
+                              gigabytes(lack->available) +
+                              (lack->device >= 0 ? " free" : " available");
+  const double one_case =
+      lack->ranks_on_node * Fno4dMemoryEstimate::per_rank(s, 1, ranks, execution_plan().kind);
   if (cases > 1 && one_case <= lack->available)
     throw InputError(tensor, "input",
                      std::to_string(cases) + " cases in one pass need " + figures +

@@ -11,9 +11,10 @@
 namespace ufno {
 
 struct NodeMemoryNeed {
-  double bytes = 0;      // this node's ranks together
-  double available = 0;  // what the node has for them
+  double bytes = 0;      // this node's ranks together (on a GPU: the ranks sharing its device)
+  double available = 0;  // what the node (the device) has for them
   int ranks_on_node = 1;
+  int device = -1;  // the GPU, for a device shortfall; -1 for host memory
 };
 
 // Collective over `comm`: sums `rank_bytes` over the ranks that share this rank's node and
@@ -21,5 +22,12 @@ struct NodeMemoryNeed {
 // node cannot hold the need, nothing when it can or when the budget cannot be read.
 std::optional<NodeMemoryNeed> node_memory_shortfall(double rank_bytes, MPI_Comm comm,
                                                     const MemorySources& where = {});
+
+// The same for the GPU each rank runs on (core/MemoryBudget.hpp, available_device_memory): the
+// ranks of a node that share a device add up their needs against its free memory. Every rank of
+// `comm` gets the verdict of the worst device (collective). Nothing when the tensors live in
+// host memory and `where` gives no reading.
+std::optional<NodeMemoryNeed> device_memory_shortfall(double rank_bytes, MPI_Comm comm,
+                                                      const MemorySources& where = {});
 
 }  // namespace ufno

@@ -22,6 +22,15 @@ DeviceQuery query_devices() {
   return q;
 }
 
+DeviceMemory current_device_memory() {
+  DeviceMemory m;
+  check_cuda(cudaGetDevice(&m.device), "cudaGetDevice");
+  std::size_t free = 0, total = 0;
+  check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  m.free_bytes = double(free);
+  return m;
+}
+
 void synchronize() { check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 void* kokkos_stream() {

@@ -14,6 +14,14 @@ struct DeviceQuery {
 // Never throws: on a machine without a GPU or driver it reports count 0 and the runtime's error.
 DeviceQuery query_devices();
 
+// This process's current device and its free memory in bytes (cudaMemGetInfo); throws when the
+// runtime cannot tell.
+struct DeviceMemory {
+  int device = 0;
+  double free_bytes = 0;
+};
+DeviceMemory current_device_memory();
+
 // Waits for all work queued on the current device; errors of asynchronous kernels surface here.
 void synchronize();
 

@@ -1,5 +1,8 @@
 #include "core/MemoryBudget.hpp"
 
+#include "core/CudaDevice.hpp"
+#include "core/Tensor.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -109,6 +112,20 @@ std::optional<double> available_host_memory(const MemorySources& where) {
   const auto cg = cgroup_headroom(where);
   if (mem && cg) return std::min(*mem, *cg);
   return mem ? mem : cg;
+}
+
+std::optional<DeviceMemoryReading> available_device_memory(const MemorySources& where) {
+  if (where.device_free) return DeviceMemoryReading{where.device.value_or(0), *where.device_free};
+  if constexpr (kHostTensors) {
+    return std::nullopt;
+  } else {
+    try {
+      const backend::cuda::DeviceMemory m = backend::cuda::current_device_memory();
+      return DeviceMemoryReading{m.device, m.free_bytes};
+    } catch (const std::exception&) {
+      return std::nullopt;  // no reading: no check, as on a host without /proc
+    }
+  }
 }
 
 }  // namespace ufno

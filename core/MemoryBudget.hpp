@@ -16,9 +16,20 @@ namespace ufno {
 struct MemorySources {
   std::string proc = "/proc";                // meminfo, self/cgroup
   std::string cgroup_fs = "/sys/fs/cgroup";  // v2 unified tree, or v1's per-controller trees
+  // A device reading that replaces the GPU runtime's (tests): which device, its free bytes.
+  std::optional<int> device;
+  std::optional<double> device_free;
 };
 
 // Bytes; nullopt when nothing could be read (no check is then possible).
 std::optional<double> available_host_memory(const MemorySources& where = {});
+
+// The GPU this process runs on and its free memory (cudaMemGetInfo), where the tensors live on a
+// GPU or `where` gives a reading; nullopt otherwise (host tensors: the host budget applies).
+struct DeviceMemoryReading {
+  int device = 0;
+  double free_bytes = 0;
+};
+std::optional<DeviceMemoryReading> available_device_memory(const MemorySources& where = {});
 
 }  // namespace ufno

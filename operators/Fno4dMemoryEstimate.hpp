@@ -10,20 +10,27 @@
 // refusal on it is never wrong.
 #include <cstddef>
 
+#include "core/ExecutionPlan.hpp"
 #include "core/Fno4dSpec.hpp"
 
 namespace ufno {
 
 struct Fno4dMemoryEstimate {
   static constexpr double kBytesPerPaddedCellAndChannel = 4.5;
+  // The whole-tensor plan (core/ExecutionPlan.hpp) holds the activation and the layer end's
+  // temporary of the same size at once: 8 bytes per padded cell and channel at least (derived,
+  // not yet measured on a GPU).
+  static constexpr double kWholeTensorBytesPerPaddedCellAndChannel = 8.0;
   static constexpr double kFixedBytes = 0.07e9;
 
   // Bytes for `cases` cases on one of `ranks` ranks (an even share of the padded grid).
-  static double per_rank(const Fno4dSpec& s, std::size_t cases, int ranks) {
+  static double per_rank(const Fno4dSpec& s, std::size_t cases, int ranks,
+                         PlanKind plan = PlanKind::Streaming) {
     double cells = 1.0;
     for (int e : s.padded_grid()) cells *= e;
-    return kFixedBytes + double(cases) * s.width * kBytesPerPaddedCellAndChannel * cells /
-                             (ranks > 0 ? ranks : 1);
+    const double per_cell = plan == PlanKind::WholeTensor ? kWholeTensorBytesPerPaddedCellAndChannel
+                                                          : kBytesPerPaddedCellAndChannel;
+    return kFixedBytes + double(cases) * s.width * per_cell * cells / (ranks > 0 ? ranks : 1);
   }
 };
 

@@ -29,7 +29,9 @@ struct FakeTree {
     fs::create_directories(p.parent_path());
     std::ofstream(p) << text;
   }
-  ufno::MemorySources sources() const { return {(root / "proc").string(), (root / "cg").string()}; }
+  ufno::MemorySources sources() const {
+    return {(root / "proc").string(), (root / "cg").string(), {}, {}};
+  }
   static inline int count = 0;
 };
 

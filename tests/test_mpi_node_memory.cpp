@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "apps/NodeMemoryCheck.hpp"
+#include "core/Tensor.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,7 +24,7 @@ ufno::MemorySources fake_proc(const fs::path& dir, long kib) {
     std::ofstream(dir / "proc" / "meminfo") << "MemAvailable: " << kib << " kB\n";
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  return {(dir / "proc").string(), (dir / "cg").string()};
+  return {(dir / "proc").string(), (dir / "cg").string(), {}, {}};
 }
 
 fs::path shared_dir() {
@@ -67,6 +68,52 @@ TEST_CASE("the node's ranks together against the node's budget", "[memory]") {
 
 TEST_CASE("no verdict when the node's budget cannot be read", "[memory]") {
   const fs::path dir = shared_dir() += "_empty";  // nothing written there
-  const ufno::MemorySources where{(dir / "proc").string(), (dir / "cg").string()};
+  const ufno::MemorySources where{(dir / "proc").string(), (dir / "cg").string(), {}, {}};
   CHECK(everyone(!ufno::node_memory_shortfall(1e18, MPI_COMM_WORLD, where)));
+}
+
+TEST_CASE("the ranks sharing a GPU together against its free memory", "[memory][gpu]") {
+  int size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // One device with 1 MB free, every rank on it asking 0.6 MB: one rank fits, two do not.
+  ufno::MemorySources one_device;
+  one_device.device = 0;
+  one_device.device_free = 1e6;
+  const auto lack = ufno::device_memory_shortfall(0.6e6, MPI_COMM_WORLD, one_device);
+  if (size == 1) {
+    CHECK(everyone(!lack));
+  } else {
+    CHECK(everyone(bool(lack)));
+    if (lack) {
+      CHECK(lack->device == 0);
+      CHECK(lack->ranks_on_node == size);
+      CHECK(lack->bytes == Approx(0.6e6 * size));
+      CHECK(lack->available == Approx(1e6));
+    }
+  }
+  // A device per rank: each rank's 0.6 MB fits its own device, however many ranks there are.
+  ufno::MemorySources own_device = one_device;
+  own_device.device = rank;
+  CHECK(everyone(!ufno::device_memory_shortfall(0.6e6, MPI_COMM_WORLD, own_device)));
+  // One rank short on its own device: every rank hears that device's figures.
+  own_device.device_free = rank == size - 1 ? 0.5e6 : 1e6;
+  const auto one_short = ufno::device_memory_shortfall(0.6e6, MPI_COMM_WORLD, own_device);
+  CHECK(everyone(bool(one_short)));
+  if (one_short) {
+    CHECK(one_short->device == size - 1);
+    CHECK(one_short->available == Approx(0.5e6));
+  }
+}
+
+TEST_CASE("a GPU build reads its device; a host build has no device verdict", "[memory][gpu]") {
+  if (ufno::kHostTensors) {
+    CHECK(!ufno::available_device_memory());
+    CHECK(everyone(!ufno::device_memory_shortfall(1e18, MPI_COMM_WORLD)));
+  } else {
+    const auto reading = ufno::available_device_memory();
+    REQUIRE(reading);
+    CHECK(reading->free_bytes > 0);
+    CHECK(everyone(bool(ufno::device_memory_shortfall(1e18, MPI_COMM_WORLD))));
+  }
 }
