@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The bundle for the lent GPU machine (issue 17, docs/gpu.md): the GPU build's programs, tests and
+# The bundle for a GPU machine (docs/gpu.md): the GPU build's programs, tests and
 # benchmarks (scripts/build-gpu.sh project first) and the Debian 12 shared libraries they load,
 # except glibc's and CUDA's (that machine has a newer glibc, and its CUDA libraries come from its
 # PyTorch wheels), plus Open MPI's and PMIx's plugins and help files, relocated with OPAL_PREFIX.
@@ -12,7 +12,8 @@ OUT=build-gpu/bundle
 rm -rf "$OUT" build-gpu/bundle.tar.xz
 mkdir -p "$OUT/bin" "$OUT/lib"
 progs=(apps/ufno_predict tests/test_cuda_backend tests/test_model_parity tests/test_mpi_fno4d
-       tests/test_mpi_fft4d tests/test_mpi_model benchmarks/bench_model benchmarks/bench_dfft)
+       tests/test_mpi_fft4d tests/test_mpi_model tests/test_execution_plan
+       tests/test_mpi_node_memory benchmarks/bench_model benchmarks/bench_dfft)
 for p in "${progs[@]}"; do
   [ -x "$BUILD/$p" ] || { echo "make-gpu-bundle: $BUILD/$p is missing (scripts/build-gpu.sh project)" >&2; exit 1; }
   cp "$BUILD/$p" "$OUT/bin/"
