@@ -5,6 +5,9 @@ loading the data set: architecture, variable and dP scaling come from the checkp
 Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR|SLIM.pt OUT.h5 [--grid 24 48 24]
        [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by train_ufno.py --keep-epochs)
 
+RUN_DIR may also be a directory of checkpoint parts (train_ufno.py --checkpoint-parts, what
+scripts/gpu-train.sh returns): a network whose model file is too large to come back from a GPU
+machine is exported here from them.
 SLIM.pt is the small file of train_ufno.py --slim (small enough to come back from a GPU machine).
 
 --heads-from MODEL.h5 copies that file's KPI heads that read the case alone (the maximum-dP and
@@ -67,8 +70,19 @@ def main(argv=None):
     else:
         path = os.path.join(a.run, "checkpoint.pt" if a.epoch is None
                             else "ckpt_epoch%d.pt" % a.epoch)
+    parts = os.path.join(a.run, "checkpoint.json")
+    if a.epoch is None and not os.path.exists(path) and os.path.exists(parts):
+        path = parts  # the checkpoint parts of train_ufno.py --checkpoint-parts
     try:
-        ck = torch.load(path, map_location="cpu")
+        if path == parts:
+            import train_ufno  # here only: the parts' reader
+            try:
+                ck = train_ufno.load_checkpoint_parts(a.run)
+            except ValueError as e:
+                print("export_checkpoint: %s" % e, file=sys.stderr)
+                return 2
+        else:
+            ck = torch.load(path, map_location="cpu")
         args = ck["args"]
         ck["model"], ck["epoch"], ck["std"], ck["mean"]
     except (OSError, RuntimeError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as e:

@@ -242,8 +242,8 @@ def _map_state(sd, f):
 def save_checkpoint_parts(ck, folder, float32_mib=32.0):
     """Writes the checkpoint `ck` (as checkpoint.pt holds it) into `folder` as files of at most
     16 MiB: checkpoint.json (what the parts are, their sizes and SHA-256) and
-    checkpoint.eEPOCH.partN. Weights, the best epoch's weights and Adam's moments are float32
-    where they take at most float32_mib MiB together, else float16 (Adam's second moment as its
+    checkpoint.eEPOCH.partN. Weights, the best epoch's weights (unless they are the last epoch's)
+    and Adam's moments are float32 where they take at most float32_mib MiB together, else float16 (Adam's second moment as its
     square root, each tensor scaled by its largest value). The parts are written first, then the
     manifest is renamed into place and older parts removed: the folder always holds one whole
     checkpoint."""
@@ -253,8 +253,12 @@ def save_checkpoint_parts(ck, folder, float32_mib=32.0):
     opt = ck["optimizer"]
     tensors = list(ck["model"].values()) + [v for st in opt["state"].values()
                                             for k, v in st.items() if k != "step"]
-    if (ck.get("best") or {}).get("model") is not None:
-        tensors += list(ck["best"]["model"].values())
+    best_model = (ck.get("best") or {}).get("model")
+    # The best epoch is often the last one: then its weights are not stored twice.
+    best_is_last = best_model is not None and best_model.keys() == ck["model"].keys() and all(
+        torch.equal(best_model[k], ck["model"][k]) for k in best_model)
+    if best_model is not None and not best_is_last:
+        tensors += list(best_model.values())
     float32_bytes = sum(t.numel() * (8 if t.is_complex() else 4) for t in tensors)
     half = float32_bytes > float32_mib * (1 << 20)
 
@@ -268,8 +272,8 @@ def save_checkpoint_parts(ck, folder, float32_mib=32.0):
                             "state": {i: {k: pack_moment(k, v) for k, v in st.items()}
                                       for i, st in opt["state"].items()}}
     if ck.get("best") is not None:
-        compact["best"] = dict(ck["best"], model=_map_state(ck["best"].get("model"),
-                                                             lambda v: _pack_tensor(v, half)))
+        compact["best"] = dict(ck["best"], model="last" if best_is_last else _map_state(
+            best_model, lambda v: _pack_tensor(v, half)))
     buf = io.BytesIO()
     torch.save(compact, buf)
     blob = buf.getvalue()
@@ -334,8 +338,10 @@ def load_checkpoint_parts(folder):
                        "state": {i: {k: unpack_moment(k, v) for k, v in st.items()}
                                  for i, st in compact["optimizer"]["state"].items()}}
     if compact.get("best") is not None:
-        ck["best"] = dict(compact["best"],
-                          model=_map_state(compact["best"].get("model"), _unpack_tensor))
+        best_model = compact["best"].get("model")
+        ck["best"] = dict(compact["best"], model=(
+            {k: v.clone() for k, v in ck["model"].items()} if best_model == "last"
+            else _map_state(best_model, _unpack_tensor)))
     return ck
 
 

@@ -18,8 +18,9 @@
 # What it writes to $OUT (the files that come back: at most 8 of at most 16 MiB each):
 #   NAME/checkpoint.json and NAME/checkpoint.eEPOCH.partN (train_ufno.py --checkpoint-parts,
 #   refreshed after every epoch: float32 up to 32 MiB, else float16), NAME.h5 (the best epoch,
-#   once the schedule is spent) and gpu-train.log (refreshed every 20 s, so a command cut short
-#   still returns what was done).
+#   once the schedule is spent, where it is at most 16 MiB; else python/export_checkpoint.py
+#   exports it from the returned NAME/) and gpu-train.log (refreshed every 20 s, so a command
+#   cut short still returns what was done).
 # The training: python/train_ufno.py --device $DEVICE --schedule cosine-time --cosine-minutes
 # TOTAL_MINUTES --minutes MINUTES; on a GPU batch 32, the learning rate scaled from batch 4 by
 # the square root of the ratio, the network's own forward (cuFFT); arguments given after
@@ -89,8 +90,15 @@ status=$?
 kill "$collector" 2>/dev/null
 wait "$collector" 2>/dev/null
 # The model file only when this command finished the schedule (an earlier one's stays out).
+# A model file over 16 MiB (width 16 with modes 8 and wider) cannot come back: it is exported
+# from the returned parts instead (python/export_checkpoint.py NAME/ OUT.h5).
 if [ "$status" -eq 0 ] && grep -q "train_ufno: exported" "$RUNLOG"; then
-  cp "$WORK/$NAME.h5" "$OUT/$NAME.h5.tmp" && mv "$OUT/$NAME.h5.tmp" "$OUT/$NAME.h5"
+  if [ "$(stat -c %s "$WORK/$NAME.h5")" -le $((16 << 20)) ]; then
+    cp "$WORK/$NAME.h5" "$OUT/$NAME.h5.tmp" && mv "$OUT/$NAME.h5.tmp" "$OUT/$NAME.h5"
+  else
+    echo "gpu-train: $NAME.h5 is over 16 MiB; export it from the parts:" \
+      "python/export_checkpoint.py $NAME OUT.h5" >> "$RUNLOG"
+  fi
 fi
 collect
 {

@@ -11,6 +11,7 @@ with the GPU's settings, from a small pack in a data directory:
    part that was altered is refused in one line naming it;
 3. a second command on a fresh work directory (as on a GPU machine that was given back) resumes
    from the returned parts, spends the schedule and exports the best epoch as a model file;
+   export_checkpoint.py exports the same weights from the returned parts;
 4. `ufno_predict` scores that model file on the pack's validation cases: its prediction equals
    PyTorch's on the same weights, and it is closer to the targets than the zero field;
 5. a data directory without the variable's pack and --device cuda without a GPU are refused in
@@ -134,6 +135,11 @@ def main():
         moments_back = {"%d%s" % (i, k): v for i, st in back["optimizer"]["state"].items()
                         for k, v in st.items() if k != "step"}
         err_w, err_m = max_rel(ck["model"], back["model"]), max_rel(moments, moments_back)
+        same = back["best"]["epoch"] != back["epoch"] or all(
+            torch.equal(back["best"]["model"][k], back["model"][k]) for k in back["model"])
+        check("the best epoch's weights come back (stored once when they are the last's)",
+              back["best"]["model"] is not None and same
+              and back["best"]["epoch"] == ck["best"]["epoch"])
         check("the float16 parts hold checkpoint.pt's weights and Adam's moments to 1e-3",
               err_w < 1e-3 and err_m < 2e-3 and back["epoch"] == ck["epoch"]
               and back["args"]["lr_used"] == 2e-3
@@ -180,6 +186,19 @@ def main():
               os.path.exists(model_file) and "exported" in log
               and "epoch %d train" % (manifest["epoch"] + 1) in log
               and m2["train_seconds"] >= manifest["train_seconds"] + 2.0, log[-500:])
+
+        from_parts = os.path.join(work, "from_parts.h5")
+        e = forked_run.run([sys.executable, os.path.join(PY, "export_checkpoint.py"),
+                            os.path.join(out2, "w4"), from_parts, "--grid", "8", "16", "8"],
+                           capture_output=True, text=True)
+        if e.returncode == 0 and os.path.exists(model_file):
+            a_sd = ufno_model_file.read_model_file(model_file)[0].state_dict()
+            b_sd = ufno_model_file.read_model_file(from_parts)[0].state_dict()
+            err = max_rel(a_sd, b_sd)
+        else:
+            err = float("inf")
+        check("export_checkpoint.py exports the returned parts (float16: to 1e-3)", err < 1e-3,
+              (err, e.stderr[-300:]))
 
         # 4. ufno_predict scores the exported model.
         if not os.path.exists(PREDICT):
