@@ -243,8 +243,8 @@ def save_checkpoint_parts(ck, folder, float32_mib=32.0):
     """Writes the checkpoint `ck` (as checkpoint.pt holds it) into `folder` as files of at most
     16 MiB: checkpoint.json (what the parts are, their sizes and SHA-256) and
     checkpoint.eEPOCH.partN. Weights, the best epoch's weights (unless they are the last epoch's)
-    and Adam's moments are float32 where they take at most float32_mib MiB together, else float16 (Adam's second moment as its
-    square root, each tensor scaled by its largest value). The parts are written first, then the
+    and Adam's moments are float32 where they take at most float32_mib MiB together, else
+    float16 (Adam's second moment as its square root, each tensor scaled by its largest value). The parts are written first, then the
     manifest is renamed into place and older parts removed: the folder always holds one whole
     checkpoint."""
     import hashlib
