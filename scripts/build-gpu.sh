@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU build (issue 17, docs/gpu.md), on this CPU machine: nvcc compiles without a GPU.
+# The GPU build (docs/gpu.md), on a CPU machine: nvcc compiles without a GPU.
 #   1. Kokkos 4.6.01 (../shared/deps) with CUDA (Hopper 90) and a Serial host space, patched for
 #      CUDA 13 (cmake/kokkos-4.6.01-cuda13.patch: cudaMemAdvise / cudaMemPrefetchAsync take a
 #      cudaMemLocation, cudaGraphAddDependencies takes edge data, nvcc_wrapper defaults to sm_90),
@@ -7,7 +7,8 @@
 #   2. the project against it with Kokkos' nvcc_wrapper, into build-gpu/ufno.
 # Resumable: each step leaves a marker and is skipped when its marker is there (rm -rf build-gpu
 # to start over). Slow on 2 cores; CI does not run it (CI compiles the CUDA backend library only).
-# Usage: scripts/build-gpu.sh [kokkos|project|all (default)]   JOBS=2 by default.
+# Usage: scripts/build-gpu.sh [kokkos|project|all (default)]   JOBS=2 by default; TARGETS (the
+# bundle's programs by default, scripts/make-gpu-bundle.sh; "all" for everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -45,6 +46,13 @@ if [ "$STEP" = project ] || [ "$STEP" = all ]; then
   cmake -S "$ROOT" -B "$OUT/ufno" -DCMAKE_BUILD_TYPE=Release -DKokkos_ROOT="$OUT/kokkos" \
     -DCMAKE_CXX_COMPILER="$OUT/kokkos/bin/nvcc_wrapper" -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DUFNO_BUILD_BENCHMARKS=ON -DUFNO_HOST_ARCH=x86-64-v3  # runs on the GPU machine's CPU, not this one
-  cmake --build "$OUT/ufno" -j "$JOBS"
+  TARGETS=${TARGETS:-ufno_predict test_cuda_backend test_model_parity test_mpi_fno4d test_mpi_fft4d
+    test_mpi_model test_execution_plan test_mpi_node_memory bench_model bench_dfft}
+  if [ "$TARGETS" = all ]; then
+    cmake --build "$OUT/ufno" -j "$JOBS"
+  else
+    # shellcheck disable=SC2086  # a list of target names
+    cmake --build "$OUT/ufno" -j "$JOBS" --target $TARGETS
+  fi
   echo "build-gpu: the GPU build is $OUT/ufno (apps/ufno_predict, tests/test_cuda_backend, ...)"
 fi

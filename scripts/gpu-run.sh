@@ -75,8 +75,21 @@ for p in "$B"/bin/*; do echo "== $p"; ldd "$p"; done > "$OUT/ldd.txt" 2>&1
 missing=$(grep -c "not found" "$OUT/ldd.txt")
 say "libraries: $missing not found (ldd.txt)"
 
-# 2. Tests, each with its own time limit.
+# 2. Tests: the GPU build's CTest list (tests.json), relocated here by scripts/run-test-list.py
+# (no CTest needed) onto a tree of the bundled programs laid out as in the build; tests whose
+# programs are not bundled are listed as not run. Then the GPU checks by name, each timed out on
+# its own.
 status=0
+if [ -f "$B/tests.json" ]; then
+  while read -r rel; do
+    mkdir -p "$B/build/$(dirname "$rel")"
+    ln -sf "$B/bin/$(basename "$rel")" "$B/build/$rel"
+  done < "$B/layout.txt"
+  { read -r built_in; read -r source_in; } < "$B/PATHS"
+  timeout 240 python3 scripts/run-test-list.py "$B/tests.json" --map "$built_in=$B/build" \
+    --map "$source_in=$ROOT" --log-dir "$OUT/ctest" > "$OUT/test-list.log" 2>&1
+  say "test list: exit $? ($(tail -1 "$OUT/test-list.log"))"
+fi
 run_test() {  # name, seconds, command...
   local name=$1 limit=$2
   shift 2

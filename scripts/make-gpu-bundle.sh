@@ -17,7 +17,11 @@ progs=(apps/ufno_predict tests/test_cuda_backend tests/test_model_parity tests/t
 for p in "${progs[@]}"; do
   [ -x "$BUILD/$p" ] || { echo "make-gpu-bundle: $BUILD/$p is missing (scripts/build-gpu.sh project)" >&2; exit 1; }
   cp "$BUILD/$p" "$OUT/bin/"
+  echo "$p" >> "$OUT/layout.txt"  # where the program sits in the build tree
 done
+# The build's test list with the paths it names (scripts/run-test-list.py runs it elsewhere).
+(cd "$BUILD" && ctest --show-only=json-v1) > "$OUT/tests.json"
+printf '%s\n%s\n' "$(cd "$BUILD" && pwd)" "$(pwd)" > "$OUT/PATHS"  # build dir, source dir
 strip --strip-unneeded "$OUT"/bin/* 2>/dev/null || true
 # Shared libraries: everything ldd resolves, but glibc's, the dynamic loader and CUDA's.
 skip='^(libc|libm|libdl|libpthread|librt|libutil|libresolv|ld-linux-x86-64|libcuda|libcudart|libcublas|libcublasLt|libcufft|libcudnn[a-z_]*|libnvrtc|libnvJitLink|libnvidia-[a-z]*)\.so'
