@@ -26,25 +26,33 @@ DeviceColumnRuns device_column_runs(const std::array<int, D>& e, const Box<D>& b
   return d;
 }
 
-// Cells [t0, t0 + width) of every run column of one row, for C channels: channel c's row starts
-// at row + c * plane, its columns `column` cells apart; compact is (C, run columns, width).
-// to_compact copies row -> compact, else compact -> row.
+// Cells [t0, t0 + width) of every run column of R consecutive first-axis rows, for C channels:
+// channel c's first row starts at row + c * plane, each next row row_stride further, its columns
+// `column` cells apart; compact is (C, R, run columns, width). to_compact copies row -> compact,
+// else compact -> row. One iteration per cell on the whole-tensor plan, per column otherwise.
+template <class T>
+void copy_column_runs(T* row, long plane, long row_stride, long column, long t0, T* compact,
+                      const DeviceColumnRuns& runs, int C, int R, long width, bool to_compact) {
+  const auto start = runs.start;
+  const long len = runs.length, nruns = long(start.size()), per_row = runs.columns() * width;
+  ufno::parallel_runs(
+      "ufno::column_runs_copy", long(C) * R * nruns * len, width,
+      KOKKOS_LAMBDA(const int64_t i, int64_t v0, int64_t v1) {
+        const int64_t k = i % len, q = i / len, r = q % nruns, cr = q / nruns;  // cr = c * R + row
+        T* xs = row + (cr / R) * plane + (cr % R) * row_stride + (start(r) + k) * column + t0;
+        T* cs = compact + cr * per_row + (r * len + k) * width;
+        if (to_compact)
+          for (int64_t v = v0; v < v1; ++v) cs[v] = xs[v];
+        else
+          for (int64_t v = v0; v < v1; ++v) xs[v] = cs[v];
+      });
+}
+
+// The same on one row: compact is (C, run columns, width).
 template <class T>
 void copy_column_runs(T* row, long plane, long column, long t0, T* compact,
                       const DeviceColumnRuns& runs, int C, long width, bool to_compact) {
-  const auto start = runs.start;
-  const long len = runs.length, nruns = long(start.size()), per_channel = runs.columns() * width;
-  ufno::parallel_for(
-      "ufno::column_runs_copy", Kokkos::RangePolicy<ExecSpace>(0, long(C) * nruns * len),
-      KOKKOS_LAMBDA(const int64_t i) {
-        const int64_t k = i % len, cr = i / len, r = cr % nruns, c = cr / nruns;
-        T* xs = row + c * plane + (start(r) + k) * column + t0;
-        T* cs = compact + c * per_channel + (r * len + k) * width;
-        if (to_compact)
-          for (long v = 0; v < width; ++v) cs[v] = xs[v];
-        else
-          for (long v = 0; v < width; ++v) xs[v] = cs[v];
-      });
+  copy_column_runs<T>(row, plane, 0, column, t0, compact, runs, C, 1, width, to_compact);
 }
 
 }  // namespace ufno::dist

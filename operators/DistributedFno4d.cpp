@@ -156,10 +156,12 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   if (box_out) *box_out = make_grid_view<4>("fno4d.interior", B, W, ie, false);
   if (ib.empty()) return h;
   const long row = long(ie[1]) * ie[2] * ie[3];  // voxels of one interior A1 row
+  const int R = rows_per_step(ie[0]);
+  const long step = long(R) * row;  // voxels of the rows taken at a time
   Kokkos::View<float*, DeviceSpace> cf(Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.cf"),
-                                       long(C) * row);
+                                       long(C) * step);
   Kokkos::View<float*, DeviceSpace> lifted(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.lifted"), long(W) * row);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.lifted"), long(W) * step);
   const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(pe, ib);
   // Not zero-filled, the block still needs zeros in the T padding of the interior's columns
   // (the first layer's w_k reads whole columns there): rows are copied as whole columns, from a
@@ -169,85 +171,97 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   columns.hi[3] = pe[3];
   const long ncol = long(ie[1]) * ie[2];
   Kokkos::View<float*, DeviceSpace> whole("fno4d.whole_columns",
-                                          zero_outside ? 0 : W * ncol * pe[3]);
+                                          zero_outside ? 0 : W * R * ncol * pe[3]);
   const bool encode = in_mean_.size() > 0;
   auto mean = in_mean_, scale = in_scale_;
   for (int b = 0; b < B; ++b)
-    for (int r = 0; r < ie[0]; ++r) {
-      // One interior row: channels first (the last channel encoded), fc0, into the block.
+    for (int r = 0; r < ie[0]; r += R) {
+      // Rows [r, r + n): channels first (the last channel encoded), fc0, into the block.
+      const int n = std::min(R, ie[0] - r);
+      const long vox = long(n) * row;
       const float* src = in.data() + (long(b) * ie[0] + r) * row * C;
       float* c = cf.data();
-      const long v0 = long(r) * row;  // the row's first voxel in the interior (= normaliser) block
-      ufno::parallel_for(
-          "ufno::fno4d_channels_first", Kokkos::RangePolicy<ExecSpace>(0, row),
-          KOKKOS_LAMBDA(const int64_t v) {
-            for (int ch = 0; ch < C; ++ch) {
+      const long v0 = long(r) * row;  // the rows' first voxel in the interior (= normaliser) block
+      ufno::parallel_runs(
+          "ufno::fno4d_channels_first", vox, C,
+          KOKKOS_LAMBDA(const int64_t v, int64_t c0, int64_t c1) {
+            for (int64_t ch = c0; ch < c1; ++ch) {
               float val = src[v * C + ch];
               if (encode && ch == C - 1) val = (val - mean(v0 + v)) / scale(v0 + v);
-              c[ch * row + v] = val;
+              c[ch * vox + v] = val;
             }
           });
-      fc0_.apply_columns(cf.data(), row, lifted.data(), row, row, false, Activation::None);
-      if (box_out) {  // the row into the interior tensor too
+      fc0_.apply_columns(cf.data(), vox, lifted.data(), vox, vox, false, Activation::None);
+      if (box_out) {  // the rows into the interior tensor too
         const long box_plane = long(ie[0]) * row;
         float* dst = box_out->data() + long(b) * W * box_plane + long(r) * row;
         const float* l = lifted.data();
         ufno::parallel_for(
-            "ufno::fno4d_interior_row", Kokkos::RangePolicy<ExecSpace>(0, long(W) * row),
-            KOKKOS_LAMBDA(const int64_t i) { dst[(i / row) * box_plane + i % row] = l[i]; });
+            "ufno::fno4d_interior_row", Kokkos::RangePolicy<ExecSpace>(0, long(W) * vox),
+            KOKKOS_LAMBDA(const int64_t i) { dst[(i / vox) * box_plane + i % vox] = l[i]; });
       }
       if (zero_outside) {
-        copy_interior_row(lifted.data(), h, b, ib, runs, r, /*into_block=*/true);
+        copy_interior_rows(lifted.data(), h, b, ib, runs, r, n, /*into_block=*/true);
         continue;
       }
       const int P3 = pe[3], T0 = ib.lo[3], TI = ie[3];
       float* wc = whole.data();
       const float* l = lifted.data();
-      ufno::parallel_for(
-          "ufno::fno4d_whole_columns", Kokkos::RangePolicy<ExecSpace>(0, long(W) * ncol),
-          KOKKOS_LAMBDA(const int64_t i) {
-            for (int t = 0; t < TI; ++t) wc[i * P3 + T0 + t] = l[i * TI + t];
+      ufno::parallel_runs(
+          "ufno::fno4d_whole_columns", long(W) * n * ncol, TI,
+          KOKKOS_LAMBDA(const int64_t i, int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t) wc[i * P3 + T0 + t] = l[i * TI + t];
           });
-      copy_interior_row(whole.data(), h, b, columns, runs, r, /*into_block=*/true);
+      copy_interior_rows(whole.data(), h, b, columns, runs, r, n, /*into_block=*/true);
     }
   return h;
 }
 
-void DistributedFno4d::copy_interior_row(float* compact, const Real& h, int b, const Box4& ib,
-                                         const dist::DeviceColumnRuns& runs, int r,
-                                         bool into_block) const {
-  // compact: (channels, i1, i2, T) of interior row r; h: (B, channels, padded block).
+int DistributedFno4d::rows_per_step(int rows) const {
+  return execution_plan().streams_rows ? 1 : std::max(rows, 1);
+}
+
+void DistributedFno4d::copy_interior_rows(float* compact, const Real& h, int b, const Box4& ib,
+                                          const dist::DeviceColumnRuns& runs, int r, int R,
+                                          bool into_block) const {
+  // compact: (channels, R, i1, i2, T) of interior rows [r, r + R); h: (B, channels, padded block).
   const int Wc = h.extent(1);
   const long P0 = h.extent(2), P1 = h.extent(3), P2 = h.extent(4), P3 = h.extent(5);
   const long plane = P0 * P1 * P2 * P3;  // one channel of one case
   float* row = h.data() + long(b) * Wc * plane + (ib.lo[0] + r) * P1 * P2 * P3;
-  dist::copy_column_runs<float>(row, plane, P3, ib.lo[3], compact, runs, Wc, ib.extent(3),
-                                /*to_compact=*/!into_block);
+  dist::copy_column_runs<float>(row, plane, P1 * P2 * P3, P3, ib.lo[3], compact, runs, Wc, R,
+                                ib.extent(3), /*to_compact=*/!into_block);
 }
 
 DistributedFno4d::Real DistributedFno4d::head(const Real& h) const {
-  // fc1, GELU, fc2 on the interior of the padded block, one A1 row at a time, into the
-  // interior's one-channel output (B, 1, interior extents).
+  // fc1, GELU, fc2 on the interior of the padded block, rows_per_step() A1 rows at a time, into
+  // the interior's one-channel output (B, 1, interior extents).
   const Box4 ib = interior_in_block();
   const int B = h.extent(0), W = spec_.width;
   Real y = make_grid_view<4>("fno4d.head", B, 1, interiors_.box(rank_).extents(), false);
   if (ib.empty()) return y;
   const Extents ie = ib.extents();
   const long row = long(ie[1]) * ie[2] * ie[3];
+  const int R = rows_per_step(ie[0]);
+  // The hidden activations a chunk at a time: cache-sized on the streaming plan, every voxel of
+  // the rows at once on the whole-tensor plan.
+  const long chunk = execution_plan().cache_blocked ? 8192 : long(R) * row;
   Kokkos::View<float*, DeviceSpace> rows(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.head_rows"), long(W) * row);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.head_rows"), long(W) * R * row);
   const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(grid_extents<4>(h), ib);
   Kokkos::View<float*, DeviceSpace> hidden(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.hidden"), long(spec_.hidden) * 8192);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.hidden"), long(spec_.hidden) * chunk);
   for (int b = 0; b < B; ++b)
-    for (int r = 0; r < ie[0]; ++r) {
-      copy_interior_row(rows.data(), h, b, ib, runs, r, /*into_block=*/false);
+    for (int r = 0; r < ie[0]; r += R) {
+      const int n = std::min(R, ie[0] - r);
+      const long vox = long(n) * row;
+      copy_interior_rows(rows.data(), h, b, ib, runs, r, n, /*into_block=*/false);
       float* out = y.data() + (long(b) * ie[0] + r) * row;
-      for (long v = 0; v < row; v += 8192) {
-        const long cols = std::min(8192L, row - v);
-        fc1_.apply_columns(rows.data() + v, row, hidden.data(), 8192, cols, false,
+      for (long v = 0; v < vox; v += chunk) {
+        const long cols = std::min(chunk, vox - v);
+        fc1_.apply_columns(rows.data() + v, vox, hidden.data(), chunk, cols, false,
                            Activation::GELU);
-        fc2_.apply_columns(hidden.data(), 8192, out + v, row, cols, false, Activation::None);
+        fc2_.apply_columns(hidden.data(), chunk, out + v, vox, cols, false, Activation::None);
       }
     }
   return y;

@@ -53,10 +53,13 @@ class DistributedFno4d {
   // (B, W, interior extents) on the interiors' layout.
   Real lift(const Real& channels_last, bool zero_outside = true, Real* box_out = nullptr) const;
   Real head(const Real& padded) const;  // fc1, GELU, fc2 on the interior
-  // Copies interior row r of case b between a compact (channels, i1, i2, T) buffer and the
-  // padded block h; `runs` are the interior's column runs in a row of h's block.
-  void copy_interior_row(float* compact, const Real& h, int b, const dist::Box4& interior,
-                         const dist::DeviceColumnRuns& runs, int r, bool into_block) const;
+  // Copies interior rows [r, r + R) of case b between a compact (channels, R, i1, i2, T) buffer
+  // and the padded block h; `runs` are the interior's column runs in a row of h's block.
+  void copy_interior_rows(float* compact, const Real& h, int b, const dist::Box4& interior,
+                          const dist::DeviceColumnRuns& runs, int r, int R, bool into_block) const;
+  // Interior A1 rows the lift and the head take at a time: one on the streaming plan (a row's
+  // intermediates stay in cache), all of them on the whole-tensor plan (few, wide launches).
+  int rows_per_step(int rows) const;
   void normalise(const Real& y, const Kokkos::View<float*, DeviceSpace>& mean,
                  const Kokkos::View<float*, DeviceSpace>& stdev, bool encode, int channel) const;
 

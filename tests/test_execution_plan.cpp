@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <map>
 
+#include "io/Fno4dModelFile.hpp"
 #include "io/ModelFile.hpp"
+#include "operators/DistributedFno4d.hpp"
 #include "operators/DistributedNet3d.hpp"
 #include "support/Float32Bound.hpp"
 #include "support/TestUtil.hpp"
@@ -43,6 +45,29 @@ Pass run_with(PlanKind plan, const std::string& model_name, const std::string& i
   return p;
 }
 
+// The 4-D FNO on one rank: the fixture's first case, channels last (1, a1, a2, a3, t, C).
+Pass run_fno4d_with(PlanKind plan, const std::string& model_name, const std::string& io_name) {
+  ScopedExecutionPlan use(plan);
+  Fno4dModelFile mf(test::data_path(model_name));
+  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1, 1});
+  DistributedFno4d net(mf.spec(), mf, grid);
+  auto io = test::read_all(test::data_path(io_name));
+  const HostArray& in = io.arrays.at("input");  // (B, a1, a2, a3, t, C)
+  auto x =
+      make_grid_view<4>("in", 1, int(in.shape[1]),
+                        {int(in.shape[2]), int(in.shape[3]), int(in.shape[4]), int(in.shape[5])});
+  auto h = Kokkos::create_mirror_view(x);
+  std::copy(in.data.begin(), in.data.begin() + h.size(), h.data());
+  Kokkos::deep_copy(x, h);
+  net.forward(x);  // first pass: plans and buffers made
+  LaunchLog log;
+  Pass p;
+  auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), net.forward(x));
+  p.out.assign(y.data(), y.data() + y.size());
+  p.launches = log.launches();
+  return p;
+}
+
 void print_launches(const char* what, const std::vector<Launch>& launches) {
   std::map<std::string, std::array<int64_t, 2>> by_label;  // launches, values
   for (const Launch& l : launches) {
@@ -55,21 +80,18 @@ void print_launches(const char* what, const std::vector<Launch>& launches) {
                 (long long)n[1]);
 }
 
-void check_plans(const std::string& model_name, const std::string& io_name) {
-  const ModelSpec spec = ModelFile(test::data_path(model_name)).spec();
-  const Pass streaming = run_with(PlanKind::Streaming, model_name, io_name);
-  const Pass whole = run_with(PlanKind::WholeTensor, model_name, io_name);
+void check_launches(const std::string& model_name, const Pass& streaming, const Pass& whole,
+                    int layers, double bound) {
   print_launches((model_name + ", streaming plan").c_str(), streaming.launches);
   print_launches((model_name + ", whole-tensor plan").c_str(), whole.launches);
 
   const auto e = test::compare(whole.out, streaming.out);
-  const double bound = test::float32_reordering_bound(spec);
   INFO(model_name << ": whole-tensor against streaming rel L2 " << e.rel_l2 << " (bound " << bound
                   << ")");
   CHECK(e.rel_l2 <= bound);
 
   // About a dozen launches per Fourier layer, plus the lift, head, padding and crop.
-  const std::size_t budget = 12 * std::size_t(spec.layers()) + 8;
+  const std::size_t budget = 12 * std::size_t(layers) + 8;
   INFO(model_name << ": " << whole.launches.size() << " launches, budget " << budget);
   CHECK(whole.launches.size() <= budget);
   CHECK(whole.launches.size() < streaming.launches.size());
@@ -78,6 +100,13 @@ void check_plans(const std::string& model_name, const std::string& io_name) {
     CHECK(l.iterations >= 1);
     CHECK(l.values <= 32 * l.iterations);  // no loop over a row inside one iteration
   }
+}
+
+void check_plans(const std::string& model_name, const std::string& io_name) {
+  const ModelSpec spec = ModelFile(test::data_path(model_name)).spec();
+  check_launches(model_name, run_with(PlanKind::Streaming, model_name, io_name),
+                 run_with(PlanKind::WholeTensor, model_name, io_name), spec.layers(),
+                 test::float32_reordering_bound(spec));
 }
 
 }  // namespace
@@ -90,6 +119,16 @@ TEST_CASE("the whole-tensor plan: the streaming plan's values in few wide launch
 TEST_CASE("the whole-tensor plan: the streaming plan's values in few wide launches (FNO)",
           "[plan]") {
   check_plans("fno_small.h5", "fno_small_io.h5");
+}
+
+TEST_CASE("the whole-tensor plan: the streaming plan's values in few wide launches (4-D FNO)",
+          "[plan]") {
+  const Fno4dSpec spec = Fno4dModelFile(test::data_path("fno4d_norm_small.h5")).spec();
+  check_launches(
+      "fno4d_norm_small.h5",
+      run_fno4d_with(PlanKind::Streaming, "fno4d_norm_small.h5", "fno4d_norm_small_io.h5"),
+      run_fno4d_with(PlanKind::WholeTensor, "fno4d_norm_small.h5", "fno4d_norm_small_io.h5"),
+      spec.layers, test::float32_reordering_bound(spec));
 }
 
 TEST_CASE("the streaming plan walks rows: the launch log sees what the plans differ in", "[plan]") {

@@ -12,25 +12,34 @@
 // above. The CPU and GPU builds are held to the same bound.
 #include <array>
 
+#include "core/Fno4dSpec.hpp"
 #include "core/ModelSpec.hpp"
 
 namespace ufno::test {
 
 constexpr double kFloat32Unit = 1.0 / (1 << 24);
 
-// The summed reduction lengths along one pass of a network of `layers` Fourier layers.
-inline double reduction_terms(const std::array<int, 3>& padded, const std::array<int, 3>& modes,
-                              int width, int layers, int in_channels, int hidden) {
+// The summed reduction lengths along one pass of a network of `layers` Fourier layers over D
+// axes (the last one real: its inverse sums m terms, the others 2 m).
+template <std::size_t D>
+double reduction_terms(const std::array<int, D>& padded, const std::array<int, D>& modes, int width,
+                       int layers, int in_channels, int hidden) {
   double per_layer = width + width + 1;  // mode mix, w_k, the branch sum
-  for (std::size_t a = 0; a < 3; ++a)
-    per_layer += padded[a] + (a + 1 < 3 ? 2 * modes[a] : modes[a]);
+  for (std::size_t a = 0; a < D; ++a)
+    per_layer += padded[a] + (a + 1 < D ? 2 * modes[a] : modes[a]);
   return layers * per_layer + in_channels + width + hidden;
 }
 
 // The relative L2 within which two correct orderings of a U-FNO / FNO pass agree.
 inline double float32_reordering_bound(const ModelSpec& s) {
   return 2 * kFloat32Unit *
-         reduction_terms(s.padded_grid(), s.modes, s.width, s.layers(), s.in_channels, s.hidden);
+         reduction_terms<3>(s.padded_grid(), s.modes, s.width, s.layers(), s.in_channels, s.hidden);
+}
+
+// The same for a 4-D FNO.
+inline double float32_reordering_bound(const Fno4dSpec& s) {
+  return 2 * kFloat32Unit *
+         reduction_terms<4>(s.padded_grid(), s.modes, s.width, s.layers, s.in_channels, s.hidden);
 }
 
 }  // namespace ufno::test
