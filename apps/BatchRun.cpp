@@ -11,8 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "apps/Predictor.hpp"
+#include "core/ExecutionPlan.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
@@ -127,47 +129,90 @@ BatchSummary run_batch(const BatchOptions& o) {
 
   Counts mine;
   const int n = int(cases.size());
-  for (int i = group; i < n; i += groups) {
-    const std::string& out = outputs[i];
-    const auto tc = std::chrono::steady_clock::now();
-    int skip = leader && finished(out, predictor);
-    MPI_Bcast(&skip, 1, MPI_INT, 0, comm);
-    std::string status;
-    if (skip) {
-      ++mine.skipped;
-      status = "skipped (output exists)";
+  auto report = [&](int i, const std::string& status) {
+    if (!leader) return;
+    if (bar) {
+      const int w = 30, filled = (i + 1) * w / n;
+      std::fprintf(stderr, "\r[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
+                   std::string(w - filled, ' ').c_str(), i + 1, n,
+                   status.rfind("FAILED", 0) == 0 ? "(a case failed)" : "");
+      if (status.rfind("FAILED", 0) == 0)
+        std::fprintf(stderr, "\nufno_predict: %s: %s\n", cases[i].c_str(), status.c_str());
     } else {
+      std::fprintf(stderr, "ufno_predict: [%d/%d] %s: %s\n", i + 1, n, cases[i].c_str(),
+                   status.c_str());
+    }
+  };
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  // Prepared cases waiting for one pass of the models: up to cases_per_pass of them, sharing
+  // their report times (one pass predicts one time axis).
+  const int per_pass =
+      std::max(1, o.cases_per_pass > 0 ? o.cases_per_pass : default_cases_per_pass());
+  struct Pending {
+    int index;
+    Predictor::PreparedCase prepared;
+  };
+  std::vector<Pending> pending;
+  auto flush = [&] {
+    if (pending.empty()) return;
+    const auto tp = std::chrono::steady_clock::now();
+    std::vector<const HostArray*> inputs;
+    for (const auto& c : pending) inputs.push_back(&c.prepared.input);
+    std::optional<Prediction> all;
+    if (pending.size() > 1) {
       try {
-        std::vector<std::string> warnings;
-        Prediction p = predictor.run_case_file(cases[i], &warnings);
-        write_prediction(out, predictor, p, cases[i]);
+        all = predictor.run(stack_inputs(inputs), pending.front().prepared.times_days);
+      } catch (const dist::AgreedInputError&) {
+        // A case the models cannot predict: each case alone, so only that one fails.
+      }
+    }
+    for (std::size_t k = 0; k < pending.size(); ++k) {
+      const int i = pending[k].index;
+      const auto tc = std::chrono::steady_clock::now();
+      try {
+        const Prediction p =
+            all ? case_of(*all, k)
+                : predictor.run(pending[k].prepared.input, pending[k].prepared.times_days);
+        write_prediction(outputs[i], predictor, p, cases[i]);
         ++mine.done;
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "done in %.2f s",
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
-        status = buf;
+        char buf[96];
+        if (all)
+          std::snprintf(buf, sizeof buf, "done in %.2f s (one pass of %zu cases)",
+                        seconds_since(tp), pending.size());
+        else
+          std::snprintf(buf, sizeof buf, "done in %.2f s", seconds_since(tc));
+        report(i, buf);
         if (leader)
-          for (const auto& w : warnings)
+          for (const auto& w : pending[k].prepared.warnings)
             std::fprintf(stderr, "ufno_predict: warning: %s: %s\n", cases[i].c_str(), w.c_str());
       } catch (const dist::AgreedInputError& e) {
         ++mine.failed;
-        status = std::string("FAILED: ") + e.what();
+        report(i, std::string("FAILED: ") + e.what());
       }
     }
-    if (leader) {
-      if (bar) {
-        const int w = 30, filled = (i + 1) * w / n;
-        std::fprintf(stderr, "\r[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
-                     std::string(w - filled, ' ').c_str(), i + 1, n,
-                     status.rfind("FAILED", 0) == 0 ? "(a case failed)" : "");
-        if (status.rfind("FAILED", 0) == 0)
-          std::fprintf(stderr, "\nufno_predict: %s: %s\n", cases[i].c_str(), status.c_str());
-      } else {
-        std::fprintf(stderr, "ufno_predict: [%d/%d] %s: %s\n", i + 1, n, cases[i].c_str(),
-                     status.c_str());
-      }
+    pending.clear();
+  };
+  for (int i = group; i < n; i += groups) {
+    int skip = leader && finished(outputs[i], predictor);
+    MPI_Bcast(&skip, 1, MPI_INT, 0, comm);
+    if (skip) {
+      ++mine.skipped;
+      report(i, "skipped (output exists)");
+      continue;
+    }
+    try {
+      Predictor::PreparedCase c = predictor.prepare_case_file(cases[i]);
+      if (!pending.empty() && c.times_days != pending.front().prepared.times_days) flush();
+      pending.push_back({i, std::move(c)});
+      if (int(pending.size()) >= per_pass) flush();
+    } catch (const dist::AgreedInputError& e) {
+      ++mine.failed;
+      report(i, std::string("FAILED: ") + e.what());
     }
   }
+  flush();
   if (bar) std::fprintf(stderr, "\n");
   // Totals: count each group once (its leader's numbers).
   int local[3] = {leader ? mine.done : 0, leader ? mine.skipped : 0, leader ? mine.failed : 0};

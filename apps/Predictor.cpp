@@ -147,7 +147,7 @@ Prediction Predictor::run_tensor_file(const std::string& path) {
   return run(in, paper_times_days(spec().grid[2]));
 }
 
-Prediction Predictor::run_case_file(const std::string& path, std::vector<std::string>* warnings) {
+Predictor::PreparedCase Predictor::prepare_case_file(const std::string& path) {
   ReservoirCase c;
   dist::collectively(comm_, [&] {
     c = read_case(path, spec().grid[0], spec().grid[1], block(), comm_);
@@ -160,11 +160,46 @@ Prediction Predictor::run_case_file(const std::string& path, std::vector<std::st
   });
   long low = low_permeability_cells(c), low_all = 0;
   MPI_Allreduce(&low, &low_all, 1, MPI_LONG, MPI_SUM, comm_);
-  if (warnings) {
-    *warnings = out_of_training_range(c);
-    if (low_all > 0) warnings->push_back(low_permeability_warning(low_all));
+  PreparedCase p;
+  p.warnings = out_of_training_range(c);
+  if (low_all > 0) p.warnings.push_back(low_permeability_warning(low_all));
+  const int nt = spec().grid[2];
+  p.input = encode_case(c, nt);
+  // The fields were checked one by one; this catches what only their combination makes.
+  dist::collectively(comm_, [&] { check_encoded(p.input, c.path, "encoded input"); });
+  p.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
+  return p;
+}
+
+Prediction Predictor::run_case_file(const std::string& path, std::vector<std::string>* warnings) {
+  PreparedCase p = prepare_case_file(path);
+  if (warnings) *warnings = std::move(p.warnings);
+  return run(p.input, p.times_days);
+}
+
+Prediction case_of(const Prediction& p, std::size_t b) {
+  Prediction one;
+  one.times_days = p.times_days;
+  one.cases = 1;
+  for (const Field& f : p.fields) {
+    Field g = f;
+    g.shape[0] = 1;
+    const std::size_t n = f.values.size() / p.cases;
+    g.values.assign(f.values.begin() + b * n, f.values.begin() + (b + 1) * n);
+    one.fields.push_back(std::move(g));
   }
-  return run_case(c);
+  return one;
+}
+
+HostArray stack_inputs(const std::vector<const HostArray*>& inputs) {
+  HostArray all;
+  all.shape = inputs.front()->shape;
+  all.shape[0] = 0;
+  for (const HostArray* a : inputs) {
+    all.shape[0] += a->shape[0];
+    all.data.insert(all.data.end(), a->data.begin(), a->data.end());
+  }
+  return all;
 }
 
 void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,

@@ -55,6 +55,15 @@ class Predictor {
   Prediction run_tensor_file(const std::string& path);
   Prediction run_case_file(const std::string& path, std::vector<std::string>* warnings);
 
+  // A case file read, checked and encoded for run(), not yet run: batches stack several into
+  // one pass (BatchRun.cpp). Collective; input errors are agreed.
+  struct PreparedCase {
+    HostArray input;  // this rank's block, (1, lx, ly, T, 12)
+    std::vector<double> times_days;
+    std::vector<std::string> warnings;
+  };
+  PreparedCase prepare_case_file(const std::string& path);
+
  private:
   MPI_Comm comm_;
   std::vector<std::string> paths_;  // the model files, for messages
@@ -65,6 +74,12 @@ class Predictor {
   std::vector<std::string> notes_;
   std::string fingerprint_;
 };
+
+// Case b of a prediction of several cases, as a prediction of one.
+Prediction case_of(const Prediction& p, std::size_t b);
+
+// The inputs of several prepared cases stacked along the case axis, (B, lx, ly, T, 12).
+HostArray stack_inputs(const std::vector<const HostArray*>& inputs);
 
 // One output value made physical from the raw network output and the cell's encoded input
 // channels: 0 outside the formation; SG (saturation) clamped to [0, 1 - SWI].

@@ -57,6 +57,11 @@ int run(int argc, char** argv, int rank, int size) {
       ->required();
   app.add_option("--ranks-per-case", ranks_per_case, "batch: ranks that share one case")
       ->check(CLI::PositiveNumber);
+  int cases_per_pass = 0;
+  app.add_option("--cases-per-pass", cases_per_pass,
+                 "batch: cases stacked into one pass of the models (default: 1 on the streaming "
+                 "plan, 8 on the whole-tensor plan, a GPU's)")
+      ->check(CLI::Range(1, 1024));
   auto* opt_threads =
       app.add_option("--threads", threads,
                      "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
@@ -132,7 +137,7 @@ int run(int argc, char** argv, int rank, int size) {
     ufno::BatchOptions o{models,    cases,
                          out,       ranks_per_case,
                          grid_spec, ufno::dist::parse_exchange_algorithm(exchange),
-                         run};
+                         run,       cases_per_pass};
     const ufno::BatchSummary s = ufno::run_batch(o);
     if (rank == 0)
       std::printf(
