@@ -148,8 +148,9 @@ BatchSummary run_batch(const BatchOptions& o) {
   };
   // Prepared cases waiting for one pass of the models: up to cases_per_pass of them, sharing
   // their report times (one pass predicts one time axis).
-  const int per_pass =
-      std::max(1, o.cases_per_pass > 0 ? o.cases_per_pass : default_cases_per_pass());
+  // As many as the GPU's free memory holds, where the tensors live on one.
+  const int per_pass = int(predictor.cases_that_fit(std::size_t(
+      std::max(1, o.cases_per_pass > 0 ? o.cases_per_pass : default_cases_per_pass()))));
   struct Pending {
     int index;
     Predictor::PreparedCase prepared;

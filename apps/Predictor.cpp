@@ -1,5 +1,8 @@
 #include "apps/Predictor.hpp"
 
+#include "apps/NodeMemoryCheck.hpp"
+#include "operators/Net3dMemoryEstimate.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -79,8 +82,36 @@ std::vector<std::size_t> Predictor::global_shape(std::size_t cases) const {
   return {cases, std::size_t(g[2]), std::size_t(g[0]), std::size_t(g[1])};
 }
 
+std::size_t Predictor::cases_that_fit(std::size_t wanted, const MemorySources& where) const {
+  const int ranks = grid_->size();
+  auto need = [&](std::size_t cases) {
+    double most = 0;
+    for (const auto& m : models_)
+      most = std::max(most, Net3dMemoryEstimate::per_rank(m->spec(), cases, ranks));
+    return most;
+  };
+  for (std::size_t cases = std::max<std::size_t>(wanted, 1);; cases /= 2) {
+    const auto lack = device_memory_shortfall(need(cases), comm_, where);
+    if (!lack) return std::min(cases, std::max<std::size_t>(wanted, 1));
+    if (cases == 1) {
+      const auto p = spec().padded_grid();
+      throw dist::AgreedInputError(
+          paths_.front() + ": grid: one case on the padded grid " + std::to_string(p[0]) + " x " +
+          std::to_string(p[1]) + " x " + std::to_string(p[2]) + " needs at least " +
+          std::to_string(int(lack->bytes / 1e6)) + " MB of memory on GPU " +
+          std::to_string(lack->device) + " (" + std::to_string(lack->ranks_on_node) +
+          " rank(s)), which has " + std::to_string(int(lack->available / 1e6)) +
+          " MB free; run on more ranks (each holds a block of the grid)");
+    }
+  }
+}
+
 Prediction Predictor::run(const HostArray& in, const std::vector<double>& times) {
   const auto& s = in.shape;
+  if (cases_that_fit(s[0]) < s[0])  // before anything of the pass is allocated
+    throw dist::AgreedInputError(paths_.front() + ": " + std::to_string(s[0]) +
+                                 " cases in one pass do not fit in the GPU's free memory; put "
+                                 "fewer cases in each file");
   Tensor x("input", s[0], s[1], s[2], s[3], s[4]);
   auto hx = Kokkos::create_mirror_view(x);
   std::copy(in.data.begin(), in.data.end(), hx.data());

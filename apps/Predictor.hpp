@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/DpFieldScale.hpp"
+#include "core/MemoryBudget.hpp"
 #include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
@@ -48,6 +49,13 @@ class Predictor {
   const std::vector<std::string>& notes() const { return notes_; }
   CaseBlock block() const;                                         // this rank's (X, Y) block
   std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
+
+  // The most cases, at most `wanted`, that one pass fits in the free memory of the GPU each rank
+  // runs on (operators/Net3dMemoryEstimate.hpp; the models run one after the other, so the
+  // largest counts); `wanted` where the tensors live in host memory. Throws AgreedInputError,
+  // one line with the estimated need against the free memory, when not even one case fits.
+  // Collective.
+  std::size_t cases_that_fit(std::size_t wanted, const MemorySources& where = {}) const;
 
   // input: this rank's block (B, lx, ly, T, 12) of the encoded tensor.
   Prediction run(const HostArray& input, const std::vector<double>& times_days);

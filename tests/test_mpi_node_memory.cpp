@@ -9,7 +9,10 @@
 #include <fstream>
 
 #include "apps/NodeMemoryCheck.hpp"
+#include "apps/Predictor.hpp"
 #include "core/Tensor.hpp"
+#include "decomposition/CollectiveErrors.hpp"
+#include "operators/Net3dMemoryEstimate.hpp"
 
 namespace fs = std::filesystem;
 
@@ -115,5 +118,35 @@ TEST_CASE("a GPU build reads its device; a host build has no device verdict", "[
     REQUIRE(reading);
     CHECK(reading->free_bytes > 0);
     CHECK(everyone(bool(ufno::device_memory_shortfall(1e18, MPI_COMM_WORLD))));
+  }
+}
+
+TEST_CASE("a pass of cases is cut to what the GPU's free memory holds", "[memory][gpu]") {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string model = std::string(UFNO_TEST_DATA_DIR) + "/ufno_small.h5";
+  ufno::Predictor predictor({model}, MPI_COMM_WORLD);
+  const ufno::ModelSpec& s = predictor.spec();
+  // Every rank on one device: the ranks' needs add up.
+  auto need = [&](std::size_t cases) {
+    return size * ufno::Net3dMemoryEstimate::per_rank(s, cases, predictor.grid().size());
+  };
+  ufno::MemorySources device;
+  device.device = 0;
+  device.device_free = 1e15;
+  CHECK(predictor.cases_that_fit(8, device) == 8);
+  device.device_free = need(2) + 1;  // 8 do not fit, nor 4; 2 do
+  CHECK(predictor.cases_that_fit(8, device) == 2);
+  CHECK(predictor.cases_that_fit(1, device) == 1);
+  device.device_free = need(1) / 2;
+  try {
+    predictor.cases_that_fit(8, device);
+    FAIL("no refusal");
+  } catch (const ufno::dist::AgreedInputError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("ufno_small.h5: grid: one case on the padded grid") != std::string::npos);
+    CHECK(what.find("MB of memory on GPU 0") != std::string::npos);
+    CHECK(what.find('\n') == std::string::npos);
   }
 }
