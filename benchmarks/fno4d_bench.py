@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The 4-D FNO benchmark: ufno (ufno_predict on P ranks) against the PyTorch re-implementation
-(python/fno4d_torch.py) on the same weights and input, one forward pass each, every side in its
+(python/ufno/models/fno4d.py) on the same weights and input, one forward pass each, every side in its
 own process. Prints one table row per run: seconds, peak resident memory (PyTorch: the process;
 ufno: the largest rank), their ratios and the relative L2 difference of the outputs.
 
@@ -58,8 +58,8 @@ def make_inputs(d, name, cfg):
     import h5py
     import numpy as np
     import torch
-    import fno4d_torch
-    import ufno_convert
+    from ufno.conversion import convert as ufno_convert
+    from ufno.models import fno4d as fno4d_torch
     model_h5 = os.path.join(d, name + "_model.h5")
     model_pt = os.path.join(d, name + "_model.pt")
     inp = os.path.join(d, name + "_input.h5")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The PyTorch side of benchmarks/fno4d_bench.py: python/fno4d_torch.FNO4d with a saved
+"""The PyTorch side of benchmarks/fno4d_bench.py: python/ufno/models/fno4d.FNO4d with a saved
 state_dict on an input file, one forward pass under torch.inference_mode(), torch.set_num_threads
 (N) and one interop thread. stdout: one line "torch seconds=S peak_rss_mb=M"; the output goes to
 OUT (/output (B, A1, A2, A3, T) float32).
@@ -20,7 +20,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import fno4d_torch  # noqa: E402
+from ufno.models import fno4d as fno4d_torch  # noqa: E402
 
 
 def main():

@@ -5,10 +5,10 @@ same GPU and the same input:
 
 - the paper-size U-FNO and FNO (96 x 200 x 24, width 36, modes 10; weights and input from
   make_bench_inputs.py): ufno's bench_model (FP32: cuBLAS without TF32, cuFFT, cuDNN FMA) and
-  python/ufno_torch.Net3d in FP32 with TF32 off, then TF32 on, then bf16 autocast; batch 1 and 8;
+  python/ufno/models/net3d.Net3d in FP32 with TF32 off, then TF32 on, then bf16 autocast; batch 1 and 8;
 - the 4-D FNO at the LGR1 size (benchmarks/fno4d_bench.py's model and input): ufno_predict
   --tensor (FP32; its time includes reading each layer's spectral weights from the file) and
-  python/fno4d_torch.FNO4d the same three ways.
+  python/ufno/models/fno4d.FNO4d the same three ways.
 
 Seconds per case are warm (after two warm-up passes; mean of the timed passes, each between
 device synchronisations); peak GPU memory is PyTorch's max_memory_allocated for PyTorch and the
@@ -102,7 +102,7 @@ def torch_modes(run, x, repeat):
 
 
 def paper_models(a):
-    from ufno_torch import Net3d
+    from ufno.models.net3d import Net3d
     import torch_bench
     d = os.path.join(a.out, "paper")
     os.makedirs(d, exist_ok=True)
@@ -144,7 +144,7 @@ def paper_models(a):
 
 def fno4d_lgr1(a):
     import fno4d_bench
-    import fno4d_torch
+    from ufno.models import fno4d as fno4d_torch
     d = os.path.join(a.out, "fno4d")
     os.makedirs(d, exist_ok=True)
     cfg = fno4d_bench.SIZES["lgr1"]

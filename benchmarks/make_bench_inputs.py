@@ -4,7 +4,7 @@
 Usage:  /usr/bin/python3 benchmarks/make_bench_inputs.py [--out DIR] [--seed S]
 
 Files written into DIR (default build/bench):
-  ufno_paper.pt, fno_paper.pt   state_dicts of python/ufno_torch.Net3d at paper size: width 36,
+  ufno_paper.pt, fno_paper.pt   state_dicts of python/ufno/models/net3d.Net3d at paper size: width 36,
                                 modes 10x10x10, padding 8; U-FNO = 3 Fourier + 3 U-Fourier
                                 layers, FNO = 6 Fourier layers; random weights drawn with
                                 ufno_torch.init_random_weights (seeded, deterministic)
@@ -33,8 +33,8 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import ufno_convert  # noqa: E402
-from ufno_torch import Net3d, init_random_weights  # noqa: E402
+from ufno.conversion import convert as ufno_convert  # noqa: E402
+from ufno.models.net3d import Net3d, init_random_weights  # noqa: E402
 
 GRID = (96, 200, 24)
 PADDING = 8

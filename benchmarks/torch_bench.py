@@ -6,7 +6,7 @@ Usage:
   /usr/bin/python3 benchmarks/torch_bench.py --model-pt F.pt (--ufno | --fno) --input input.h5
       [--threads N] [--repeat R] [--save-output out.h5]
 
---model-pt is a state_dict of python/ufno_torch.Net3d (as written by make_bench_inputs.py);
+--model-pt is a state_dict of python/ufno/models/net3d.Net3d (as written by make_bench_inputs.py);
 --ufno / --fno say which kind the file must hold (a mismatch is an error); the layer counts,
 width, modes and hidden size are read from the state_dict (paper size: U-FNO 3 Fourier + 3
 U-Fourier layers, FNO 6 Fourier layers). The model runs in eval mode under torch.inference_mode() with
@@ -41,7 +41,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from ufno_torch import Net3d  # noqa: E402
+from ufno.models.net3d import Net3d  # noqa: E402
 
 def fail(msg):
     print("torch_bench: error: " + msg, file=sys.stderr)

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Training-step throughput (samples per second) of U-FNO / FNO configurations on the assembled
-OPM data, for python/train_ufno.py's loop: forward, the paper's loss, backward and an Adam step,
+OPM data, for python3 -m ufno.train's loop: forward, the paper's loss, backward and an Adam step,
 with Debian's PyTorch on the CPU (or --device cuda on a lent GPU). Warm-up steps are not timed.
 Each configuration runs twice, alternating: the reference forward (ufno_torch.Net3d, the paper's
-formulation) and python/ufno_fast_forward.py's (the same network on fast CPU paths, which
-train_ufno.py uses), on the same weights and batches.
+formulation) and python/ufno/models/fast_forward.py's (the same network on fast CPU paths, which
+ufno.train uses), on the same weights and batches.
 
 Usage: /usr/bin/python3 benchmarks/train_speed.py --data train.h5 [--threads 1] [--steps 8]
 Prints one line per configuration; measure on a quiet machine and compare within one run.
@@ -20,9 +20,9 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "python"))
-import train_ufno  # noqa: E402
-import ufno_fast_forward  # noqa: E402
-import ufno_torch  # noqa: E402
+from ufno.models import fast_forward as ufno_fast_forward  # noqa: E402
+from ufno.models import net3d as ufno_torch  # noqa: E402
+from ufno.training import train as train_ufno  # noqa: E402
 
 CONFIGS = [  # (name, fno, width, modes, batch)
     ("U-FNO w12 m4 b4 (shipped models)", False, 12, (4, 4, 4), 4),

@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "python"))
-import ufno_cases  # noqa: E402  (the case-file writer and reader, and the units of each dataset)
-import ufno_encoding  # noqa: E402  (the bit-exact port of io/CaseEncoding.cpp)
+from ufno.data import cases as ufno_cases  # noqa: E402  (the case-file writer and reader, and the units of each dataset)
+from ufno.data import encoding as ufno_encoding  # noqa: E402  (the bit-exact port of io/CaseEncoding.cpp)
 
 NX, NY, NT = 96, 200, 24
 DZ = 200.0 / 96.0                      # m; 2.0833 m layers, 200 m in all
@@ -153,7 +153,7 @@ def _uniform(g):
 
 
 def write_case(path, case, seed):
-    """Through python/ufno_cases.py's writer, with the file and dataset descriptions."""
+    """Through python/ufno/data/cases.py's writer, with the file and dataset descriptions."""
     n_active = case["n_active"]
     description = (
         "Example CO2 injection case for ufno_predict --case: a %.0f m thick layered, "
@@ -199,7 +199,7 @@ def check_case(path):
 
 def encode(c):
     """The 12-channel encoding of io/CaseEncoding.cpp: (1, X, Y, T, 12) float32, by
-    python/ufno_encoding.py (the project's bit-exact port of the C++ reader and encoder)."""
+    python/ufno/data/encoding.py (the project's bit-exact port of the C++ reader and encoder)."""
     return ufno_encoding.encode_case(c)[None]
 
 

@@ -13,7 +13,7 @@ PACKAGES=(
   libfftw3-dev libfftw3-mpi-dev
   libdnnl-dev libjemalloc-dev
   catch2 libcli11-dev nlohmann-json3-dev
-  python3-torch python3-h5py python3-numpy
+  python3-torch python3-h5py python3-numpy python3-pytest
   libopm-common-dev libopm-material-dev libopm-simulators-bin python3-opm-common
   libcpp-httplib-dev chromium
   slurmd slurmctld slurm-client munge

@@ -16,14 +16,14 @@ start=$(date +%s)
 mkdir -p "$ROOT/runs"
 log="$ROOT/train.log"
 while [ $(( ($(date +%s) - start) / 60 )) -lt "$MINUTES" ]; do
-  /usr/bin/python3 python/run_flow_batch.py --data "$ROOT/opm/seed_0002" \
+  PYTHONPATH="$PWD/python" /usr/bin/python3 -m ufno.run_flow_batch --data "$ROOT/opm/seed_0002" \
     --assemble "$ROOT/train.h5.tmp" >> "$log" 2>&1
   mv "$ROOT/train.h5.tmp" "$ROOT/train.h5"
   for var in dP SG; do
     lower=$(echo "$var" | tr 'A-Z' 'a-z')
     left=$(( MINUTES - ($(date +%s) - start) / 60 ))
     [ "$left" -gt 0 ] || break
-    nice -n 10 /usr/bin/python3 python/train_ufno.py --data "$ROOT/train.h5" --variable "$var" \
+    PYTHONPATH="$PWD/python" nice -n 10 /usr/bin/python3 -m ufno.train --data "$ROOT/train.h5" --variable "$var" \
       --run "$ROOT/runs/${lower}_ufno" --init "models/${lower}_ufno.h5" --threads 1 \
       --lr "${LR:-5e-4}" --step 2 --gamma 0.85 --epochs "${EPOCHS:-60}" \
       --max-minutes "$(( left < ROUND ? left : ROUND ))" >> "$log" 2>&1

@@ -9,10 +9,12 @@ directory, a fresh sys.path and fresh copies of the project's own modules (nothi
 changed in them leaks into the run), and an uncaught exception prints its traceback and exits 1
 as the interpreter does.
 
-Only `[python, [-I], SCRIPT.py | -c CODE, ARGS...]` is forked; anything else (another program,
+Only `[python, [-I], SCRIPT.py | -c CODE | -m MODULE, ARGS...]` is forked (PYTHONPATH counts as
+for a new interpreter, unless -I); anything else (another program,
 stdin input) runs as a real subprocess. UFNO_TEST_FRESH_PYTHON=1 runs everything as a real
 subprocess, to check that the tests pass the same way.
 """
+import faulthandler
 import json
 import os
 import runpy
@@ -37,7 +39,8 @@ def fresh_python():
 
 
 def _parse(cmd):
-    """(isolated, code, script, args) of [python, [-I], (-c CODE | SCRIPT.py), ARGS...], or None."""
+    """(isolated, code, script, args) of [python, [-I], (-c CODE | -m MODULE | SCRIPT.py), ARGS...]
+    (script "-m MODULE" for a module), or None."""
     if len(cmd) < 2 or cmd[0] not in PYTHONS:
         return None
     i, isolated = 1, False
@@ -45,6 +48,8 @@ def _parse(cmd):
         isolated, i = True, i + 1
     if i + 1 < len(cmd) and cmd[i] == "-c":
         return isolated, cmd[i + 1], None, cmd[i + 2:]
+    if i + 1 < len(cmd) and cmd[i] == "-m":
+        return isolated, None, "-m " + cmd[i + 1], cmd[i + 2:]
     if i < len(cmd) and cmd[i].endswith(".py") and not cmd[i].startswith("-"):
         return isolated, None, cmd[i], cmd[i + 1:]
     return None
@@ -87,12 +92,18 @@ def _child(parsed, env, cwd):
     if cwd is not None:
         os.chdir(cwd)
     path = _interpreter_path()
+    if not isolated:
+        path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + path
     _forget_project_modules()
     try:
         if code is not None:
             sys.argv = ["-c"] + list(args)
             sys.path = path if isolated else [""] + path
             exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+        elif script.startswith("-m "):
+            sys.argv = ["-m"] + list(args)  # runpy puts the module's file name first
+            sys.path = path if isolated else [os.getcwd()] + path
+            runpy.run_module(script[3:], run_name="__main__", alter_sys=True)
         else:
             sys.argv = [script] + list(args)
             sys.path = path if isolated else [os.path.dirname(os.path.abspath(script))] + path
@@ -135,6 +146,10 @@ def run(cmd, capture_output=False, text=False, env=None, cwd=None, timeout=None,
         if pid == 0:  # the child never returns: os._exit skips the test's own clean-up
             status = 1
             try:
+                # Python's own streams on file descriptors 0, 1 and 2, as in a new interpreter (a
+                # test runner may have replaced them with its captures).
+                sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__
+                faulthandler.disable()  # off in a new interpreter; pytest turns it on
                 if capture_output:
                     os.dup2(out.fileno(), 1)
                     os.dup2(err.fileno(), 2)

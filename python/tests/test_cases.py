@@ -1,8 +1,7 @@
 #!/usr/bin/python3
-"""Tests of python/ufno_cases.py, python/ufno_encoding.py and python/run_flow_batch.py.
+"""Tests of python/ufno/data/cases.py, python/ufno/data/encoding.py and python/ufno/data/flow_batch.py.
 
-Plain script:  /usr/bin/python3 python/tests/test_cases.py
-Prints one line per test and `N passed, M failed`; exits 1 on any failure. Needs neither OPM Flow
+Run: /usr/bin/python3 -m pytest python/tests/test_cases.py. Needs neither OPM Flow
 nor a build: tests that use `flow` (two dry runs and one ~1 s simulation) or
 build/apps/ufno_predict run only if those exist, and are reported as skipped otherwise. The deck
 parsing test needs python3-opm-common (skipped without it). UFNO_TEST_SKIP_FLOW=1 skips the flow
@@ -24,21 +23,18 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.dirname(HERE)
 REPO = os.path.dirname(PYDIR)
-sys.path.insert(0, PYDIR)
 
-import run_flow_batch as rfb  # noqa: E402
-import ufno_cases as uc  # noqa: E402
-import ufno_encoding as ue  # noqa: E402
+from ufno.data import flow_batch as rfb
+from ufno.data import cases as uc
+from ufno.data import encoding as ue
 
 # UFNO_TEST_SKIP_FLOW=1 skips the tests that run flow even where it is installed.
 FLOW = None if os.environ.get("UFNO_TEST_SKIP_FLOW") == "1" else shutil.which("flow")
-# CTest passes the build's ufno_predict; run by hand, the default build's.
-PREDICT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "build", "apps", "ufno_predict")
+# The program under test: $UFNO_PREDICT (CTest sets it), else the build tree's.
+PREDICT = os.environ.get("UFNO_PREDICT", os.path.join(REPO, "build", "apps", "ufno_predict"))
 TMP = None
 
 
-class Skip(Exception):
-    pass
 
 
 def tmpdir(name):
@@ -238,7 +234,7 @@ def test_deck_parses():
         from opm.io.ecl_state import EclipseState
         from opm.io.parser import Parser
     except ImportError:
-        raise Skip("python3-opm-common not installed")
+        pytest.skip("python3-opm-common not installed")
     c = uc.sample_case(1, 6)
     d = tmpdir("deck_parse")
     uc.write_deck(c, d)
@@ -317,7 +313,7 @@ def test_encoding_matches_cpp():
     float32-reader variant matches, the build and io/CaseFile.cpp disagree: a failure."""
     models = [os.path.join(REPO, "tests", "data", m) for m in ("fno_small.h5", "ufno_small.h5")]
     if not (os.access(PREDICT, os.X_OK) and all(os.path.exists(m) for m in models)):
-        raise Skip("no build/apps/ufno_predict or tests/data models")
+        pytest.skip("no build/apps/ufno_predict or tests/data models")
     d = tmpdir("cpp")
     for i in range(2):
         c = uc.sample_case(1, i + 20)
@@ -424,10 +420,10 @@ def test_resume_without_flow():
 
 
 def test_near_version2():
-    """python/near_cases.py: the shipped examples (drawn by sampler version 2) are near version 2;
+    """python/ufno/data/near_cases.py: the shipped examples (drawn by sampler version 2) are near version 2;
     breaking any required rule, or three of the five ranges, moves a draw out."""
     import glob
-    import near_cases as nc
+    from ufno.data import near_cases as nc
     examples = sorted(glob.glob(os.path.join(REPO, "examples", "opm", "*", "case.h5")))
     assert examples
     for path in examples:
@@ -447,7 +443,6 @@ def test_near_version2():
         assert not nc.near_version2(off, perf), path
     assert nc.parse_case_id("s2_i000123") == (2, 123)
     # Hostile input: no split file, a file that is not a split, --others beyond the cases.
-    script = os.path.join(PYDIR, "near_cases.py")
     notsplit = os.path.join(TMP, "notsplit.json")
     with open(notsplit, "w") as f:
         f.write("[1, 2")
@@ -457,7 +452,7 @@ def test_near_version2():
     for args, says in (([os.path.join(TMP, "none.json")], "not a split.json"),
                        ([notsplit], "not a split.json"),
                        ([split, "--others", "5"], "--others must be in 0..")):
-        r = subprocess.run([sys.executable, script, "--split"] + args[:1] + args[1:],
+        r = subprocess.run([sys.executable, "-m", "ufno.near_cases", "--split"] + args,
                            capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
         assert r.stdout == "", r.stdout
@@ -487,7 +482,7 @@ def test_sanity_checks_synthetic():
 
 def test_flow_dry_run_multx():
     if not FLOW:
-        raise Skip("flow not available")
+        pytest.skip("flow not available")
     d = tmpdir("gen")
     uc.generate(1, 1, os.path.join(d, "a"), flow=FLOW)
     uc.generate(1, 1, os.path.join(d, "b"), flow=FLOW)
@@ -503,7 +498,7 @@ def test_flow_dry_run_multx():
 
 def test_flow_one_case():
     if not FLOW:
-        raise Skip("flow not available")
+        pytest.skip("flow not available")
     data = tmpdir("flowrun")
     rc = rfb.main(["--seed", "1", "--start", "11", "--end", "12", "--data", data,
                    "--flow", FLOW, "--jobs", "1"])
@@ -527,33 +522,3 @@ def test_flow_one_case():
                      "--flow", FLOW]) == 0
     assert len(rfb.read_csv(os.path.join(data, "runs.csv"))) == before
 
-
-TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_") and callable(v)]
-
-
-def main():
-    global TMP
-    TMP = tempfile.mkdtemp(prefix="ufno_test_cases_")
-    passed = failed = skipped = 0
-    try:
-        for t in TESTS:
-            try:
-                t()
-                print("PASS %s" % t.__name__, flush=True)
-                passed += 1
-            except Skip as e:
-                print("SKIP %s (%s)" % (t.__name__, e), flush=True)
-                skipped += 1
-            except Exception:  # noqa: BLE001
-                print("FAIL %s\n%s" % (t.__name__, traceback.format_exc()), flush=True)
-                failed += 1
-    finally:
-        shutil.rmtree(TMP, ignore_errors=True)
-    print("%d passed, %d failed%s" % (passed, failed,
-                                      ", %d skipped" % skipped if skipped else ""))
-    # 77: CTest's SKIP_RETURN_CODE, so a partial run shows as skipped, not as passed.
-    return 1 if failed else (77 if skipped else 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,10 @@
 #!/usr/bin/python3
-"""Tests of python/ufno_convert.py. Plain script:  /usr/bin/python3 python/tests/test_convert.py
+"""Tests of python/ufno/conversion/convert.py (`python3 -m ufno.convert`).
 
-Every conversion runs ufno_convert.py in a subprocess started with `python3 -I` in which `ufno`
-and `ufno_torch` cannot be imported (their sys.modules entries are None), as for a user who has
-neither the reference code nor this repository's PyTorch model on the path. The checkpoints are
-made here with python/ufno_torch.py. Prints one line per test and `N passed, M failed`; exits 1
-on any failure.
+Every conversion runs `python3 -m ufno.convert` in a process in which the package's PyTorch
+networks (ufno.models) cannot be imported (their sys.modules entries are None) and the reference
+code's classes (ufno.Net3d, ...) do not exist, as for a user who has neither the reference code
+nor this repository's PyTorch model. The checkpoints are made here with ufno.models.net3d.
 """
 
 import io
@@ -18,30 +17,22 @@ import h5py
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import runner  # noqa: E402
+from cli_checks import assert_failure, converter_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.dirname(HERE)
-CONVERTER = os.path.join(PYDIR, "ufno_convert.py")
-sys.path.insert(0, PYDIR)
 
-import ufno_convert  # noqa: E402  (its VARIABLES: the output transform of each variable)
-from ufno_torch import Net3d, init_random_weights, save_as_published_pickle  # noqa: E402
-import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
+from ufno.conversion import convert as ufno_convert  # (its VARIABLES: the output transform of each variable)
+from ufno.models.net3d import Net3d, init_random_weights, save_as_published_pickle
+import forked_run  # (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 GRID = ["16", "24", "8"]  # padded by 8: 24 x 32 x 16
-# Runs the converter as __main__ with `ufno` and `ufno_torch` made unimportable.
-BOOT = ("import sys, runpy; sys.modules['ufno'] = None; sys.modules['ufno_torch'] = None; "
-        "script = sys.argv[1]; sys.argv = sys.argv[1:]; "
-        "runpy.run_path(script, run_name='__main__')")
 
 TMP = None
 
 
 def run_convert(checkpoint, out, *extra, variable="SG", grid=GRID):
-    cmd = [sys.executable, "-I", "-c", BOOT, CONVERTER, checkpoint, out,
-           "--variable", variable, "--grid", *grid, *extra]
+    cmd = converter_command([checkpoint, out, "--variable", variable, "--grid", *grid, *extra])
     env = dict(os.environ, OMP_NUM_THREADS="1")
     return forked_run.run(cmd, capture_output=True, text=True, env=env)
 
@@ -110,7 +101,6 @@ def pickle_globals(checkpoint):
     return names
 
 
-assert_failure = runner.assert_failure
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,7 +119,7 @@ def test_round_trip_state_dict_and_pickle():
     globs = pickle_globals(ckpts["pickled"])
     for cls in ("Net3d", "SimpleBlock3d", "SpectralConv3d", "U_net"):
         assert "ufno " + cls in globs, "pickle does not refer to ufno.%s: %s" % (cls, globs)
-    assert not any(g.startswith("ufno_torch") for g in globs), globs
+    assert not any(g.startswith("ufno.") for g in globs), globs
 
     files = {}
     for kind, ck in ckpts.items():
@@ -274,14 +264,3 @@ def test_layer_order_checked():
     assert_failure(run_convert(save_state_dict(moved, "g", "order.pt"), out), "order.pt", out,
                    "conv1.unet0")
 
-
-TESTS = [test_round_trip_state_dict_and_pickle, test_output_layer0_accepted,
-         test_fno_flag_drops_unets, test_errors_leave_no_file, test_inferred_attributes,
-         test_prefix_variants, test_layer_order_checked]
-
-
-def main():
-    return runner.run_all(TESTS, "ufno_test_convert_", globals())
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,8 @@
 #!/usr/bin/python3
-"""python/dp_envelope_head.py on a tiny synthetic data set: the envelope (largest dP over report
+"""python/ufno/heads/dp_envelope.py on a tiny synthetic data set: the envelope (largest dP over report
 times and formation layers per radial column), the network digest (heads in groups leave it
 alone), a training run that writes the head into a copy of a dP model file with the digest of
-that model's network, and refusals of bad input (one line, exit non-zero, no output file).
-Prints "N passed, M failed" last; exit 1 on failure."""
+that model's network, and refusals of bad input (one line, exit non-zero, no output file)."""
 import os
 import shutil
 import sys
@@ -14,18 +13,17 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from cli_checks import CliChecks  # noqa: E402
-import dp_envelope_head  # noqa: E402
-import kpi_head  # noqa: E402
+from cli_checks import CliChecks
+from heads_support import check_model_kept, train, write_data
+from ufno.heads import dp_envelope as dp_envelope_head
+from ufno.heads import common as kpi_head
 
-SCRIPT = os.path.join(os.path.dirname(HERE), "dp_envelope_head.py")
+SCRIPT = "ufno.dp_envelope_head"
 CLI = CliChecks(SCRIPT)
 check, run, refused = CLI.check, CLI.run, CLI.refused
 
 
-def main():
+def test_dp_envelope_head():
     dp = np.zeros((1, 2, 3, 2))
     dp[0, 0, :, 0] = [5, 1, 0.5]
     dp[0, 1, :, 1] = [7, 9, 0.2]   # layer 1 peaks later and further out
@@ -64,17 +62,10 @@ def main():
         r = np.arange(Y)
         dps = (5 + 20 * rate[:, None, None, None]) * np.exp(-r / 10.0)[None, None, :, None] * \
             np.ones((n, X, Y, T))
-        data = os.path.join(work, "data.h5")
-        with h5py.File(data, "w") as h:
-            h["input"] = x
-            h["dP"] = dps.astype(np.float32)
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
+        data = write_data(os.path.join(work, "data.h5"), x, dP=dps.astype(np.float32))
         out = os.path.join(work, "dp_head.h5")
-        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
-                 "--hidden", "8", "--epochs", "400"])
-        check("training writes the model file with its head", p.returncode == 0 and
-              os.path.exists(out), p.stderr[-500:])
+        train(CLI, ["--data", data, "--model", model, "--members", "2",
+                 "--hidden", "8", "--epochs", "400"], out)
         if os.path.exists(out):
             with h5py.File(out) as b:
                 g = b["dp_envelope_head"]
@@ -90,24 +81,12 @@ def main():
         bad = os.path.join(work, "bad.h5")
         refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,
                 "variable")
-        refused("--hidden 2000", ["--data", data, "--model", model, "--out", bad,
-                                  "--hidden", "2000"], bad, "--hidden")
-        refused("--limit -1", ["--data", data, "--model", model, "--out", bad, "--limit", "-1"],
-                bad, "--limit")
-        narrow = os.path.join(work, "narrow.h5")
-        with h5py.File(narrow, "w") as h:
-            h["input"] = x[:, :, :16]
-            h["dP"] = dps[:, :, :16].astype(np.float32)
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
+        narrow = write_data(os.path.join(work, "narrow.h5"), x[:, :, :16],
+                            dP=dps[:, :, :16].astype(np.float32))
         refused("a data set with fewer radial cells than the columns read",
                 ["--data", narrow, "--model", model, "--out", bad], bad, "radial cells")
-        odd = os.path.join(work, "odd.h5")
-        with h5py.File(odd, "w") as h:
-            h["input"] = x[:, :, :, :3]
-            h["dP"] = dps[:, :, :, :3].astype(np.float32)
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
+        odd = write_data(os.path.join(work, "odd.h5"), x[:, :, :, :3],
+                         dP=dps[:, :, :, :3].astype(np.float32))
         refused("a grid the network cannot run on", ["--data", odd, "--model", model,
                                                      "--out", bad], bad, "cannot run")
         open(os.path.join(work, "text.h5"), "w").write("not hdf5")
@@ -115,8 +94,4 @@ def main():
                                                  "--model", model, "--out", bad], bad, "text.h5")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return CLI.summary()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

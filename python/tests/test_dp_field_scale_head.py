@@ -1,10 +1,9 @@
 #!/usr/bin/python3
-"""python/dp_field_scale_head.py on a tiny synthetic data set: the least-squares factors it is
+"""python/ufno/heads/dp_field_scale.py on a tiny synthetic data set: the least-squares factors it is
 fitted to (clipped, 1 where a column has no signal), a training run that writes the head into a
 copy of a dP model file with the digest of that model's network, `corrected` (applied only with
 a head fitted to the file's network, factors clipped, cases outside the ranges untouched), and
-refusals of bad input (one line, exit non-zero, no output file).
-Prints "N passed, M failed" last; exit 1 on failure."""
+refusals of bad input (one line, exit non-zero, no output file)."""
 import os
 import shutil
 import sys
@@ -16,15 +15,14 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from cli_checks import CliChecks  # noqa: E402
-import dp_field_scale_head as dfs  # noqa: E402
-import kpi_head  # noqa: E402
-import ufno_encoding  # noqa: E402
-import ufno_model_file  # noqa: E402
+from cli_checks import CliChecks
+from heads_support import check_model_kept, train, write_data
+from ufno.heads import dp_field_scale as dfs
+from ufno.heads import common as kpi_head
+from ufno.data import encoding as ufno_encoding
+from ufno.conversion import model_file as ufno_model_file
 
-SCRIPT = os.path.join(os.path.dirname(HERE), "dp_field_scale_head.py")
+SCRIPT = "ufno.dp_field_scale_head"
 CLI = CliChecks(SCRIPT)
 check, run, refused = CLI.check, CLI.run, CLI.refused
 
@@ -43,7 +41,7 @@ def factor_checks():
           np.allclose(s[0], [0.5, 4.0, 1.0, 0.5]), s)
 
 
-def main():
+def test_dp_field_scale_head():
     factor_checks()
     work = tempfile.mkdtemp(prefix="ufno_scale_head_")
     try:
@@ -61,19 +59,11 @@ def main():
         # Flow's field: the network's times a factor that grows with the rate and the radius.
         k = 0.6 + 0.8 * x[:, 0, 0, 0, 4][:, None] * np.linspace(0, 1, Y)[None]
         dps = pred * k[:, None, :, None]
-        data = os.path.join(work, "data.h5")
-        with h5py.File(data, "w") as h:
-            h["input"] = x
-            h["dP"] = dps.astype(np.float32)
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
+        data = write_data(os.path.join(work, "data.h5"), x, dP=dps.astype(np.float32))
         out = os.path.join(work, "dp_head.h5")
-        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
-                 "--hidden", "16", "--epochs", "600"])
-        check("training writes the model file with its head", p.returncode == 0 and
-              os.path.exists(out), p.stderr[-500:])
-        if not os.path.exists(out):
-            return CLI.summary()
+        train(CLI, ["--data", data, "--model", model, "--members", "2",
+                 "--hidden", "16", "--epochs", "600"], out)
+        assert os.path.exists(out)
         with h5py.File(out) as b:
             g = b["dp_field_scale_head"]
             check("head attributes: one factor per radial column, the columns read, the digest "
@@ -110,16 +100,8 @@ def main():
         bad = os.path.join(work, "bad.h5")
         refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,
                 "variable")
-        refused("--members 0", ["--data", data, "--model", model, "--out", bad,
-                                "--members", "0"], bad, "--members")
-        refused("--weight-decay nan", ["--data", data, "--model", model, "--out", bad,
-                                       "--weight-decay", "nan"], bad, "--weight-decay")
-        narrow = os.path.join(work, "narrow.h5")
-        with h5py.File(narrow, "w") as h:
-            h["input"] = x[:, :, :16]
-            h["dP"] = dps[:, :, :16].astype(np.float32)
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
+        narrow = write_data(os.path.join(work, "narrow.h5"), x[:, :, :16],
+                            dP=dps[:, :, :16].astype(np.float32))
         refused("a data set with fewer radial cells than the columns read",
                 ["--data", narrow, "--model", model, "--out", bad], bad, "radial cells")
         open(os.path.join(work, "text.h5"), "w").write("not hdf5")
@@ -127,8 +109,4 @@ def main():
                                                  "--model", model, "--out", bad], bad, "text.h5")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return CLI.summary()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -2,15 +2,15 @@
 """ufno_export (case file -> OPM Flow deck, and with --targets Flow's results):
 
 1. the deck it writes for a case equals, line for line (comments and TITLE aside), the deck the
-   training-data generator (python/ufno_cases.py) wrote for that case: the shipped examples with
+   training-data generator (python/ufno/data/cases.py) wrote for that case: the shipped examples with
    MULTX from a dry run, and sampler-v3 cases (two perforation intervals, layer-cake fields)
    without it;
 2. --targets reproduces the shipped examples' Flow targets (the same deck gives the same run);
 3. ufno_import of the exported deck gives back the case;
 4. bad input exits 2 (one line naming the file) and a failed Flow run exits 3, leaving no output.
 
-Usage: test_export.py UFNO_EXPORT UFNO_IMPORT. Prints "N passed, M failed" last; exit 1 on a
-failure, 77 (CTest's skip) when flow is missing and only the flow-free checks ran.
+Run: /usr/bin/python3 -m pytest python/tests/test_export.py, with UFNO_EXPORT and UFNO_IMPORT
+naming the programs (default: build/apps/); skipped in part (exit 77) when flow is missing.
 """
 import glob
 import os
@@ -20,22 +20,18 @@ import sys
 import tempfile
 
 import h5py
+import pytest
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-import ufno_cases  # noqa: E402
+from ufno.data import cases as ufno_cases
 
-EXPORT, IMPORT = sys.argv[1], sys.argv[2]
+# The programs under test: $UFNO_EXPORT and $UFNO_IMPORT (CTest sets them), else the build tree's.
+EXPORT = os.environ.get("UFNO_EXPORT", os.path.join(ROOT, "build", "apps", "ufno_export"))
+IMPORT = os.environ.get("UFNO_IMPORT", os.path.join(ROOT, "build", "apps", "ufno_import"))
 FLOW = shutil.which("flow")
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)[-600:]),
-          flush=True)
+from cli_checks import check
 
 
 def run(*args):
@@ -60,7 +56,7 @@ def same_deck(a, b):
     return ""
 
 
-def main():
+def test_export():
     work = tempfile.mkdtemp(prefix="ufno_export_test_")
     examples = sorted(os.path.dirname(p) for p in
                       glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5")))
@@ -94,8 +90,7 @@ def main():
         check("a failing Flow exits 3 and writes no targets",
               code == 3 and not os.path.exists(os.path.join(work, "bad_t.h5")), (code, err))
         if not FLOW:
-            print("SKIP the shipped examples' decks and targets (flow is not installed)")
-            return
+            pytest.skip("the shipped examples' decks and targets (flow is not installed)")
         for ex in examples:
             name = os.path.basename(ex)
             d = os.path.join(work, name)
@@ -126,13 +121,4 @@ def main():
                         os.path.basename(ex), v, e), a[v].shape[1:] == b[v].shape and e < 1e-4)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        passed = sum(results)
-        print("%d passed, %d failed" % (passed, len(results) - passed))
 
-
-if __name__ == "__main__":
-    try:
-        main()
-    except Exception as e:  # noqa: BLE001  (an error is a failure, not a crash of the runner)
-        check("no exception", False, repr(e))
-    sys.exit(1 if not all(results) else (77 if not FLOW else 0))

@@ -1,14 +1,11 @@
 #!/usr/bin/python3
-"""Tests of the 4-D FNO (nested FNO's FNO4d): python/fno4d_torch.py, its conversion by
-python/ufno_convert.py, the FNO4D model file (docs/model-format.md) and the fixtures
+"""Tests of the 4-D FNO (nested FNO's FNO4d): python/ufno/models/fno4d.py, its conversion by
+python/ufno/conversion/convert.py, the FNO4D model file (docs/model-format.md) and the fixtures
 tests/data/fno4d_*.h5 and spectral4d_small.h5.
 
-Plain script:  OMP_NUM_THREADS=1 /usr/bin/python3 python/tests/test_fno4d.py
-Prints one line per test and `N passed, M failed`; exits 1 on any failure.
-
-Conversions run ufno_convert.py in a subprocess (`python3 -I`) in which `FNO4D`,
-`UnitGaussianNormalizer`, `fno4d_torch`, `ufno` and `ufno_torch` cannot be imported, as for a user
-who has neither the authors' code nor this repository's PyTorch models on the path.
+Conversions run `python3 -m ufno.convert` in a process in which `FNO4D`,
+`UnitGaussianNormalizer` and the package's networks (ufno.models) cannot be imported, as for a
+user who has neither the authors' code nor this repository's PyTorch models.
 """
 
 import io
@@ -24,25 +21,16 @@ import h5py
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import runner  # noqa: E402
+from cli_checks import assert_failure, converter_command
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYDIR = os.path.dirname(HERE)
 DATA = os.path.join(os.path.dirname(PYDIR), "tests", "data")
-CONVERTER = os.path.join(PYDIR, "ufno_convert.py")
-sys.path.insert(0, PYDIR)
 
-import fno4d_torch as f4  # noqa: E402
-import make_fixtures  # noqa: E402
-import ufno_model_file  # noqa: E402
-import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
-
-BOOT = ("import sys, runpy\n"
-        "for m in ('FNO4D', 'UnitGaussianNormalizer', 'fno4d_torch', 'ufno', 'ufno_torch'):\n"
-        "    sys.modules[m] = None\n"
-        "script = sys.argv[1]; sys.argv = sys.argv[1:]\n"
-        "runpy.run_path(script, run_name='__main__')\n")
+from ufno.models import fno4d as f4
+from ufno.conversion import fixtures as make_fixtures
+from ufno.conversion import model_file as ufno_model_file
+import forked_run  # (the tests' Python runs, in forks: python/tests/forked_run.py)
 
 GRID = (3, 4, 2, 3)             # small; padded by (8, 16, 16, 8): 19 x 36 x 34 x 19
 GRID_ARGS = [str(g) for g in GRID]
@@ -53,7 +41,8 @@ TMP = None
 # Helpers
 
 def run_convert(checkpoint, out, *extra, variable="SG", grid=GRID_ARGS):
-    cmd = [sys.executable, "-I", "-c", BOOT, CONVERTER, checkpoint, out, "--variable", variable]
+    cmd = converter_command([checkpoint, out, "--variable", variable],
+                            hidden=("FNO4D", "UnitGaussianNormalizer"))
     if grid is not None:
         cmd += ["--grid", *grid]
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -66,7 +55,6 @@ def convert_ok(checkpoint, out, *extra, **kw):
     return r
 
 
-assert_failure = runner.assert_failure
 
 
 def path(*parts):
@@ -338,7 +326,7 @@ def test_fixtures_up_to_date():
     make_fixtures.make_spectral4d_fixture(out, make_fixtures.SEED + 7)
     for n in sorted(os.listdir(out)):
         assert read_bytes(os.path.join(out, n)) == read_bytes(os.path.join(DATA, n)), \
-            "tests/data/%s is stale: run python/make_fixtures.py" % n
+            "tests/data/%s is stale: run python/ufno/conversion/fixtures.py" % n
         assert os.path.getsize(os.path.join(DATA, n)) < 1 << 20, n
 
 
@@ -359,7 +347,7 @@ def test_round_trip_state_dict_and_pickle():
     globs = pickle_globals(ckpts["pickled"])
     for cls in ("FNO4d", "Block4d", "SpectralConv4d"):
         assert "FNO4D " + cls in globs, "pickle does not refer to FNO4D.%s: %s" % (cls, globs)
-    assert not any(g.startswith("fno4d_torch") for g in globs), globs
+    assert not any(g.startswith("ufno.") for g in globs), globs
     files = {}
     for kind, ck in ckpts.items():
         out = os.path.join(os.path.dirname(ck), "m.h5")
@@ -555,7 +543,7 @@ def test_errors_leave_no_file():
         assert_failure(run_convert(ck, out), os.path.basename(ck), out, key, contains=what)
 
     # Normalisers are refused for a U-FNO/FNO checkpoint.
-    from ufno_torch import Net3d
+    from ufno.models.net3d import Net3d
     torch.manual_seed(0)
     ufno_ck = path("d", "ufno.pt")
     torch.save(Net3d(width=4, modes=(2, 2, 2), n_fourier=1, n_ufourier=0, hidden=8).state_dict(),
@@ -594,17 +582,3 @@ def test_bench_refuses_bad_run_counts():
         assert flag in p.stderr.strip().splitlines()[-1], p.stderr
         assert not os.path.exists(out) or not os.listdir(out), "inputs made before the refusal"
 
-
-TESTS = [test_spectral_conv_vs_naive_dft, test_spectral4d_fixture,
-         test_network_vs_numpy_reference, test_model_float32_vs_float64_and_fixtures,
-         test_paths_contribute,
-         test_fixtures_up_to_date, test_round_trip_state_dict_and_pickle, test_attributes,
-         test_normalizer_pickles, test_errors_leave_no_file, test_real_valued_spectral_weights,
-         test_bench_refuses_bad_run_counts]
-
-
-def main():
-    return runner.run_all(TESTS, "ufno_test_fno4d_", globals())
-
-if __name__ == "__main__":
-    sys.exit(main())

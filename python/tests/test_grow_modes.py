@@ -1,10 +1,9 @@
 #!/usr/bin/python3
-"""python/grow_modes.py: a network given more Fourier modes computes the same function (every
+"""python/ufno/training/grow_modes.py: a network given more Fourier modes computes the same function (every
 corner's old weights land at their own frequencies, the new ones are zero), in float64 against
 the reference forward and the training forward, and the shipped network grown reads back the
 same; fewer modes, a non-.pt output or a file that is no model get one error line, exit 2, no
-output.
-Prints "N passed, M failed" last; exit 1 on failure."""
+output."""
 import os
 import shutil
 import sys
@@ -14,26 +13,20 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = os.path.dirname(HERE)
-sys.path.insert(0, PY)
-import grow_modes  # noqa: E402
-import ufno_fast_forward  # noqa: E402
-import ufno_model_file  # noqa: E402
-import ufno_torch  # noqa: E402
-import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
+from ufno.training import grow_modes
+from ufno.models import fast_forward as ufno_fast_forward
+from ufno.conversion import model_file as ufno_model_file
+from ufno.models import net3d as ufno_torch
+import forked_run  # (the tests' Python runs, in forks: python/tests/forked_run.py)
 
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+from cli_checks import check
 
 
 def run(*args):
     return forked_run.run([sys.executable, *args], capture_output=True, text=True)
 
 
-def main():
+def test_grow_modes():
     torch.manual_seed(0)
     attrs = {"width": 4, "modes": [2, 3, 2], "n_fourier": 2, "n_ufourier": 1, "padding": 2,
              "in_channels": 12, "hidden": 16}
@@ -79,7 +72,7 @@ def main():
         m0 = ufno_model_file.read_model_file(shipped, dtype=torch.float32)[1]["modes"]
         more = [str(int(m) + 1) for m in m0]  # one more mode per axis than the shipped network
         out = os.path.join(work, "g.pt")
-        p = run(os.path.join(PY, "grow_modes.py"), shipped, out, "--modes", *more)
+        p = run("-m", "ufno.grow_modes", shipped, out, "--modes", *more)
         check("grow_modes.py writes an init file", p.returncode == 0 and os.path.exists(out),
               p.stderr[-300:])
         if p.returncode == 0:
@@ -94,27 +87,22 @@ def main():
         for args, why in ((["--modes"] + fewer, "fewer than"),
                           (["--modes", "0"] + more[1:], "each in [1, 64]")):
             bad_out = os.path.join(work, "bad.pt")
-            p = run(os.path.join(PY, "grow_modes.py"), shipped, bad_out, *args)
+            p = run("-m", "ufno.grow_modes", shipped, bad_out, *args)
             check("grow_modes.py %s: one error line, exit 2, no output" % " ".join(args),
                   p.returncode == 2 and why in p.stderr and "Traceback" not in p.stderr
                   and not os.path.exists(bad_out), p.stderr[-300:])
-        p = run(os.path.join(PY, "grow_modes.py"), shipped, os.path.join(work, "g.h5"),
+        p = run("-m", "ufno.grow_modes", shipped, os.path.join(work, "g.h5"),
                 "--modes", *more)
         check("grow_modes.py to a non-.pt output is refused", p.returncode == 2
               and "*.pt" in p.stderr and not os.path.exists(os.path.join(work, "g.h5")))
         junk = os.path.join(work, "junk.h5")
         with open(junk, "wb") as f:
             f.write(b"not a model")
-        p = run(os.path.join(PY, "grow_modes.py"), junk, os.path.join(work, "j.pt"),
+        p = run("-m", "ufno.grow_modes", junk, os.path.join(work, "j.pt"),
                 "--modes", *more)
         check("grow_modes.py on a file that is no model: one error line, exit 2", p.returncode == 2
               and "Traceback" not in p.stderr and not os.path.exists(os.path.join(work, "j.pt")),
               p.stderr[-300:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""python/max_dp_head.py on a tiny synthetic data set: the features against direct sums, a
+"""python/ufno/heads/max_dp.py on a tiny synthetic data set: the features against direct sums, a
 training run that writes the head into a copy of a dP model file (the model's own arrays
 unchanged, the head read back predicting as trained), the same with --network-envelope (the
 head reads the network's envelope and stores its digest), and refusals of bad input (one line, exit
-non-zero, no output file). Prints "N passed, M failed" last; exit 1 on failure."""
+non-zero, no output file)."""
 import os
 import shutil
 import sys
@@ -14,49 +14,39 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from cli_checks import CliChecks  # noqa: E402
-import max_dp_head  # noqa: E402
+from cli_checks import CliChecks
+import heads_support
+from heads_support import DP_MODEL, check_model_kept, write_data
+from ufno.heads import max_dp as max_dp_head
 
-SCRIPT = os.path.join(os.path.dirname(HERE), "max_dp_head.py")
+SCRIPT = "ufno.max_dp_head"
 CLI = CliChecks(SCRIPT)
 check, run, refused = CLI.check, CLI.run, CLI.refused
 
 
 def encoded(rng, n, X=4, Y=16):
-    """Encoded inputs at the first time: ln k / 15 in (0.1, 0.5), the bottom layer inactive
-    beyond radial cell 8, the top two layers perforated."""
-    x = np.zeros((n, X, Y, 12), np.float32)
-    x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y))
-    x[..., 1] = x[..., 0] - 0.1
-    x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y))
+    """Encoded inputs at the first time (heads_support.encoded), the bottom layer inactive
+    beyond radial cell 8."""
+    x = heads_support.encoded(rng, n, X, Y)
     x[:, -1, 8:, :3] = 0
-    x[:, :2, 0, 3] = 1
-    x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
     return x
 
 
 def network_envelope_run(rng, work, model):
     """--network-envelope: the head reads the dP network's envelope at the envelope head's
     columns and stores the network's digest."""
-    import dp_envelope_head
-    import kpi_head
+    from ufno.heads import dp_envelope as dp_envelope_head
+    from ufno.heads import common as kpi_head
     n, X, Y, T = 24, 8, 48, 8
     xs = encoded(rng, n, X, Y)
     dp = np.zeros((n, X, Y, T), np.float32)
     dp[:, 0, 0, 0] = np.exp(5.0 - 0.5 * max_dp_head.features(xs)[:, 5])
-    data = os.path.join(work, "data48.h5")
-    with h5py.File(data, "w") as h:
-        h["input"] = np.repeat(xs[:, :, :, None, :], T, axis=3)
-        h["dP"] = dp
-        h["seed"] = np.ones(n, np.int64)
-        h["index"] = np.arange(n, dtype=np.int64)
+    data = write_data(os.path.join(work, "data48.h5"), np.repeat(xs[:, :, :, None, :], T, axis=3),
+                      dP=dp)
     out = os.path.join(work, "dp_env_head.h5")
-    p = run(["--data", data, "--model", model, "--out", out, "--network-envelope", "--members",
-             "2", "--hidden", "8", "--epochs", "600"])
-    check("--network-envelope writes the model file with its head", p.returncode == 0 and
-          os.path.exists(out), p.stderr[-500:])
+    heads_support.train(CLI, ["--data", data, "--model", model, "--network-envelope",
+                              "--members", "2", "--hidden", "8", "--epochs", "600"], out,
+                        "--network-envelope writes the model file with its head")
     if not os.path.exists(out):
         return
     with h5py.File(out) as b:
@@ -78,7 +68,7 @@ def network_envelope_run(rng, work, model):
              "--out", bad, "--network-envelope"], bad, "variable")
 
 
-def main():
+def test_max_dp_head():
     rng = np.random.default_rng(0)
     x = encoded(rng, 1)
     f = max_dp_head.features(x)[0]
@@ -98,28 +88,19 @@ def main():
     work = tempfile.mkdtemp(prefix="ufno_max_dp_head_")
     try:
         n, X, Y, T = 40, 4, 16, 2
-        data = os.path.join(work, "data.h5")
         xs = encoded(rng, n)
         kh = max_dp_head.features(xs)[:, 5]
-        with h5py.File(data, "w") as h:
-            inp = np.repeat(xs[:, :, :, None, :], T, axis=3)
-            h["input"] = inp
-            dp = np.zeros((n, X, Y, T), np.float32)
-            dp[:, 0, 0, 0] = np.exp(5.0 - 0.5 * kh)  # the peak falls as kh grows
-            h["dP"] = dp
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
-        model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # a dP model file
+        dp = np.zeros((n, X, Y, T), np.float32)
+        dp[:, 0, 0, 0] = np.exp(5.0 - 0.5 * kh)  # the peak falls as kh grows
+        data = write_data(os.path.join(work, "data.h5"),
+                          np.repeat(xs[:, :, :, None, :], T, axis=3), dP=dp)
+        model = DP_MODEL
         out = os.path.join(work, "dp_head.h5")
-        p = run(["--data", data, "--model", model, "--out", out, "--members", "2",
-                 "--hidden", "8", "--epochs", "600"])
-        check("training writes the model file with its head", p.returncode == 0 and
-              os.path.exists(out), p.stderr[-500:])
+        heads_support.train(CLI, ["--data", data, "--model", model, "--members", "2",
+                                  "--hidden", "8", "--epochs", "600"], out)
         if os.path.exists(out):
-            with h5py.File(model) as a, h5py.File(out) as b:
-                same = all(np.array_equal(a[k][()], b[k][()]) for k in a if isinstance(
-                    a[k], h5py.Dataset)) and dict(a.attrs).keys() == dict(b.attrs).keys()
-                check("the model's own arrays and attributes are unchanged", same)
+            check_model_kept(model, out)
+            with h5py.File(out) as b:
                 g = b["max_dp_head"]
                 check("head attributes: 2 members, the data's grid, the feature names",
                       int(g.attrs["members"]) == 2 and list(g.attrs["grid"]) == [X, Y] and
@@ -141,21 +122,9 @@ def main():
                                      "--epochs", "5"], bad, "variable")
         refused("a missing data file", ["--data", os.path.join(work, "nope.h5"), "--model", model,
                                         "--out", bad], bad, "nope.h5")
-        refused("--members 0", ["--data", data, "--model", model, "--out", bad, "--members", "0"],
-                bad, "--members")
-        refused("--hidden 0", ["--data", data, "--model", model, "--out", bad, "--hidden", "0"],
-                bad, "--hidden")
-        refused("--weight-decay nan", ["--data", data, "--model", model, "--out", bad,
-                                       "--weight-decay", "nan"], bad, "--weight-decay")
-        refused("--limit -5", ["--data", data, "--model", model, "--out", bad, "--limit", "-5"],
-                bad, "--limit")
-        refused("--epochs beyond the limit", ["--data", data, "--model", model, "--out", bad,
-                                              "--epochs", "1000000000"], bad, "--epochs")
-        with h5py.File(os.path.join(work, "zero.h5"), "w") as h:
-            h["input"] = np.repeat(xs[:, :, :, None, :], T, axis=3)
-            h["dP"] = np.zeros((n, X, Y, T), np.float32)
-            h["seed"] = np.ones(n, np.int64)
-            h["index"] = np.arange(n, dtype=np.int64)
+        # The settings every head refuses alike: test_heads.py.
+        write_data(os.path.join(work, "zero.h5"), np.repeat(xs[:, :, :, None, :], T, axis=3),
+                   dP=np.zeros((n, X, Y, T), np.float32))
         refused("a data set whose peaks are not positive",
                 ["--data", os.path.join(work, "zero.h5"), "--model", model, "--out", bad,
                  "--epochs", "5"], bad, "positive")
@@ -171,8 +140,4 @@ def main():
                                                   "--epochs", "5"], bad, "text.h5")
     finally:
         shutil.rmtree(work)
-    return CLI.summary()
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,11 +1,10 @@
 #!/usr/bin/python3
-"""python/ufno_pack.py, the compact training set for a GPU machine, on a tiny synthetic data set:
+"""python/ufno/data/pack.py, the compact training set for a GPU machine, on a tiny synthetic data set:
 the pack holds validation then training cases (never test cases) inside its budget, unpacks to
 the data set's inputs within float16's step and to its targets within the coding's relative L2
 bound at every (case, report time), repacks a pack, still reads the float16 format before, and
 train_ufno.py trains on it from a PyTorch init file that reproduces the model file's outputs; bad
-packs, bad budgets and data it cannot represent get one error line and no file.
-Prints "N passed, M failed" last; exit 1 on failure."""
+packs, bad budgets and data it cannot represent get one error line and no file."""
 import json
 import lzma
 import os
@@ -19,18 +18,12 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = os.path.dirname(HERE)
-sys.path.insert(0, PY)
-import ufno_model_file  # noqa: E402
-import ufno_pack  # noqa: E402
-from ufno_cases import split_of  # noqa: E402
-import forked_run  # noqa: E402  (the tests' Python runs, in forks: python/tests/forked_run.py)
+from ufno.conversion import model_file as ufno_model_file
+from ufno.data import pack as ufno_pack
+from ufno.data.cases import split_of
+import forked_run  # (the tests' Python runs, in forks: python/tests/forked_run.py)
 
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+from cli_checks import check
 
 
 def make_data(path, n=40, X=6, Y=10, T=5, vary_channel=None):
@@ -71,13 +64,13 @@ def run(*args):
     return forked_run.run([sys.executable, *args], capture_output=True, text=True)
 
 
-def main():
+def test_pack():
     work = tempfile.mkdtemp(prefix="ufno_pack_test_")
     try:
         data = os.path.join(work, "data.h5")
         x = make_data(data)
         pack = os.path.join(work, "dP.ufnopack")
-        p = run(os.path.join(PY, "ufno_pack.py"), data, pack, "--variable", "dP", "--max-val", "3")
+        p = run("-m", "ufno.pack", data, pack, "--variable", "dP", "--max-val", "3")
         check("packs", p.returncode == 0 and os.path.exists(pack), p.stderr[-300:])
         var, xu, yu, seeds, idxs = ufno_pack.unpack(pack)
         splits = [split_of(int(s), int(i)) for s, i in zip(seeds, idxs)]
@@ -118,7 +111,7 @@ def main():
         check("a looser bound codes smaller", cost(1e-2) < cost(2e-4), (cost(1e-2), cost(2e-4)))
         # Repacking a pack keeps its cases; the float16 format before is still read.
         again = os.path.join(work, "again.ufnopack")
-        p = run(os.path.join(PY, "ufno_pack.py"), pack, again, "--variable", "dP")
+        p = run("-m", "ufno.pack", pack, again, "--variable", "dP")
         _, xa, ya, sa, ia = ufno_pack.unpack(again)
         check("a pack repacks to the same cases and inputs", p.returncode == 0
               and np.array_equal(ia, idxs) and np.array_equal(xa, xu), p.stderr[-300:])
@@ -129,32 +122,32 @@ def main():
               var1 == "dP" and np.array_equal(i1, np.arange(len(rows)))
               and np.abs(x1 - x[rows]).max() < 1e-3
               and np.array_equal(y1, dp.astype(np.float16).astype(np.float32)))
-        q = run(os.path.join(PY, "ufno_pack.py"), pack, pack, "--variable", "dP")
+        q = run("-m", "ufno.pack", pack, pack, "--variable", "dP")
         check("a pack is never written over its own source", q.returncode == 2
               and "replace the input" in q.stderr and os.path.getsize(pack) > 0, q.stderr[-300:])
         for bad in ("0", "nan", "0.5"):
-            q = run(os.path.join(PY, "ufno_pack.py"), data, os.path.join(work, "x.ufnopack"),
+            q = run("-m", "ufno.pack", data, os.path.join(work, "x.ufnopack"),
                     "--variable", "dP", "--max-error", bad)
             check("--max-error %s is one error line, exit 2" % bad, q.returncode == 2
                   and "--max-error" in q.stderr and "Traceback" not in q.stderr
                   and not os.path.exists(os.path.join(work, "x.ufnopack")), q.stderr[-300:])
         small = os.path.join(work, "small.ufnopack")
-        p = run(os.path.join(PY, "ufno_pack.py"), data, small, "--variable", "SG", "--max-mb", "0.02")
+        p = run("-m", "ufno.pack", data, small, "--variable", "SG", "--max-mb", "0.02")
         check("the budget holds", p.returncode == 0 and os.path.getsize(small) <= 0.02 * 2**20,
               p.stderr[-300:])
         for bad in ("nan", "-1", "1e9"):
-            q = run(os.path.join(PY, "ufno_pack.py"), data, os.path.join(work, "x.ufnopack"),
+            q = run("-m", "ufno.pack", data, os.path.join(work, "x.ufnopack"),
                     "--variable", "dP", "--max-mb", bad)
             check("--max-mb %s is one error line, exit 2" % bad,
                   q.returncode == 2 and "Traceback" not in q.stderr
                   and not os.path.exists(os.path.join(work, "x.ufnopack")), q.stderr[-300:])
-        q = run(os.path.join(PY, "ufno_pack.py"), data, os.path.join(work, "x.ufnopack"),
+        q = run("-m", "ufno.pack", data, os.path.join(work, "x.ufnopack"),
                 "--variable", "dP", "--max-val", "-3")
         check("--max-val -3 is one error line, exit 2", q.returncode == 2
               and "--max-val" in q.stderr and "Traceback" not in q.stderr, q.stderr[-300:])
         varying = os.path.join(work, "varying.h5")
         make_data(varying, vary_channel=4)
-        q = run(os.path.join(PY, "ufno_pack.py"), varying, os.path.join(work, "v.ufnopack"),
+        q = run("-m", "ufno.pack", varying, os.path.join(work, "v.ufnopack"),
                 "--variable", "dP")
         check("an input channel that varies in time is refused, nothing written",
               q.returncode == 2 and "varies in time" in q.stderr
@@ -173,7 +166,7 @@ def main():
               and float(attrs_a["output_scale"]) == attrs_b["output_scale"])
 
         # train_ufno.py on the pack, from the init file (the GPU machine's way, here on the CPU).
-        train = os.path.join(PY, "train_ufno.py")
+        train = ("-m", "ufno.train")
         grid_pack = os.path.join(work, "grid.ufnopack")
         big = os.path.join(work, "grid.h5")
         rng = np.random.default_rng(5)
@@ -185,13 +178,13 @@ def main():
             f["SG"] = rng.random((6, 24, 48, 24), dtype=np.float32)
             f["seed"] = np.full(6, 3, dtype=np.int64)
             f["index"] = np.arange(6, dtype=np.int64)
-        p = run(os.path.join(PY, "ufno_pack.py"), big, grid_pack, "--variable", "dP")
-        t = run(train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r"),
+        p = run("-m", "ufno.pack", big, grid_pack, "--variable", "dP")
+        t = run(*train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r"),
                 "--init", init, "--threads", "1", "--epochs", "1")
         check("train_ufno.py trains on a pack from an init file",
               p.returncode == 0 and t.returncode == 0 and "starting from" in t.stderr
               and os.path.exists(os.path.join(work, "r", "checkpoint.pt")), t.stderr[-500:])
-        t = run(train, "--data", grid_pack, "--variable", "SG", "--run", os.path.join(work, "r2"))
+        t = run(*train, "--data", grid_pack, "--variable", "SG", "--run", os.path.join(work, "r2"))
         check("a pack of the other variable is refused",
               t.returncode == 2 and "holds dP, not SG" in t.stderr, t.stderr[-300:])
         broken = os.path.join(work, "broken.ufnopack")
@@ -205,20 +198,15 @@ def main():
                                ("expanding", bomb), ("object-typed", odd)):
             with open(broken, "wb") as f:
                 f.write(content)
-            t = run(train, "--data", broken, "--variable", "dP", "--run", os.path.join(work, "r3"))
+            t = run(*train, "--data", broken, "--variable", "dP", "--run", os.path.join(work, "r3"))
             check("a %s pack is one error line naming it, exit 2" % label,
                   t.returncode == 2 and "broken.ufnopack" in t.stderr
                   and "Traceback" not in t.stderr, t.stderr[-300:])
-        t = run(train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r4"),
+        t = run(*train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r4"),
                 "--init", broken)
         check("an init file that is none is one error line, exit 2",
               t.returncode == 2 and "not a readable model file" in t.stderr
               and "Traceback" not in t.stderr, t.stderr[-300:])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

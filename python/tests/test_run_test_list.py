@@ -10,12 +10,8 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "..", "..", "scripts", "run-test-list.py")
-results = []
 
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+from cli_checks import check
 
 
 def script(path, body):
@@ -24,7 +20,7 @@ def script(path, body):
     os.chmod(path, 0o755)
 
 
-def main():
+def test_run_test_list():
     with tempfile.TemporaryDirectory() as tmp:
         old_build, old_src = "/far/machine/build", "/far/machine/src"
         build, src = os.path.join(tmp, "b"), os.path.join(tmp, "s")
@@ -85,9 +81,3 @@ def main():
                            capture_output=True, text=True, timeout=60)
         check("a missing list: one line, exit 2",
               r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -11,15 +11,15 @@
    |pred - true| / max over space of |true| at that time) is below half that of predicting the
    training set's mean dP everywhere (the model file's output offset). The error of an oracle
    constant (the true field's own mean at each time) is printed for comparison, not asserted;
-4. the dP model file carries a maximum-dP head (python/max_dp_head.py), and over the examples its
+4. the dP model file carries a maximum-dP head (python/ufno/heads/max_dp.py), and over the examples its
    estimates of the maximum dP are closer to Flow's maxima than the predicted field's maxima
    (mean relative error);
-5. the SG model file carries a plume-radius head (python/plume_radius_head.py), and over the
+5. the SG model file carries a plume-radius head (python/ufno/heads/plume_radius.py), and over the
    examples its 30-year plume radii are closer to those of Flow's fields than the predicted
    field's (mean relative error, both by the rule of apps/Kpis.cpp without the mass cap); a head
    that reads the network's own radii was fitted to the shipped SG network (the digest matches)
    and is given the radii of the C++ prediction;
-6. the SG model file carries a CO2-mass head (python/co2_mass_head.py): `ufno_kpis` on each
+6. the SG model file carries a CO2-mass head (python/ufno/heads/co2_mass.py): `ufno_kpis` on each
    prediction with the shipped models' heads gives a CO2 mass in place closer to the mass
    `ufno_kpis` measures in Flow's fields than the field's own (mean relative error), and equal
    to the head's ratio times the injected mass;
@@ -27,7 +27,7 @@
    and with it `ufno_kpis` gives areas of review (10 bar) closer to those it measures in Flow's
    fields than the field's (mean relative error over the examples where Flow has one).
 
-Usage: test_shipped_models.py UFNO_PREDICT. Prints "N passed, M failed" last; exit 1 on failure.
+The program under test is $UFNO_PREDICT (default build/apps/ufno_predict).
 """
 import glob
 import os
@@ -40,23 +40,17 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-import train_ufno  # noqa: E402
-import ufno_cases  # noqa: E402
-import ufno_encoding  # noqa: E402
-import max_dp_head  # noqa: E402
-import plume_radius_head  # noqa: E402
-import dp_envelope_head  # noqa: E402
-import dp_field_scale_head  # noqa: E402
-import kpi_head  # noqa: E402
-import ufno_model_file  # noqa: E402
+from ufno.training import train as train_ufno
+from ufno.data import cases as ufno_cases
+from ufno.data import encoding as ufno_encoding
+from ufno.heads import max_dp as max_dp_head
+from ufno.heads import plume_radius as plume_radius_head
+from ufno.heads import dp_envelope as dp_envelope_head
+from ufno.heads import dp_field_scale as dp_field_scale_head
+from ufno.heads import common as kpi_head
+from ufno.conversion import model_file as ufno_model_file
 
-results = []
-
-
-def check(name, cond, detail=""):
-    results.append(bool(cond))
-    print(("PASS " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)), flush=True)
+from cli_checks import check
 
 
 def rel_l2(a, b):
@@ -74,8 +68,8 @@ def kpi_table(exe, args, env):
     return rows[0] if len(rows) == 1 else None
 
 
-def main():
-    exe = sys.argv[1]
+def test_shipped_models():
+    exe = os.environ.get("UFNO_PREDICT", os.path.join(ROOT, "build", "apps", "ufno_predict"))
     models = {v: ufno_model_file.read_model_file(os.path.join(ROOT, "models", f))
               for v, f in (("SG", "sg_ufno.h5"), ("dP", "dp_ufno.h5"))}
     examples = sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5")))
@@ -219,9 +213,4 @@ def main():
         h, f = np.mean(peak_err["head"]), np.mean(peak_err["field"])
         check("the head's maximum dP (mean error %.3f) is closer to Flow's than the field's (%.3f)"
               % (h, f), h < f)
-    print("%d passed, %d failed" % (sum(results), len(results) - sum(results)))
-    return 0 if all(results) else 1
 
-
-if __name__ == "__main__":
-    sys.exit(main())

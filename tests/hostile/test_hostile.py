@@ -557,7 +557,7 @@ def fixture_head(fixture, g, model, *more):
     """An edit for variant(): group g of a model file replaced by the fixture's, stamped with
     the digest of `model`'s network, then the edits `more`."""
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    import kpi_head
+    from ufno.heads import common as kpi_head
     digest = kpi_head.network_digest(model)
 
     def edit(f):

@@ -10,8 +10,8 @@ CHECKPOINT is either a state_dict (keys `conv1.*` for the U-FNO/FNO, `fc0.*` and
 4-D FNO of nested FNO; optionally under a `module.` prefix) or a whole pickled Net3d / FNO4d as
 published (torch.save(model)). The architecture is recognised from the keys. Pickled models refer
 to classes of a module `ufno`, `FNO4D` (or `__main__`); those are replaced by empty nn.Module
-stand-ins while unpickling, so neither the reference code nor python/ufno_torch.py /
-python/fno4d_torch.py needs to be importable. The same holds for the FNO4d's normaliser pickles
+stand-ins while unpickling, so neither the reference code nor python/ufno/models/net3d.py /
+python/ufno/models/fno4d.py needs to be importable. The same holds for the FNO4d's normaliser pickles
 (class UnitGaussianNormalizer.UnitGaussianNormalizer, replaced by a plain-object stand-in). The
 pickles are otherwise trusted exactly as torch.load trusts them: convert only checkpoints you
 would also torch.load.

@@ -2,7 +2,7 @@
 """Export a train_ufno.py checkpoint (DIR/checkpoint.pt) to the project's model format without
 loading the data set: architecture, variable and dP scaling come from the checkpoint.
 
-Usage: /usr/bin/python3 python/export_checkpoint.py RUN_DIR|SLIM.pt OUT.h5 [--grid 24 48 24]
+Usage: PYTHONPATH=python /usr/bin/python3 -m ufno.export_checkpoint RUN_DIR|SLIM.pt OUT.h5 [--grid 24 48 24]
        [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by train_ufno.py --keep-epochs)
 
 RUN_DIR may also be a directory of checkpoint parts (train_ufno.py --checkpoint-parts, what
@@ -22,9 +22,7 @@ import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import ufno_convert  # noqa: E402
+from ufno.conversion import convert as ufno_convert
 
 
 # The heads fitted to the case features alone: valid for any network of their variable.
@@ -75,7 +73,7 @@ def main(argv=None):
         path = parts  # the checkpoint parts of train_ufno.py --checkpoint-parts
     try:
         if path == parts:
-            import train_ufno  # here only: the parts' reader
+            from ufno.training import train as train_ufno  # here only: the parts' reader
             try:
                 ck = train_ufno.load_checkpoint_parts(a.run)
             except ValueError as e:

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Generate the golden fixtures of the C++ tests into tests/data/ (deterministic, fixed seeds).
 
-Usage:  /usr/bin/python3 python/make_fixtures.py [--out DIR] [--ckpt-dir DIR]
+Usage:  PYTHONPATH=python /usr/bin/python3 -m ufno.make_fixtures [--out DIR] [--ckpt-dir DIR]
 
 Files (all float32 unless noted; see python/README.md for the layouts):
   ufno_small.h5, ufno_small_io.h5   U-FNO (3+3 layers), width 8, modes (4,5,3), variable dP
@@ -14,21 +14,21 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   fno4d_norm_small.h5, fno4d_norm_small_io.h5   the same sizes, variable dP, with input and
                                                 output normalisers
   spectral4d_small.h5               one SpectralConv4d(2 -> 3, modes (2,2,2,4)) on a (6,5,4,6) grid
-  plume_radius_head_small.h5        a plume-radius head (python/plume_radius_head.py: 2 members,
+  plume_radius_head_small.h5        a plume-radius head (python/ufno/heads/plume_radius.py: 2 members,
                                     hidden 8, one output per report time) with its features and
                                     estimates on the three shipped examples
   plume_radius_field_head_small.h5  a plume-radius head that also reads the field's plume radii
                                     (--field-radii: 56 inputs), with its inputs (the examples'
                                     Flow SG standing in for a network's) and estimates on the
                                     three shipped examples
-  dp_envelope_head_small.h5         a dP-envelope head (python/dp_envelope_head.py: 2 members,
+  dp_envelope_head_small.h5         a dP-envelope head (python/ufno/heads/dp_envelope.py: 2 members,
                                     hidden 8, 48 outputs) with its inputs (the examples' Flow
                                     envelopes standing in for a network's) and estimates on the
                                     three shipped examples, and the digest of ufno_small.h5
   max_dp_envelope_head_small.h5     a maximum-dP head that also reads the network's envelope
                                     (--network-envelope: 52 inputs, 2 members, hidden 8) with its
                                     inputs (the examples' Flow envelopes) and estimates
-  max_dp_head_small.h5              a maximum-dP head (python/max_dp_head.py: 2 members, hidden 8,
+  max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
 The model files go through ufno_convert.convert(), the converter's own code path.
@@ -52,13 +52,13 @@ import h5py
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+from ufno.conversion import convert as ufno_convert
+from ufno.models import fno4d as fno4d_torch
+from ufno.models.net3d import (Net3d, SpectralConv3d, U_net, init_random_weights,
+                               save_as_published_pickle, to_float64)
 
-import fno4d_torch  # noqa: E402
-import ufno_convert  # noqa: E402
-from ufno_torch import (Net3d, SpectralConv3d, U_net, init_random_weights,  # noqa: E402
-                        save_as_published_pickle, to_float64)
+# The repository's python/ folder (the fixtures go to its tests/data, the examples are beside it).
+HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SEED = 20220401
 GRID = (16, 24, 8)     # unpadded X, Y, T; padded by 8: 24 x 32 x 16 (divisible by 8)
@@ -230,9 +230,9 @@ def make_spectral4d_fixture(out_dir, seed):
 
 def make_plume_radius_head_fixture(out_dir, seed):
     import glob
-    import kpi_head
-    import ufno_cases
-    import ufno_encoding
+    from ufno.heads import common as kpi_head
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
     cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
                                           "case.h5")))
     x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(c))[:, :, 0, :]
@@ -258,10 +258,10 @@ def make_plume_radius_head_fixture(out_dir, seed):
 
 def make_plume_radius_field_head_fixture(out_dir, seed):
     import glob
-    import kpi_head
-    import plume_radius_head as prh
-    import ufno_cases
-    import ufno_encoding
+    from ufno.heads import common as kpi_head
+    from ufno.heads import plume_radius as prh
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
     cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
                                           "case.h5")))
     x0, radii = [], []
@@ -297,10 +297,10 @@ def envelope_head_inputs():
     """The shipped examples, their encoded first time slices and the inputs of a head that
     reads a dP network's envelope, Flow's envelope standing in for the network's."""
     import glob
-    import dp_envelope_head
-    import kpi_head
-    import ufno_cases
-    import ufno_encoding
+    from ufno.heads import dp_envelope as dp_envelope_head
+    from ufno.heads import common as kpi_head
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
     cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
                                           "case.h5")))
     x0, env = [], []
@@ -317,8 +317,8 @@ def envelope_head_inputs():
 def make_max_dp_envelope_head_fixture(out_dir, seed):
     """A maximum-dP head that reads the network's envelope (max_dp_head.py
     --network-envelope), with its estimates on the examples."""
-    import dp_envelope_head
-    import kpi_head
+    from ufno.heads import dp_envelope as dp_envelope_head
+    from ufno.heads import common as kpi_head
     cases, x0, feats = envelope_head_inputs()
     torch.manual_seed(seed)
     nets = [kpi_head.mlp(feats.shape[1], 8).double().eval() for _ in range(2)]
@@ -337,8 +337,8 @@ def make_max_dp_envelope_head_fixture(out_dir, seed):
 
 
 def make_dp_envelope_head_fixture(out_dir, seed):
-    import dp_envelope_head
-    import kpi_head
+    from ufno.heads import dp_envelope as dp_envelope_head
+    from ufno.heads import common as kpi_head
     cases, x0, feats = envelope_head_inputs()
     Y = x0.shape[2]
     torch.manual_seed(seed)
@@ -362,9 +362,9 @@ def make_dp_envelope_head_fixture(out_dir, seed):
 
 def make_max_dp_head_fixture(out_dir, seed):
     import glob
-    import max_dp_head
-    import ufno_cases
-    import ufno_encoding
+    from ufno.heads import max_dp as max_dp_head
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
     cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
                                           "case.h5")))
     x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(c))[:, :, 0, :]

@@ -18,8 +18,8 @@ import os
 import numpy as np
 import torch
 
-import fno4d_torch
-import ufno_torch
+from ufno.models import fno4d as fno4d_torch
+from ufno.models import net3d as ufno_torch
 
 
 def _attr_str(v):

@@ -2,8 +2,8 @@
 """Random CO2-injection cases for U-FNO training data, as project case files and OPM Flow decks.
 
 Usage (library: sample_case, write_case_h5, write_deck, compute_multx):
-  /usr/bin/python3 python/ufno_cases.py --seed 1 --start 0 --end 10 --out data/opm/seed_0001
-  /usr/bin/python3 python/ufno_cases.py --seed 1 --start 3 --end 4 --print    # parameters only
+  PYTHONPATH=python /usr/bin/python3 -m ufno.cases --seed 1 --start 0 --end 10 --out data/opm/seed_0001
+  PYTHONPATH=python /usr/bin/python3 -m ufno.cases --seed 1 --start 3 --end 4 --print    # parameters only
 
 Case i of seed s is always the same: its random numbers come from
 numpy.random.SeedSequence([s, i]) (spawned into independent streams for the operating/fluid
@@ -137,7 +137,7 @@ STRUCTURE_P = (0.45, 0.20, 0.15, 0.12, 0.08)
 P_TWO_PERFORATIONS = 0.2
 P_VARIABLE_ANISOTROPY = 0.3
 ANISOTROPY_CELL_SIGMA = 0.7
-GENERATOR = "python/ufno_cases.py"
+GENERATOR = "python/ufno/data/cases.py"
 FORMAT_VERSION = 1
 # Bumped whenever sample_case() changes what a (seed, index) gives (data sets must not mix).
 SAMPLER_VERSION = 3
@@ -759,7 +759,7 @@ def describe(case):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m ufno.cases", description=__doc__.split("\n")[0])
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--end", type=int, required=True, help="exclusive")

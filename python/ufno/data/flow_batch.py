@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Generate cases with python/ufno_cases.py, run OPM Flow on them and convert the results.
+"""Generate cases with python/ufno/data/cases.py, run OPM Flow on them and convert the results.
 
 Usage:
-  /usr/bin/python3 python/run_flow_batch.py --seed 1 --start 0 --end 100 [--data DIR] [--jobs 2]
-  /usr/bin/python3 python/run_flow_batch.py --data DIR [--data DIR2 ...] --assemble OUT.h5
+  PYTHONPATH=python /usr/bin/python3 -m ufno.run_flow_batch --seed 1 --start 0 --end 100 [--data DIR] [--jobs 2]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.run_flow_batch --data DIR [--data DIR2 ...] --assemble OUT.h5
 
 The default data directory is data/opm/seed_NNNN (git-ignored). Per case, DIR/case_NNNNNN/ holds
   case.h5     the project's case file (input; written last by the generator, so its presence
@@ -28,7 +28,7 @@ DIR/dataset.json; a rerun with different flags is refused). The timeout of a run
 --min-timeout seconds; --initial-timeout until 5 runs have finished).
 
 --assemble OUT.h5 packs all finished cases of the given data directories into training arrays:
-/input (N, X, Y, T, 12) float32 encoded as io/CaseEncoding.cpp (python/ufno_encoding.py),
+/input (N, X, Y, T, 12) float32 encoded as io/CaseEncoding.cpp (python/ufno/data/encoding.py),
 /SG and /dP (N, X, Y, T) float32, /case_ids, /seed, /index, /TIMES and /excluded.
 """
 
@@ -47,10 +47,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import h5py
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ufno_cases as uc  # noqa: E402
-import ufno_encoding as ue  # noqa: E402
+from ufno.data import cases as uc
+from ufno.data import encoding as ue
 
 # --relaxed-max-pv-fraction=0: OPM relaxes the local (CNV) convergence test wherever the cells
 # that violate it hold less than this fraction of the pore volume (default 0.03). On the radial
@@ -69,7 +67,7 @@ TARGET_VERSION = 1
 RUN_FIELDS = ["case_id", "seed", "index", "status", "reason", "wall_s", "fgit_rel_err",
               "bhp_max_bar", "sg_max", "dp_max_bar", "checks", "timestamp"]
 FAIL_FIELDS = ["case_id", "seed", "index", "reason", "detail", "wall_s", "timestamp"]
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 _lock = threading.Lock()
 
@@ -525,7 +523,7 @@ def assemble(a):
             f.create_dataset("excluded", data=np.array([s.encode("ascii") for s in excluded],
                                                        dtype="S%d" % width))
             f.attrs.create("flow_flags", uc._ascii(flags.pop() if flags else "unknown"))
-            f.attrs.create("generator", uc._ascii("python/run_flow_batch.py --assemble"))
+            f.attrs.create("generator", uc._ascii("python/ufno/data/flow_batch.py --assemble"))
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):

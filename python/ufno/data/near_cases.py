@@ -4,7 +4,7 @@
 other training cases drawn at random so that a fine-tune keeps the rest of the distribution.
 
 Usage:
-  /usr/bin/python3 python/near_cases.py --split RUN/split.json --others 400 --seed 0 > cases.txt
+  PYTHONPATH=python /usr/bin/python3 -m ufno.near_cases --split RUN/split.json --others 400 --seed 0 > cases.txt
 
 A case is near version 2 when its draw (ufno_cases.sample_case, rebuilt from its seed and index)
 has all of: one of version 2's structures (gaussian, layered, layered+gaussian), one kz/kr for the
@@ -19,9 +19,7 @@ import os
 import sys
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import ufno_cases  # noqa: E402
+from ufno.data import cases as ufno_cases
 
 V2_STRUCTURES = ("gaussian", "layered", "layered+gaussian")
 

@@ -4,15 +4,15 @@ most 64 MiB with the working tree): one variable, every training and validation 
 size budget, in one file that needs only numpy (and Python's lzma) to read.
 
 Usage:
-  /usr/bin/python3 python/ufno_pack.py DATA OUT.ufnopack --variable dP|SG [--max-mb 38]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.pack DATA OUT.ufnopack --variable dP|SG [--max-mb 38]
       [--max-val N] [--max-error 2e-4] [--init MODEL.h5 INIT.pt]
 
-DATA is a data set of python/run_flow_batch.py --assemble (DATA.h5) or another pack
+DATA is a data set of python/ufno/data/flow_batch.py --assemble (DATA.h5) or another pack
 (DATA.ufnopack, in either format: a repack, say of ../shared/data/seed2_dP.ufnopack).
 
 What is kept, and why it is enough:
 - the 11 input channels that do not vary in time, at the first report time, as float16
-  (python/ufno_encoding.py's channels lie in [-0.4, 1]: a relative step of 5e-4), stored channel
+  (python/ufno/data/encoding.py's channels lie in [-0.4, 1]: a relative step of 5e-4), stored channel
   by channel as the differences of neighbouring radial cells' bit patterns (lossless); the time
   channel is the same plane for every case and is stored once, as float32;
 - the target quantised per case and report time: a step per (case, report time) chosen so that
@@ -414,7 +414,7 @@ def coding_error(original, packed):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m ufno.pack", description=__doc__.split("\n")[0])
     p.add_argument("data", help="an assembled data set (.h5) or a pack (.ufnopack)")
     p.add_argument("out")
     p.add_argument("--variable", choices=("SG", "dP"), required=True)
@@ -435,8 +435,7 @@ def main(argv=None):
         p.error("--max-error must be in [1e-7, 0.1], not %r" % a.max_error)
     if os.path.abspath(a.out) == os.path.abspath(a.data):
         p.error("%s: the output would replace the input" % a.out)
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from ufno_cases import split_of
+    from ufno.data.cases import split_of
     try:
         n, nval, size = pack(a.data, a.out, a.variable, a.max_mb, split_of, a.max_val,
                              a.max_error)
@@ -446,7 +445,7 @@ def main(argv=None):
     print("ufno_pack: %d cases (%d validation, %d training) of %s in %s, %.1f MiB (%.0f bytes "
           "a case)" % (n, nval, n - nval, a.variable, a.out, size / 2**20, size / max(n, 1)))
     if a.init:
-        import ufno_model_file
+        from ufno.conversion import model_file as ufno_model_file
         try:
             ufno_model_file.write_init_file(a.init[0], a.init[1])
         except (OSError, KeyError, ValueError) as e:

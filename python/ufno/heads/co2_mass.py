@@ -3,7 +3,7 @@
 
 Usage:
   build/apps/ufno_kpis --list PAIRS --out flow_kpis.csv       (Flow's KPIs of the data set)
-  /usr/bin/python3 python/co2_mass_head.py --data train.h5 --flow-kpis flow_kpis.csv \\
+  PYTHONPATH=python /usr/bin/python3 -m ufno.co2_mass_head --data train.h5 --flow-kpis flow_kpis.csv \\
       --model SG.h5 --out SG_WITH_HEAD.h5 [--members 5] [--hidden 64] [--epochs 2000]
       [--weight-decay 1e-4] [--limit N]
 
@@ -18,7 +18,7 @@ The targets are the mass_ratio column of --flow-kpis, a table of `ufno_kpis` ove
 Flow runs (the rule of apps/Kpis.cpp: SG x porosity x cell volume x Span-Wagner density at each
 cell's pressure, over the plume connected to the perforations, at the last report time). Its
 rows are matched to the data set's cases by the case_id attribute of each row's case file; a
-case without a row is an error. The head (python/kpi_head.py) predicts log(mass ratio); the
+case without a row is an error. The head (python/ufno/heads/common.py) predicts log(mass ratio); the
 group stores the report time it holds at.
 
 The result is a copy of --model with group /co2_mass_head added (docs/model-format.md), written
@@ -30,9 +30,7 @@ import sys
 
 import h5py
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kpi_head  # noqa: E402
+from ufno.heads import common as kpi_head
 
 GROUP = "co2_mass_head"
 TARGET = ("log(free-phase CO2 / injected CO2 at times_days) = target_mean + target_std * "

@@ -6,7 +6,7 @@ file (docs/model-format.md).
 Why heads: a KPI a user reads is often one number that a field network gets systematically
 wrong (the near-well maximum of dP, which it smooths; the plume's front, which it smears
 outward). A small network fitted to Flow's own KPI values of the training cases, from the case's
-properties, has no such bias. python/max_dp_head.py and python/plume_radius_head.py train the
+properties, has no such bias. python/ufno/heads/max_dp.py and python/ufno/heads/plume_radius.py train the
 two that ship; apps/KpiHead.cpp computes the same features and evaluates a head in C++.
 
 A head is an ensemble of `members` MLPs (features -> hidden -> hidden -> outputs, exact GELU)
@@ -92,7 +92,7 @@ def envelope_features(envelope, columns):
 
 def field_radius_feature_names(report_times):
     """Names of the inputs of a plume head that also reads the SG network's own plume radius at
-    each report time (python/plume_radius_head.py --field-radii)."""
+    each report time (python/ufno/heads/plume_radius.py --field-radii)."""
     return ["log_field_plume_radius_t%d" % t for t in range(report_times)]
 
 
@@ -113,7 +113,7 @@ def network_digest(path):
 
 
 def open_data(path):
-    """A training data set (python/run_flow_batch.py --assemble), opened read-only; ValueError
+    """A training data set (python/ufno/data/flow_batch.py --assemble), opened read-only; ValueError
     naming it when it cannot be."""
     try:
         return h5py.File(path, "r")
@@ -128,7 +128,7 @@ def case_count(f, limit=0):
 
 def split_names(f, n):
     """The split ("train", "val", "test") of each of the first n cases of the open data set."""
-    from ufno_cases import split_of
+    from ufno.data.cases import split_of
     return np.array([split_of(int(s), int(k)) for s, k in zip(f["seed"][:n], f["index"][:n])])
 
 

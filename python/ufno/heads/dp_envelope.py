@@ -2,7 +2,7 @@
 """Train the dP-envelope head and store it in a dP model file (docs/kpis.md, "KPI heads").
 
 Usage:
-  /usr/bin/python3 python/dp_envelope_head.py --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
+  PYTHONPATH=python /usr/bin/python3 -m ufno.dp_envelope_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
 
 Why: the area of review a user reads (aor_radius_m) is where the largest dP a radius ever sees
@@ -12,7 +12,7 @@ Read from the dP network's field it is off by a median 50 % on the validation ca
 the field smooths the spike and is least accurate late and far out, and a radius where a slowly
 falling pressure crosses a threshold magnifies any error. This head estimates the envelope, the
 largest dP over report times and layers at every radial column, from the 32 case features of
-python/kpi_head.py and the network's own envelope at 20 radial columns: it corrects the field
+python/ufno/heads/common.py and the network's own envelope at 20 radial columns: it corrects the field
 rather than replacing it. The area of review for any critical pressure is then where the
 estimated envelope falls through it.
 
@@ -29,10 +29,8 @@ import os
 import sys
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import dp_field_scale_head  # noqa: E402
-import kpi_head  # noqa: E402
+from ufno.heads import dp_field_scale as dp_field_scale_head
+from ufno.heads import common as kpi_head
 
 GROUP = "dp_envelope_head"
 COLUMNS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21, 24, 27, 30, 33, 36, 40, 44, 47)

@@ -3,7 +3,7 @@
 (docs/kpis.md, "The dP field-scale head").
 
 Usage:
-  /usr/bin/python3 python/dp_field_scale_head.py --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
+  PYTHONPATH=python /usr/bin/python3 -m ufno.dp_field_scale_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
 
 Why: the dP network's field is off by a factor that differs from case to case and from radius to
@@ -13,7 +13,7 @@ one factor that fits Flow best (least squares over layers and report times) woul
 validation error of the shipped network by a third; the network cannot know those factors, but
 much of them follows from the case and from the network's own field. This head estimates the
 factor of every radial column from the same inputs as the dP-envelope head (the 32 case features
-of python/kpi_head.py and the network's own envelope at 20 columns), and the programs multiply
+of python/ufno/heads/common.py and the network's own envelope at 20 columns), and the programs multiply
 the network's field by it before anything else reads the field (ufno_predict, the sweep, the
 web page, the KPIs and the other heads).
 
@@ -33,11 +33,9 @@ import sys
 
 import numpy as np
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kpi_head  # noqa: E402
-import ufno_encoding  # noqa: E402
-import ufno_model_file  # noqa: E402
+from ufno.heads import common as kpi_head
+from ufno.data import encoding as ufno_encoding
+from ufno.conversion import model_file as ufno_model_file
 
 GROUP = "dp_field_scale_head"
 COLUMNS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21, 24, 27, 30, 33, 36, 40, 44, 47)
@@ -154,7 +152,7 @@ def load_data(path, model, limit=0, batch=25):
 
 
 def dp_error(pred, true, active):
-    """The paper's dP metric (python/train_ufno.py pressure_error) per case: (N,)."""
+    """The paper's dP metric (python/ufno/training/train.py pressure_error) per case: (N,)."""
     m = active[..., None]
     scale = np.abs(np.where(m, true, 0)).max(axis=(1, 2), keepdims=True)
     rel = np.abs(pred - true) / np.maximum(scale, 1e-6)

@@ -2,7 +2,7 @@
 """Train the maximum-dP head and store it in a dP model file (docs/kpis.md, "Maximum dP").
 
 Usage:
-  /usr/bin/python3 python/max_dp_head.py --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
+  PYTHONPATH=python /usr/bin/python3 -m ufno.max_dp_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--network-envelope] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
       [--limit N]
 
@@ -10,7 +10,7 @@ Why: the maximum pressure buildup a user reads (the max_dP_bar KPI, compared wit
 limit) is one near-well value, usually at the first report time. The dP network, trained on the
 whole field, smooths that spike: on its validation cases the field's own maximum is low by a
 median 22 %. A small network fitted to Flow's maxima alone, from the case's near-well
-properties, has no such bias. It reads the 32 features of python/kpi_head.py
+properties, has no such bias. It reads the 32 features of python/ufno/heads/common.py
 (the five scalars, log kh of the perforated and of all layers at five radial columns, counts,
 depths, pore volume in four radial bands) and predicts log(max dP), as an ensemble of `members`
 MLPs (features -> hidden -> hidden -> 1); a case whose features lie more than 10 % of the
@@ -18,7 +18,7 @@ training range outside it is not estimated (the programs report the field's maxi
 split of the data set, chosen on the validation split; the test split is scored last.
 
 With --network-envelope the head also reads the dP network's own envelope (the largest dP over
-report times and layers) at the 20 radial columns of python/dp_envelope_head.py: the network
+report times and layers) at the 20 radial columns of python/ufno/heads/dp_envelope.py: the network
 sees the whole permeability field, the features only summaries of it. Such a head belongs to
 one network, like the dP-envelope head: the group stores its digest and the programs do not use
 it with another. The network runs over every case here, on one thread.
@@ -31,12 +31,11 @@ import os
 import sys
 
 import numpy as np
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kpi_head import FEATURES, MARGIN, Head, features, mlp, read_group, summary  # noqa: E402,F401
-import dp_envelope_head  # noqa: E402
-import kpi_head  # noqa: E402
-from ufno_cases import split_of  # noqa: E402,F401
+from ufno.heads.common import (FEATURES, MARGIN, Head, features, mlp,  # noqa: F401
+                               read_group, summary)
+from ufno.heads import dp_envelope as dp_envelope_head
+from ufno.heads import common as kpi_head
+from ufno.data.cases import split_of  # noqa: F401
 
 GROUP = "max_dp_head"
 TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"

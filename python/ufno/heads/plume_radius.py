@@ -2,7 +2,7 @@
 """Train the plume-radius head and store it in an SG model file (docs/kpis.md, "KPI heads").
 
 Usage:
-  /usr/bin/python3 python/plume_radius_head.py --data train.h5 --model SG.h5 --out SG_WITH_HEAD.h5
+  PYTHONPATH=python /usr/bin/python3 -m ufno.plume_radius_head --data train.h5 --model SG.h5 --out SG_WITH_HEAD.h5
       [--field-radii] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
       [--limit N]
 
@@ -15,7 +15,7 @@ The targets are Flow's plume radii at every report time of the data set, by the 
 apps/Kpis.cpp (docs/kpis.md): gas above the threshold connected to the perforated cells, the
 front interpolated between cell centres per layer, the farthest layer, the running maximum over
 time. The mass cap is left out: Flow's gas never exceeds the injected mass. A radius below
-1 m is fitted as 1 m. The head (python/kpi_head.py) predicts log(radius) at each report time;
+1 m is fitted as 1 m. The head (python/ufno/heads/common.py) predicts log(radius) at each report time;
 the group stores those times and the threshold, and the C++ programs use the head only for runs
 at those times and that threshold.
 
@@ -34,12 +34,10 @@ import sys
 
 import numpy as np
 import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import kpi_head  # noqa: E402
-import ufno_encoding  # noqa: E402
-import ufno_model_file  # noqa: E402
-from ufno_cases import radial_widths  # noqa: E402
+from ufno.heads import common as kpi_head
+from ufno.data import encoding as ufno_encoding
+from ufno.conversion import model_file as ufno_model_file
+from ufno.data.cases import radial_widths
 
 GROUP = "plume_radius_head"
 THRESHOLD = 0.01

@@ -25,7 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-import ufno_torch
+from ufno.models import net3d as ufno_torch
 
 _DFT_CACHE = {}
 

@@ -26,7 +26,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ufno_torch import to_float64  # noqa: F401  (re-exported: the float64 path of the fixtures)
+# to_float64 is re-exported: the float64 path of the fixtures.
+from ufno.models.net3d import to_float64  # noqa: F401
 
 PADDING = (8, 16, 16, 8)
 N_LAYERS = 4

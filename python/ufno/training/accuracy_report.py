@@ -17,7 +17,7 @@ result DIR/*/target.h5 (the layout of examples/opm/, and of a held-out set made 
 generator: sweep scenarios exported with `ufno_export --targets`).
 
 Usage:
-  /usr/bin/python3 python/accuracy_report.py (--data DATA.h5 | --pairs DIR) [--run RUN_DIR ...]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.accuracy_report (--data DATA.h5 | --pairs DIR) [--run RUN_DIR ...]
       [--model M.h5 ...]
       [--flow-runs DATA_DIR/runs.csv --case-root DATA_DIR --ufno-predict build/apps/ufno_predict]
       --out report.json
@@ -35,13 +35,11 @@ import h5py
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import dp_field_scale_head  # noqa: E402
-import train_ufno  # noqa: E402
-import ufno_encoding as ue  # noqa: E402
-import ufno_model_file  # noqa: E402
-import ufno_torch  # noqa: E402
+from ufno.heads import dp_field_scale as dp_field_scale_head
+from ufno.training import train as train_ufno
+from ufno.data import encoding as ue
+from ufno.conversion import model_file as ufno_model_file
+from ufno.models import net3d as ufno_torch
 
 
 def load_run(run_dir):
@@ -72,7 +70,7 @@ def metric(variable, pred, true, mask):
 def load_pairs(root, variable):
     """Encoded inputs, targets (N, X, Y, T) and times of every root/*/case.h5 + target.h5."""
     import glob
-    import ufno_cases
+    from ufno.data import cases as ufno_cases
     xs, ys, times = [], [], None
     for case in sorted(glob.glob(os.path.join(root, "*", "case.h5"))):
         target = os.path.join(os.path.dirname(case), "target.h5")

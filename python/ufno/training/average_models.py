@@ -2,11 +2,11 @@
 """Average the weights of model files of one lineage (stochastic weight averaging, a "model soup").
 
 Usage:
-  /usr/bin/python3 python/average_models.py OUT.h5 A.h5 B.h5 [...] [--source TEXT]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.average_models OUT.h5 A.h5 B.h5 [...] [--source TEXT]
 
 Every floating-point array of the files (weights, biases, batch-norm running statistics) becomes
 the mean over the files; the attributes are the first file's, with `source` replaced when given.
-A KPI head (a group such as /max_dp_head, python/kpi_head.py) is not averaged: it is fitted apart
+A KPI head (a group such as /max_dp_head, python/ufno/heads/common.py) is not averaged: it is fitted apart
 from the network, so the first file's is kept as it is (a head that reads the network's output,
 the dP field-scale or dP-envelope head or a plume head with field radii, is then not used by the programs: refit it
 for the average).
@@ -24,7 +24,7 @@ import h5py
 import numpy as np
 
 
-# python/kpi_head.py: fitted apart, never averaged. A head that reads the network's output keeps
+# python/ufno/heads/common.py: fitted apart, never averaged. A head that reads the network's output keeps
 # the digest of the network it was fitted to, so the programs do not use it with the average
 # (docs/kpis.md).
 HEADS = ("max_dp_head", "plume_radius_head", "co2_mass_head", "dp_envelope_head",

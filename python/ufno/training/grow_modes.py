@@ -4,9 +4,9 @@ starting point for training a network with more spectral capacity without losing
 trained one knows.
 
 Usage:
-  /usr/bin/python3 python/grow_modes.py MODEL.h5 INIT.pt --modes MX MY MT
+  PYTHONPATH=python /usr/bin/python3 -m ufno.grow_modes MODEL.h5 INIT.pt --modes MX MY MT
 
-Each Fourier layer keeps four corners of the spectrum (weights1..4, python/ufno_torch.py): the
+Each Fourier layer keeps four corners of the spectrum (weights1..4, python/ufno/models/net3d.py): the
 low or high MX bins along X times the low or high MY bins along Y, times the low MT bins along T.
 The grown layer's corners hold the old weights at the same frequencies (a high corner's old bins
 are the last ones of the new, larger corner) and zeros at the new ones, so the network's output
@@ -23,11 +23,9 @@ import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import ufno_model_file  # noqa: E402
+from ufno.conversion import model_file as ufno_model_file
 
-# weights1..4: which of the (X, Y) corner axes hold high bins (python/ufno_torch.py).
+# weights1..4: which of the (X, Y) corner axes hold high bins (python/ufno/models/net3d.py).
 _HIGH = {1: (False, False), 2: (True, False), 3: (False, True), 4: (True, True)}
 
 

@@ -2,16 +2,16 @@
 """Train a U-FNO or FNO for SG or dP on the assembled OPM Flow data set, resumably.
 
 Usage:
-  /usr/bin/python3 python/train_ufno.py --data DATA --variable SG|dP --run DIR
+  PYTHONPATH=python /usr/bin/python3 -m ufno.train --data DATA --variable SG|dP --run DIR
       [--fno] [--width 16] [--modes 6 6 6] [--epochs 30] [--batch 4] [--lr 1e-3]
       [--step 2 --gamma 0.9] [--threads 2] [--max-minutes 100] [--limit N]
       [--export models/sg.h5] [--device cpu|cuda|auto] [--init MODEL.h5] [--train-cases FILE]
       [--schedule cosine-time --minutes 7 --cosine-minutes 21]
       [--checkpoint-parts PARTS_DIR] [--resume-from PARTS_DIR]
 
-DATA is a data set of `python/run_flow_batch.py --assemble` (DATA.h5: /input (N, X, Y, T, 12)
+DATA is a data set of `python/ufno/data/flow_batch.py --assemble` (DATA.h5: /input (N, X, Y, T, 12)
 encoded as io/CaseEncoding.cpp does, /SG and /dP (N, X, Y, T), /seed and /index of every case),
-a pack of python/ufno_pack.py (DATA.ufnopack: one variable, read with numpy alone), or a data
+a pack of python/ufno/data/pack.py (DATA.ufnopack: one variable, read with numpy alone), or a data
 directory holding the variable's pack (VARIABLE.ufnopack or NAME_VARIABLE.ufnopack: the
 project's data set in ../shared/data, say). The data set's path, case count and seeds, and a
 pack's SHA-256 (as SHA256SUMS lists it), go into the checkpoint, DIR/metrics.json and the
@@ -27,7 +27,7 @@ of the radial first difference, per sample, averaged over the batch. dP is learn
 with the training set's mean and standard deviation over reservoir cells; they become the model
 file's output scaling, so ufno_predict de-scales to bar.
 
-Device: on the CPU the step runs python/ufno_fast_forward.py's formulation of the network (the
+Device: on the CPU the step runs python/ufno/models/fast_forward.py's formulation of the network (the
 same function on PyTorch's fast CPU paths); on a GPU (--device cuda, or auto where one is seen)
 the network's own forward, whose cuFFT transforms are the faster path there, with the whole data
 set copied to the device once; --tf32 lets convolutions and matrix products use TF32 there.
@@ -71,10 +71,10 @@ field weighs as one cell among a thousand. Validation also prints the maximum-dP
 
 --train-cases FILE trains on the case ids listed in FILE (one per line; a repeated id is trained on
 as often as it is listed) instead of the whole training split, say a fine-tune weighted towards the
-cases like a set users bring (python/near_cases.py). Validation and test stay the split's: an id
+cases like a set users bring (python/ufno/data/near_cases.py). Validation and test stay the split's: an id
 that is not a training case is refused.
 
---export converts the final weights with python/ufno_convert.py (grid from the data) and writes
+--export converts the final weights with python/ufno/conversion/convert.py (grid from the data) and writes
 DIR/metrics.json with the paper's metrics on the test set.
 """
 import argparse
@@ -90,15 +90,13 @@ import time
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from ufno_cases import annulus_areas, gas_extent, radial_edges, report_times  # noqa: E402
-from ufno_cases import split_of  # noqa: E402  (the split lives with the case ids)
-import ufno_encoding as ue  # noqa: E402
-import ufno_fast_forward  # noqa: E402
-import ufno_model_file  # noqa: E402
-import ufno_pack  # noqa: E402
-import ufno_torch  # noqa: E402
+from ufno.data.cases import annulus_areas, gas_extent, radial_edges, report_times
+from ufno.data.cases import split_of  # (the split lives with the case ids)
+from ufno.data import encoding as ue
+from ufno.models import fast_forward as ufno_fast_forward
+from ufno.conversion import model_file as ufno_model_file
+from ufno.data import pack as ufno_pack
+from ufno.models import net3d as ufno_torch
 
 
 SLIM_BYTES = 15 << 20  # a file that comes back from a GPU machine holds at most 16 MiB
@@ -376,7 +374,7 @@ def refuse(message):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python3 -m ufno.train", description=__doc__.split("\n")[0])
     p.add_argument("--data", required=True)
     p.add_argument("--variable", required=True, choices=["SG", "dP"])
     p.add_argument("--run", required=True, help="directory for checkpoint, log, split, metrics")
@@ -423,7 +421,7 @@ def main(argv=None):
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="cpu (default), cuda, or auto (cuda where PyTorch sees a GPU); "
                         "checkpoints stay device-neutral. On the CPU the step runs "
-                        "python/ufno_fast_forward.py's formulation, on a GPU the network's own "
+                        "python/ufno/models/fast_forward.py's formulation, on a GPU the network's own "
                         "forward (cuFFT)")
     p.add_argument("--schedule", choices=("step", "cosine-time"), default="step",
                    help="step: StepLR per epoch (--step, --gamma); cosine-time: the learning "
@@ -434,7 +432,7 @@ def main(argv=None):
                    help="also write, after every epoch, this one small file (the best epoch's "
                         "weights, the last epoch's where both fit in 15 MiB, the scaling and "
                         "arguments; no optimiser), small enough to come back from a GPU machine; "
-                        "python/export_checkpoint.py reads it")
+                        "python/ufno/conversion/export_checkpoint.py reads it")
     p.add_argument("--tf32", action="store_true",
                    help="on a GPU, let convolutions and matrix products use TF32 in training "
                         "(about 1e-3 relative; the exported weights still run in FP32)")
@@ -500,7 +498,7 @@ def main(argv=None):
         except (OSError, ValueError) as e:
             refuse(str(e))
     data_id = {"path": os.path.abspath(a.data)}
-    if a.data.endswith(".ufnopack"):  # python/ufno_pack.py's compact set: numpy only
+    if a.data.endswith(".ufnopack"):  # python/ufno/data/pack.py's compact set: numpy only
         try:
             packed, x_all, y_all, seeds, idxs = ufno_pack.unpack(a.data)
         except ValueError as e:
@@ -772,7 +770,7 @@ def main(argv=None):
         if best["model"] is not None:
             model.load_state_dict(best["model"])
         test_loss, test_metric = evaluate(groups["test"])
-        import ufno_convert  # here only: it needs h5py
+        from ufno.conversion import convert as ufno_convert  # here only: it needs h5py
         ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
                              state_dict={k: v.cpu() for k, v in model.state_dict().items()},
                              source="%s, trained on %s%s" % (

@@ -1,0 +1,1 @@
+"""Model files: PyTorch checkpoints to the project's HDF5 format, and the C++ tests' fixtures."""

@@ -1,0 +1,1 @@
+"""Cases and data: sampling, Eclipse decks, the input encoding, data-set packs, Flow batches."""

@@ -1,0 +1,1 @@
+"""Training a network, evaluating it, and editing trained networks (modes, averages)."""
