@@ -86,6 +86,7 @@ import pickle
 import shutil
 import sys
 import time
+import types
 
 import numpy as np
 import torch
@@ -373,8 +374,7 @@ def refuse(message):
     raise SystemExit(2)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="python3 -m ufno.train", description=__doc__.split("\n")[0])
+def _data_and_network_args(p):
     p.add_argument("--data", required=True)
     p.add_argument("--variable", required=True, choices=["SG", "dP"])
     p.add_argument("--run", required=True, help="directory for checkpoint, log, split, metrics")
@@ -397,6 +397,9 @@ def main(argv=None):
     p.add_argument("--step", type=int, default=2)
     p.add_argument("--gamma", type=float, default=0.9)
     p.add_argument("--threads", type=int, default=2)
+
+
+def _time_loss_and_device_args(p):
     p.add_argument("--max-minutes", type=float, default=100.0,
                    help="stop after the epoch in which this run's wall time crosses this")
     p.add_argument("--minutes", type=float,
@@ -421,8 +424,11 @@ def main(argv=None):
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="cpu",
                    help="cpu (default), cuda, or auto (cuda where PyTorch sees a GPU); "
                         "checkpoints stay device-neutral. On the CPU the step runs "
-                        "python/ufno/models/fast_forward.py's formulation, on a GPU the network's own "
-                        "forward (cuFFT)")
+                        "python/ufno/models/fast_forward.py's formulation, on a GPU the "
+                        "network's own forward (cuFFT)")
+
+
+def _schedule_and_checkpoint_args(p):
     p.add_argument("--schedule", choices=("step", "cosine-time"), default="step",
                    help="step: StepLR per epoch (--step, --gamma); cosine-time: the learning "
                         "rate falls from --lr to 0 along a cosine over --cosine-minutes of "
@@ -450,7 +456,19 @@ def main(argv=None):
     p.add_argument("--resume-from", metavar="PARTS_DIR",
                    help="resume from the checkpoint parts in this directory when DIR has no "
                         "checkpoint.pt (default: --checkpoint-parts)")
-    a = p.parse_args(argv)
+
+
+def build_parser():
+    p = argparse.ArgumentParser(prog="python3 -m ufno.train", description=__doc__.split("\n")[0])
+    _data_and_network_args(p)
+    _time_loss_and_device_args(p)
+    _schedule_and_checkpoint_args(p)
+    return p
+
+
+def check_args(p, a):
+    """Refuses bad settings (p.error: usage and exit 2; refuse: one line, exit 2) and fills in
+    the derived ones: --cosine-minutes, --device auto, --batch, --resume-from, a.lr_used."""
     if a.slim and (os.path.isdir(a.slim)
                    or not os.path.isdir(os.path.dirname(os.path.abspath(a.slim)))):
         p.error("--slim %s: a file name in an existing directory, not a directory" % a.slim)
@@ -487,17 +505,10 @@ def main(argv=None):
         p.error("--front-weight and --mass-weight are for SG only")
     if a.peak_weight and a.variable != "dP":
         p.error("--peak-weight is for dP only")
-    torch.set_num_threads(a.threads)
-    torch.set_num_interop_threads(1)
-    os.makedirs(a.run, exist_ok=True)
-    t_start = time.time()
 
-    if os.path.isdir(a.data):  # a data directory: its one pack of the variable
-        try:
-            a.data = ufno_pack.find_pack(a.data, a.variable)
-        except (OSError, ValueError) as e:
-            refuse(str(e))
-    data_id = {"path": os.path.abspath(a.data)}
+
+def _read_arrays(p, a, data_id):
+    """(inputs, targets, seeds, indices) of --data: a .ufnopack or an HDF5 data set."""
     if a.data.endswith(".ufnopack"):  # python/ufno/data/pack.py's compact set: numpy only
         try:
             packed, x_all, y_all, seeds, idxs = ufno_pack.unpack(a.data)
@@ -507,14 +518,23 @@ def main(argv=None):
             p.error("%s holds %s, not %s" % (a.data, packed, a.variable))
         data_id["sha256"] = ufno_pack.sha256_of(a.data)
         n = len(seeds) if not a.limit else min(a.limit, len(seeds))
-        x_all, y_all, seeds, idxs = x_all[:n], y_all[:n], seeds[:n], idxs[:n]
-    else:
-        import h5py  # here only: a machine with a pack needs no h5py
-        with h5py.File(a.data, "r") as f:
-            n = f["input"].shape[0] if not a.limit else min(a.limit, f["input"].shape[0])
-            x_all = f["input"][:n]
-            y_all = f[a.variable][:n]
-            seeds, idxs = f["seed"][:n], f["index"][:n]
+        return x_all[:n], y_all[:n], seeds[:n], idxs[:n]
+    import h5py  # here only: a machine with a pack needs no h5py
+    with h5py.File(a.data, "r") as f:
+        n = f["input"].shape[0] if not a.limit else min(a.limit, f["input"].shape[0])
+        return f["input"][:n], f[a.variable][:n], f["seed"][:n], f["index"][:n]
+
+
+def load_data(p, a):
+    """The data set, its split (written to DIR/split.json) and its record (path, SHA-256 of a
+    pack, cases, seeds), as a namespace."""
+    if os.path.isdir(a.data):  # a data directory: its one pack of the variable
+        try:
+            a.data = ufno_pack.find_pack(a.data, a.variable)
+        except (OSError, ValueError) as e:
+            refuse(str(e))
+    data_id = {"path": os.path.abspath(a.data)}
+    x_all, y_all, seeds, idxs = _read_arrays(p, a, data_id)
     data_id.update(cases=int(len(seeds)), seeds=sorted({int(v) for v in seeds}))
     groups = {"train": [], "val": [], "test": []}
     for i, (s, k) in enumerate(zip(seeds, idxs)):
@@ -528,271 +548,364 @@ def main(argv=None):
         except (OSError, ValueError) as e:
             p.error("--train-cases %s: %s" % (a.train_cases, e))
     mask_all = (x_all[..., 0] != 0).astype(np.float32)  # (N, X, Y, T)
-    if a.variable == "dP":
-        tr = groups["train"]
-        vals = y_all[tr][mask_all[tr] > 0]
-        mean, std = float(vals.mean()), float(vals.std() or 1.0)
-    else:
-        mean, std = 0.0, 1.0
-    X, Y, T = x_all.shape[1:4]
-    r_outer = radial_edges()[1]  # the data set's radial grid (other grids: no front metric)
-    late_times = report_times() >= 365.0 if T == len(report_times()) else np.ones(T, bool)
-    # Pore volume per cell (porosity is channel 2 of the encoding), for --mass-weight.
-    annulus = annulus_areas() if Y == len(r_outer) else np.ones(Y)
-    annulus_t = torch.from_numpy((annulus / annulus.max()).astype(np.float32))
+    return types.SimpleNamespace(x=x_all, y=y_all, mask=mask_all, groups=groups, id=data_id)
 
-    def pore_of(x):  # (N, X, Y) pore volume of a batch, relative
-        return x[..., 0, 2] * annulus_t.to(x.device)
-    dev = torch.device(a.device)
-    if dev.type == "cuda":
-        # FP32 as ufno_predict runs it unless --tf32; cuDNN picks its fastest algorithm per shape.
-        torch.backends.cuda.matmul.allow_tf32 = a.tf32
-        torch.backends.cudnn.allow_tf32 = a.tf32
-        torch.backends.cudnn.benchmark = True
-    ckpt_path = os.path.join(a.run, "checkpoint.pt")
-    ck = torch.load(ckpt_path, map_location=dev) if os.path.exists(ckpt_path) else None
-    manifest = os.path.join(a.resume_from or "", PARTS_MANIFEST)
-    if a.resume_from and os.path.exists(manifest):
-        # The parts of a later command (returned and brought back) win over an older
-        # checkpoint.pt that this machine kept.
-        try:
-            with open(manifest) as f:
-                parts_seconds = float(json.load(f)["train_seconds"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            refuse("%s: not a readable checkpoint (%s)" % (manifest, e))
-        if ck is None or parts_seconds > float(ck.get("train_seconds", 0.0)):
+
+def _state_copy(model):
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+class TrainingRun:
+    """One command's training of DIR: the network (new, from --init, or resumed), its
+    optimiser and schedule, the batches, the scoring, an epoch's step and its records."""
+
+    def __init__(self, p, a, d):
+        self.p, self.a, self.d = p, a, d
+        self.mean, self.std = self._scaling()
+        self.X, self.Y, self.T = d.x.shape[1:4]
+        self.r_outer = radial_edges()[1]  # the data set's radial grid (else no front metric)
+        self.late_times = report_times() >= 365.0 if self.T == len(report_times()) \
+            else np.ones(self.T, bool)
+        # Pore volume per cell (porosity is channel 2 of the encoding), for --mass-weight.
+        annulus = annulus_areas() if self.Y == len(self.r_outer) else np.ones(self.Y)
+        self.annulus_t = torch.from_numpy((annulus / annulus.max()).astype(np.float32))
+        self.dev = self._device()
+        self.ckpt_path = os.path.join(a.run, "checkpoint.pt")
+        self.ck = self._checkpoint()
+        self._network()
+        # On the CPU the fast formulation of the same network; on a GPU the network's own
+        # forward, whose cuFFT transforms are faster there than the pruned DFTs' products.
+        self.forward = ufno_fast_forward.forward if self.dev.type == "cpu" else \
+            (lambda m, x: m(x))
+        print("train_ufno: %s, batch %d, learning rate %.3g (%s scaling from %.3g at batch %d)%s"
+              % (self.dev.type, a.batch, a.lr_used, a.lr_scaling, a.lr, a.lr_batch,
+                 ", TF32" if a.tf32 and self.dev.type == "cuda" else ""), file=sys.stderr)
+        # On a GPU the whole set is copied to the device once: a step of this small network is
+        # shorter than the host-to-device copy of its batch.
+        self.resident = None
+        if self.dev.type != "cpu":
+            self.resident = tuple(torch.from_numpy(v).to(self.dev) for v in (d.x, d.y, d.mask))
+        self.log_path = os.path.join(a.run, "log.csv")
+
+    def _scaling(self):
+        if self.a.variable != "dP":
+            return 0.0, 1.0
+        tr = self.d.groups["train"]
+        vals = self.d.y[tr][self.d.mask[tr] > 0]
+        return float(vals.mean()), float(vals.std() or 1.0)
+
+    def _device(self):
+        dev = torch.device(self.a.device)
+        if dev.type == "cuda":
+            # FP32 as ufno_predict runs it unless --tf32; cuDNN picks its fastest algorithm.
+            torch.backends.cuda.matmul.allow_tf32 = self.a.tf32
+            torch.backends.cudnn.allow_tf32 = self.a.tf32
+            torch.backends.cudnn.benchmark = True
+        return dev
+
+    def _checkpoint(self):
+        """DIR's checkpoint.pt, or the parts in --resume-from where they are newer, or None."""
+        a = self.a
+        ck = torch.load(self.ckpt_path, map_location=self.dev) \
+            if os.path.exists(self.ckpt_path) else None
+        manifest = os.path.join(a.resume_from or "", PARTS_MANIFEST)
+        if a.resume_from and os.path.exists(manifest):
+            # The parts of a later command (returned and brought back) win over an older
+            # checkpoint.pt that this machine kept.
             try:
-                ck = load_checkpoint_parts(a.resume_from)
-            except ValueError as e:
-                refuse(str(e))
-            print("train_ufno: resuming from the checkpoint parts in %s" % a.resume_from,
-                  file=sys.stderr)
-    if ck is not None:  # the architecture a run started with, whatever the flags say now
-        a.width, a.modes, a.fno = ck["args"]["width"], ck["args"]["modes"], ck["args"]["fno"]
-    if a.init and ck is None:
+                with open(manifest) as f:
+                    parts_seconds = float(json.load(f)["train_seconds"])
+            except (OSError, ValueError, KeyError, TypeError) as e:
+                refuse("%s: not a readable checkpoint (%s)" % (manifest, e))
+            if ck is None or parts_seconds > float(ck.get("train_seconds", 0.0)):
+                try:
+                    ck = load_checkpoint_parts(a.resume_from)
+                except ValueError as e:
+                    refuse(str(e))
+                print("train_ufno: resuming from the checkpoint parts in %s" % a.resume_from,
+                      file=sys.stderr)
+        if ck is not None:  # the architecture a run started with, whatever the flags say now
+            a.width, a.modes, a.fno = ck["args"]["width"], ck["args"]["modes"], ck["args"]["fno"]
+        return ck
+
+    def _initial_model(self):
+        """The network from --init (new runs only; its scaling too) or a new one."""
+        a, p = self.a, self.p
+        if not (a.init and self.ck is None):
+            return ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
+                                    n_fourier=6 if a.fno else 3,
+                                    n_ufourier=0 if a.fno else 3).to(self.dev)
         try:
             model, attrs = ufno_model_file.read_model_file(a.init, dtype=torch.float32)
-        except (OSError, KeyError, ValueError, RuntimeError, EOFError, pickle.UnpicklingError) as e:
+        except (OSError, KeyError, ValueError, RuntimeError, EOFError,
+                pickle.UnpicklingError) as e:
             p.error("--init %s: not a readable model file (%s)" % (a.init, str(e).split("\n")[0]))
         if attrs["variable"] != a.variable:
             p.error("--init %s predicts %s, not %s" % (a.init, attrs["variable"], a.variable))
         a.width, a.modes = int(attrs["width"]), [int(m) for m in attrs["modes"]]
         a.fno = int(attrs["n_ufourier"]) == 0
-        std, mean = float(attrs["output_scale"]), float(attrs["output_offset"])
-        model = model.to(dev).train()
+        self.std, self.mean = float(attrs["output_scale"]), float(attrs["output_offset"])
         print("train_ufno: starting from %s" % a.init, file=sys.stderr)
-    else:
-        model = ufno_torch.Net3d(width=a.width, modes=tuple(a.modes),
-                                 n_fourier=6 if a.fno else 3, n_ufourier=0 if a.fno else 3).to(dev)
-    opt = torch.optim.Adam(model.parameters(), lr=a.lr_used, weight_decay=1e-4)
-    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=a.step, gamma=a.gamma)
-    epoch0 = 0
-    trained_before = 0.0  # training seconds of earlier runs of DIR (the cosine schedule's clock)
-    # The exported model is the epoch with the best validation metric, not the last one: with
-    # a few hundred cases the validation error still jumps between epochs.
-    best = {"metric": float("inf"), "epoch": 0, "model": None}
-    if ck is not None:
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        sched.load_state_dict(ck["scheduler"])
-        epoch0 = ck["epoch"]
+        return model.to(self.dev).train()
+
+    def _network(self):
+        """The model, optimiser and schedule, resumed from the checkpoint when there is one."""
+        a, ck = self.a, self.ck
+        self.model = self._initial_model()
+        self.opt = torch.optim.Adam(self.model.parameters(), lr=a.lr_used, weight_decay=1e-4)
+        self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=a.step, gamma=a.gamma)
+        self.epoch0 = 0
+        self.trained_before = 0.0  # training seconds of earlier runs (the cosine's clock)
+        # The exported model is the epoch with the best validation metric, not the last one:
+        # with a few hundred cases the validation error still jumps between epochs.
+        self.best = {"metric": float("inf"), "epoch": 0, "model": None}
+        if ck is None:
+            return
+        self.model.load_state_dict(ck["model"])
+        self.opt.load_state_dict(ck["optimizer"])
+        self.sched.load_state_dict(ck["scheduler"])
+        self.epoch0 = ck["epoch"]
         torch.set_rng_state(ck["rng"].cpu())
-        mean, std = ck["mean"], ck["std"]
-        best = ck.get("best", best)
-        trained_before = float(ck.get("train_seconds", 0.0))
+        self.mean, self.std = ck["mean"], ck["std"]
+        self.best = ck.get("best", self.best)
+        self.trained_before = float(ck.get("train_seconds", 0.0))
         print("train_ufno: resuming after epoch %d (%.1f minutes trained)"
-              % (epoch0, trained_before / 60), file=sys.stderr)
+              % (self.epoch0, self.trained_before / 60), file=sys.stderr)
 
-    # On the CPU the fast formulation of the same network; on a GPU the network's own forward,
-    # whose cuFFT transforms are faster there than the pruned DFTs' matrix products.
-    forward = ufno_fast_forward.forward if dev.type == "cpu" else (lambda m, x: m(x))
-    print("train_ufno: %s, batch %d, learning rate %.3g (%s scaling from %.3g at batch %d)%s"
-          % (dev.type, a.batch, a.lr_used, a.lr_scaling, a.lr, a.lr_batch,
-             ", TF32" if a.tf32 and dev.type == "cuda" else ""), file=sys.stderr)
-    # On a GPU the whole set is copied to the device once: a step of this small network is
-    # shorter than the host-to-device copy of its batch.
-    resident = None
-    if dev.type != "cpu":
-        resident = tuple(torch.from_numpy(v).to(dev) for v in (x_all, y_all, mask_all))
+    def pore_of(self, x):  # (N, X, Y) pore volume of a batch, relative
+        return x[..., 0, 2] * self.annulus_t.to(x.device)
 
-    def batches(ids, shuffle):
+    def batches(self, ids, shuffle):
+        a, d, dev, mean, std = self.a, self.d, self.dev, self.mean, self.std
         ids = np.array(ids)
         if shuffle:
             ids = ids[torch.randperm(len(ids)).numpy()]
-        if resident is not None:  # one copy of the order per epoch, batches cut on the device
+        if self.resident is not None:  # one copy of the order per epoch, batches on the device
             order = torch.from_numpy(ids.astype(np.int64)).to(dev)
             for b in range(0, len(ids), a.batch):
-                xs, ys, ms = (v.index_select(0, order[b:b + a.batch]) for v in resident)
+                xs, ys, ms = (v.index_select(0, order[b:b + a.batch]) for v in self.resident)
                 yield xs, (ys - mean) / std, ms
             return
         for b in range(0, len(ids), a.batch):
             sel = np.sort(ids[b:b + a.batch])
-            yield (torch.from_numpy(x_all[sel]).to(dev),
-                   torch.from_numpy((y_all[sel] - mean) / std).to(dev),
-                   torch.from_numpy(mask_all[sel]).to(dev))
+            yield (torch.from_numpy(d.x[sel]).to(dev),
+                   torch.from_numpy((d.y[sel] - mean) / std).to(dev),
+                   torch.from_numpy(d.mask[sel]).to(dev))
 
-    def evaluate(ids):
+    def evaluate(self, ids):
+        """(loss, metric) on the cases ids, scored as ufno_predict writes the fields."""
+        a, d, model = self.a, self.d, self.model
         model.eval()
         preds, loss, nb = [], 0.0, 0
         with torch.no_grad():
-            for x, y, m in batches(ids, False):
-                out = forward(model, x)
+            for x, y, m in self.batches(ids, False):
+                out = self.forward(model, x)
                 loss += float(paper_loss(out * m, y * m, m))
                 nb += 1
-                preds.append(out.cpu().numpy() * std + mean)
+                preds.append(out.cpu().numpy() * self.std + self.mean)
         model.train()
         if not ids:
             return float("nan"), float("nan")
         # Scored as ufno_predict writes it: the physical rules of docs/kpis.md applied.
-        pred = ue.physical_output(a.variable, np.concatenate(preds), x_all[ids])
-        true = y_all[ids] * mask_all[ids]
+        pred = ue.physical_output(a.variable, np.concatenate(preds), d.x[ids])
+        true = d.y[ids] * d.mask[ids]
         metric = plume_error(pred, true) if a.variable == "SG" else \
-            pressure_error(pred, true, mask_all[ids])
-        if a.variable == "SG" and pred.shape[2] == len(r_outer):
+            pressure_error(pred, true, d.mask[ids])
+        if a.variable == "SG" and pred.shape[2] == len(self.r_outer):
             print("train_ufno: plume front radius error (median) %.4f"
-                  % front_radius_error(pred, true, r_outer, late_times), file=sys.stderr)
+                  % front_radius_error(pred, true, self.r_outer, self.late_times),
+                  file=sys.stderr)
         if a.variable == "dP":
             print("train_ufno: maximum dP error (median) %.4f"
-                  % max_pressure_error(pred, true, mask_all[ids]), file=sys.stderr)
+                  % max_pressure_error(pred, true, d.mask[ids]), file=sys.stderr)
         return loss / max(nb, 1), metric
 
-    log_path = os.path.join(a.run, "log.csv")
-    if best["model"] is not None and best.get("val_cases") != len(groups["val"]):
-        # The data set grew since the best epoch was scored: score it again on today's
-        # validation cases, or a score on fewer (maybe easier) cases would keep winning.
-        current = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-        model.load_state_dict(best["model"])
-        best["metric"], best["val_cases"] = evaluate(groups["val"])[1], len(groups["val"])
-        model.load_state_dict(current)
-        print("train_ufno: best epoch %d scores %.4f on the %d validation cases of today's data"
-              % (best["epoch"], best["metric"], best["val_cases"]), file=sys.stderr)
-    if a.init and epoch0 == 0 and best["model"] is None:
-        # A warm start exports nothing worse on validation than the model it started from.
-        best = {"metric": evaluate(groups["val"])[1], "epoch": 0, "val_cases": len(groups["val"]),
-                "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
-        print("train_ufno: %s scores %.4f on validation" % (a.init, best["metric"]), file=sys.stderr)
-    cosine = a.schedule == "cosine-time"
-    t_train = time.time()
+    def score_best(self):
+        """The best epoch scored on today's validation cases; a warm start's own score."""
+        a, val = self.a, self.d.groups["val"]
+        if self.best["model"] is not None and self.best.get("val_cases") != len(val):
+            # The data set grew since the best epoch was scored: score it again on today's
+            # validation cases, or a score on fewer (maybe easier) cases would keep winning.
+            current = _state_copy(self.model)
+            self.model.load_state_dict(self.best["model"])
+            self.best["metric"], self.best["val_cases"] = self.evaluate(val)[1], len(val)
+            self.model.load_state_dict(current)
+            print("train_ufno: best epoch %d scores %.4f on the %d validation cases of today's "
+                  "data" % (self.best["epoch"], self.best["metric"], self.best["val_cases"]),
+                  file=sys.stderr)
+        if a.init and self.epoch0 == 0 and self.best["model"] is None:
+            # A warm start exports nothing worse on validation than the model it started from.
+            self.best = {"metric": self.evaluate(val)[1], "epoch": 0, "val_cases": len(val),
+                         "model": _state_copy(self.model)}
+            print("train_ufno: %s scores %.4f on validation" % (a.init, self.best["metric"]),
+                  file=sys.stderr)
 
-    def trained_seconds():
-        return trained_before + time.time() - t_train
+    def trained_seconds(self):
+        return self.trained_before + time.time() - self.t_train
 
-    def cosine_lr():
+    def cosine_lr(self):
         """The cosine schedule's rate now, or None once its time is spent."""
-        f = trained_seconds() / (60.0 * a.cosine_minutes)
-        return None if f >= 1.0 else a.lr_used * 0.5 * (1.0 + math.cos(math.pi * f))
+        f = self.trained_seconds() / (60.0 * self.a.cosine_minutes)
+        return None if f >= 1.0 else self.a.lr_used * 0.5 * (1.0 + math.cos(math.pi * f))
 
-    spent = False
-    if cosine and cosine_lr() is None:
-        print("train_ufno: the cosine schedule's %g minutes are spent" % a.cosine_minutes,
-              file=sys.stderr)
-        spent = True
-    for epoch in range(epoch0, a.epochs):
-        if spent:
-            break  # the cosine schedule is done: the training is complete
-        if (time.time() - t_start) / 60 > a.max_minutes or (
-                a.minutes is not None and time.time() - t_train >= 60.0 * a.minutes):
-            print("train_ufno: this command's time is used; rerun to continue", file=sys.stderr)
-            return 0
-        t0 = time.time()
-        total, nb = torch.zeros((), device=dev), 0  # summed on the device: no wait per step
-        for x, y, m in batches(groups["train"], True):
-            if cosine:
-                lr = cosine_lr()
+    def step_loss(self, x, y, m):
+        a, mean, std = self.a, self.mean, self.std
+        out = self.forward(self.model, x)
+        loss = paper_loss(out * m, y * m, m)
+        if a.front_weight:
+            loss = loss + a.front_weight * spurious_gas(out * m, y * m, m)
+        if a.mass_weight:
+            loss = loss + a.mass_weight * gas_volume_error(out * m, y * m, self.pore_of(x))
+        if a.peak_weight:
+            loss = loss + a.peak_weight * peak_pressure_error(out * std + mean, y * std + mean, m)
+        return loss
+
+    def train_epoch(self):
+        """One pass over the training cases: (summed loss, steps, whether the cosine schedule
+        ran out during it)."""
+        total, nb = torch.zeros((), device=self.dev), 0  # summed on the device: no wait a step
+        for x, y, m in self.batches(self.d.groups["train"], True):
+            if self.cosine:
+                lr = self.cosine_lr()
                 if lr is None:
-                    spent = True  # the rate is 0 from here: score and save this partial epoch
-                    break
-                for g in opt.param_groups:
+                    return total, nb, True  # the rate is 0 from here: score this partial epoch
+                for g in self.opt.param_groups:
                     g["lr"] = lr
-            opt.zero_grad()
-            out = forward(model, x)
-            loss = paper_loss(out * m, y * m, m)
-            if a.front_weight:
-                loss = loss + a.front_weight * spurious_gas(out * m, y * m, m)
-            if a.mass_weight:
-                loss = loss + a.mass_weight * gas_volume_error(out * m, y * m, pore_of(x))
-            if a.peak_weight:
-                loss = loss + a.peak_weight * peak_pressure_error(out * std + mean,
-                                                                  y * std + mean, m)
+            self.opt.zero_grad()
+            loss = self.step_loss(x, y, m)
             loss.backward()
-            opt.step()
+            self.opt.step()
             total += loss.detach()
             nb += 1
-        if nb == 0:
-            # The schedule was spent before this epoch's first step: nothing to score, but the
-            # checkpoint records the time spent, or a resume would train on past the schedule.
-            ck_now = torch.load(ckpt_path) if os.path.exists(ckpt_path) else None
-            if ck_now is not None:
-                ck_now["train_seconds"] = trained_seconds()
-                atomic_save(ck_now, ckpt_path)
-                if a.checkpoint_parts:
-                    save_checkpoint_parts(ck_now, a.checkpoint_parts, a.parts_mib)
-            break
-        if not cosine:
-            sched.step()
-        total = float(total)
-        val_loss, val_metric = evaluate(groups["val"])
+        return total, nb, False
+
+    def keep_spent_time(self):
+        """The schedule was spent before an epoch's first step: nothing to score, but the
+        checkpoint records the time spent, or a resume would train on past the schedule."""
+        a = self.a
+        ck_now = torch.load(self.ckpt_path) if os.path.exists(self.ckpt_path) else None
+        if ck_now is not None:
+            ck_now["train_seconds"] = self.trained_seconds()
+            atomic_save(ck_now, self.ckpt_path)
+            if a.checkpoint_parts:
+                save_checkpoint_parts(ck_now, a.checkpoint_parts, a.parts_mib)
+
+    def save_epoch(self, epoch, val_metric):
+        """The checkpoint (and its parts, the epoch's own copy, the slim file) after epoch."""
+        a, model, best = self.a, self.model, self.best
         if val_metric < best["metric"]:
-            best = {"metric": val_metric, "epoch": epoch + 1, "val_cases": len(groups["val"]),
-                    "model": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}}
+            best = self.best = {"metric": val_metric, "epoch": epoch + 1,
+                                "val_cases": len(self.d.groups["val"]),
+                                "model": _state_copy(model)}
         ck_now = {"best": best, "model": {k: v.cpu() for k, v in model.state_dict().items()},
-                  "optimizer": opt.state_dict(),
-                  "scheduler": sched.state_dict(), "epoch": epoch + 1,
-                  "rng": torch.get_rng_state(), "mean": mean, "std": std,
-                  "train_seconds": trained_seconds(), "args": vars(a), "data": data_id}
-        atomic_save(ck_now, ckpt_path)
+                  "optimizer": self.opt.state_dict(),
+                  "scheduler": self.sched.state_dict(), "epoch": epoch + 1,
+                  "rng": torch.get_rng_state(), "mean": self.mean, "std": self.std,
+                  "train_seconds": self.trained_seconds(), "args": vars(a), "data": self.d.id}
+        atomic_save(ck_now, self.ckpt_path)
         if a.checkpoint_parts:
             save_checkpoint_parts(ck_now, a.checkpoint_parts, a.parts_mib)
         if a.keep_epochs:
-            keep_epoch(ckpt_path, epoch + 1)
+            keep_epoch(self.ckpt_path, epoch + 1)
         if a.slim:
             last = {k: v.cpu() for k, v in model.state_dict().items()}
             both = 2 * sum(v.numel() * v.element_size() for v in last.values())
-            atomic_save({"slim": 1, "best": best, "epoch": epoch + 1, "mean": mean, "std": std,
-                         "model": last if both < SLIM_BYTES else None,
-                         "train_seconds": trained_seconds(), "args": vars(a)}, a.slim)
-        new = not os.path.exists(log_path)
-        with open(log_path, "a", newline="") as fl:
+            atomic_save({"slim": 1, "best": best, "epoch": epoch + 1, "mean": self.mean,
+                         "std": self.std, "model": last if both < SLIM_BYTES else None,
+                         "train_seconds": self.trained_seconds(), "args": vars(a)}, a.slim)
+
+    def log_epoch(self, epoch, train_loss, val_loss, val_metric, t0):
+        new = not os.path.exists(self.log_path)
+        with open(self.log_path, "a", newline="") as fl:
             w = csv.writer(fl)
             if new:
                 w.writerow(["epoch", "train_loss", "val_loss", "val_metric", "seconds"])
-            w.writerow([epoch + 1, "%.5f" % (total / max(nb, 1)), "%.5f" % val_loss,
+            w.writerow([epoch + 1, "%.5f" % train_loss, "%.5f" % val_loss,
                         "%.5f" % val_metric, "%.1f" % (time.time() - t0)])
         print("train_ufno: epoch %d train %.4f val %.4f metric %.4f (%.0f s)"
-              % (epoch + 1, total / max(nb, 1), val_loss, val_metric, time.time() - t0),
-              file=sys.stderr)
+              % (epoch + 1, train_loss, val_loss, val_metric, time.time() - t0), file=sys.stderr)
 
-    if a.checkpoint_parts and ck is not None and not os.path.exists(
-            os.path.join(a.checkpoint_parts, PARTS_MANIFEST)):
-        # Nothing was trained in this command: the checkpoint it resumed comes back as it was.
-        save_checkpoint_parts(ck, a.checkpoint_parts, a.parts_mib)
-    if a.export:
+    def train(self, t_start):
+        """The epochs of this command; 0 when it ends (its time used, or trained through)."""
+        a = self.a
+        self.score_best()
+        self.cosine = a.schedule == "cosine-time"
+        self.t_train = time.time()
+        spent = False
+        if self.cosine and self.cosine_lr() is None:
+            print("train_ufno: the cosine schedule's %g minutes are spent" % a.cosine_minutes,
+                  file=sys.stderr)
+            spent = True
+        for epoch in range(self.epoch0, a.epochs):
+            if spent:
+                break  # the cosine schedule is done: the training is complete
+            if (time.time() - t_start) / 60 > a.max_minutes or (
+                    a.minutes is not None and time.time() - self.t_train >= 60.0 * a.minutes):
+                print("train_ufno: this command's time is used; rerun to continue",
+                      file=sys.stderr)
+                return 0
+            t0 = time.time()
+            total, nb, spent = self.train_epoch()
+            if nb == 0:
+                self.keep_spent_time()
+                break
+            if not self.cosine:
+                self.sched.step()
+            val_loss, val_metric = self.evaluate(self.d.groups["val"])
+            self.save_epoch(epoch, val_metric)
+            self.log_epoch(epoch, float(total) / max(nb, 1), val_loss, val_metric, t0)
+        self.finish()
+        return 0
+
+    def finish(self):
+        """The parts of a command that trained nothing, and the --export of the best epoch."""
+        a = self.a
+        if a.checkpoint_parts and self.ck is not None and not os.path.exists(
+                os.path.join(a.checkpoint_parts, PARTS_MANIFEST)):
+            # Nothing was trained in this command: the checkpoint it resumed comes back as is.
+            save_checkpoint_parts(self.ck, a.checkpoint_parts, a.parts_mib)
+        if a.export:
+            self.export()
+
+    def export(self):
+        a, d, model, best = self.a, self.d, self.model, self.best
         if best["model"] is not None:
             model.load_state_dict(best["model"])
-        test_loss, test_metric = evaluate(groups["test"])
+        test_loss, test_metric = self.evaluate(d.groups["test"])
         from ufno.conversion import convert as ufno_convert  # here only: it needs h5py
-        ufno_convert.convert(None, a.export, a.variable, grid=(X, Y, T), padding=8, fno=a.fno,
+        ufno_convert.convert(None, a.export, a.variable, grid=(self.X, self.Y, self.T), padding=8,
+                             fno=a.fno,
                              state_dict={k: v.cpu() for k, v in model.state_dict().items()},
                              source="%s, trained on %s%s" % (
                                  os.path.basename(os.path.normpath(a.run)),
-                                 os.path.basename(data_id["path"]),
-                                 " (sha256 %s)" % data_id["sha256"] if "sha256" in data_id
-                                 else ""),
-                             scaling=(std, mean))
+                                 os.path.basename(d.id["path"]),
+                                 " (sha256 %s)" % d.id["sha256"] if "sha256" in d.id else ""),
+                             scaling=(self.std, self.mean))
         with open(os.path.join(a.run, "metrics.json"), "w") as fm:
             json.dump({"variable": a.variable, "architecture": "FNO" if a.fno else "UFNO",
-                       "cases": {g: len(v) for g, v in groups.items()},
+                       "cases": {g: len(v) for g, v in d.groups.items()},
                        "test_loss": test_loss,
                        ("test_plume_error" if a.variable == "SG" else "test_pressure_error"):
                            test_metric,
-                       "epochs": a.epochs, "best_epoch": best["epoch"], "data": data_id,
-                       "batch": a.batch, "lr": a.lr_used, "device": dev.type,
-                       "train_seconds": trained_seconds(), "width": a.width,
+                       "epochs": a.epochs, "best_epoch": best["epoch"], "data": d.id,
+                       "batch": a.batch, "lr": a.lr_used, "device": self.dev.type,
+                       "train_seconds": self.trained_seconds(), "width": a.width,
                        "modes": a.modes}, fm, indent=1)
         print("train_ufno: exported %s; %s" % (a.export, "test metric %.4f" % test_metric
-                                                if groups["test"] else "no test cases in the data"),
+                                                if d.groups["test"] else
+                                                "no test cases in the data"),
               file=sys.stderr)
-    return 0
+
+
+def main(argv=None):
+    p = build_parser()
+    a = p.parse_args(argv)
+    check_args(p, a)
+    torch.set_num_threads(a.threads)
+    torch.set_num_interop_threads(1)
+    os.makedirs(a.run, exist_ok=True)
+    t_start = time.time()
+    return TrainingRun(p, a, load_data(p, a)).train(t_start)
 
 
 if __name__ == "__main__":
