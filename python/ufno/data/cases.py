@@ -532,45 +532,8 @@ def deck_grid_values(case, name):
     return np.asarray(case[name], dtype=np.float64).reshape(-1)
 
 
-def write_deck(case, deck_dir, multx=None):
-    """Writes CASE.DATA and include/*.INC into deck_dir (created). multx: (NX, NY) multipliers of
-    the radial transmissibility (1 where None)."""
-    meta = case["meta"]
-    inc = os.path.join(deck_dir, "include")
-    os.makedirs(inc, exist_ok=True)
-    n_act = meta["n_active"]
-    depth = meta["top_depth_m"]
-    bottom = depth + THICKNESS
-    act = (case["PERMX"] > 0).astype(int)
-
-    hdr = "-- %s: case %s\n" % (GENERATOR, case_id(meta["seed"], meta["index"]))
-    _write_include(os.path.join(inc, "DRV.INC"), "DRV", case["DR"], "%.10g", hdr)
-    _write_include(os.path.join(inc, "DZV.INC"), "DZV", case["DZ"], "%.10g", hdr)
-    _write_include(os.path.join(inc, "ACTNUM.INC"), "ACTNUM", act.reshape(-1), "%d", hdr)
-    for name in ("PERMX", "PERMZ", "PORO"):
-        _write_include(os.path.join(inc, name + ".INC"), name, deck_grid_values(case, name),
-                       "%.8g", hdr)
-    m = np.ones((NX, NY)) if multx is None else np.asarray(multx, dtype=np.float64)
-    _write_include(os.path.join(inc, "MULTX.INC"), "MULTX", m.reshape(-1), "%.8g",
-                   hdr + "-- radial transmissibility multipliers: exact / OPM (%s)\n"
-                   % ("all 1: not corrected" if multx is None else "from a dry run"))
-    rows = sgof_table(case["SWI"], case["VG_LAMBDA"])
-    with open(os.path.join(inc, "SGOF.INC"), "w") as f:
-        f.write(hdr + "-- SWI %.6f, van Genuchten lambda %.6f; Sg krg krw(brine) Pc[bar]\nSGOF\n"
-                % (case["SWI"], case["VG_LAMBDA"]))
-        for r in rows:
-            f.write("%.7f %.7f %.7f %.7f\n" % tuple(r))
-        f.write("/\n")
-
-    cf = connection_factors(case)
-    perf_layers = [k for k in range(NX) if case["PERF"][k]]
-    q = surface_rate_sm3_per_day(case["INJ_RATE"])
-    times = case["TIMES"]
-    steps = np.diff(np.concatenate(([0.0], times)))
-    compdat = "\n".join(
-        " 'INJ' 1 1 %d %d 'OPEN' 1* %.8g %.4f /" % (k + 1, k + 1, cf[k], 2 * WELL_RADIUS)
-        for k in perf_layers)
-    text = """-- OPM Flow 2022.10 deck written by {gen} (do not edit: regenerate)
+# CASE.DATA of a case (write_deck fills it in; the include files hold the arrays and tables).
+DECK_TEMPLATE = """-- OPM Flow 2022.10 deck written by {gen} (do not edit: regenerate)
 -- case {cid}: seed {seed}, index {index}
 -- UFNO INJ_RATE_MT_PER_YEAR {rate:.10g}
 -- UFNO TEMP_C {temp:.10g}
@@ -678,16 +641,66 @@ TSTEP
 {tstep}
 /
 END
-""".format(gen=GENERATOR, cid=case_id(meta["seed"], meta["index"]), seed=meta["seed"],
-           index=meta["index"], rate=case["INJ_RATE"], temp=case["TEMP"],
-           pres=case["PRESSURE"], swi=case["SWI"], lam=case["VG_LAMBDA"], theta=THETA_DEG,
-           rho=CO2_SURFACE_DENSITY, dpy=DAYS_PER_YEAR, ny=NY, nx=NX, first_inactive=n_act + 1,
-           sgof_rows=SGOF_ROWS + 4, rw=WELL_RADIUS, depth=depth, cr=ROCK_COMPRESSIBILITY,
-           owc=bottom + 10.0, goc=depth - 5.0, rs_top=depth - 100.0, rs_bot=bottom + 100.0,
-           refdepth=depth + DZ * (perf_layers[0] + 0.5), compdat=compdat, q=q,
-           bhp=BHP_LIMIT_BAR, tstep=_fmt_values(steps, "%.10g"))
+"""
+
+
+def _write_deck_includes(case, inc, hdr, multx):
+    """include/*.INC: the grid arrays, ACTNUM, MULTX and the SGOF table."""
+    act = (case["PERMX"] > 0).astype(int)
+    _write_include(os.path.join(inc, "DRV.INC"), "DRV", case["DR"], "%.10g", hdr)
+    _write_include(os.path.join(inc, "DZV.INC"), "DZV", case["DZ"], "%.10g", hdr)
+    _write_include(os.path.join(inc, "ACTNUM.INC"), "ACTNUM", act.reshape(-1), "%d", hdr)
+    for name in ("PERMX", "PERMZ", "PORO"):
+        _write_include(os.path.join(inc, name + ".INC"), name, deck_grid_values(case, name),
+                       "%.8g", hdr)
+    m = np.ones((NX, NY)) if multx is None else np.asarray(multx, dtype=np.float64)
+    _write_include(os.path.join(inc, "MULTX.INC"), "MULTX", m.reshape(-1), "%.8g",
+                   hdr + "-- radial transmissibility multipliers: exact / OPM (%s)\n"
+                   % ("all 1: not corrected" if multx is None else "from a dry run"))
+    rows = sgof_table(case["SWI"], case["VG_LAMBDA"])
+    with open(os.path.join(inc, "SGOF.INC"), "w") as f:
+        f.write(hdr + "-- SWI %.6f, van Genuchten lambda %.6f; Sg krg krw(brine) Pc[bar]\nSGOF\n"
+                % (case["SWI"], case["VG_LAMBDA"]))
+        for r in rows:
+            f.write("%.7f %.7f %.7f %.7f\n" % tuple(r))
+        f.write("/\n")
+
+
+def _deck_text(case):
+    """CASE.DATA's text: DECK_TEMPLATE with the case's values, wells and report steps."""
+    meta = case["meta"]
+    n_act = meta["n_active"]
+    depth = meta["top_depth_m"]
+    bottom = depth + THICKNESS
+    cf = connection_factors(case)
+    perf_layers = [k for k in range(NX) if case["PERF"][k]]
+    q = surface_rate_sm3_per_day(case["INJ_RATE"])
+    times = case["TIMES"]
+    steps = np.diff(np.concatenate(([0.0], times)))
+    compdat = "\n".join(
+        " 'INJ' 1 1 %d %d 'OPEN' 1* %.8g %.4f /" % (k + 1, k + 1, cf[k], 2 * WELL_RADIUS)
+        for k in perf_layers)
+    return DECK_TEMPLATE.format(
+        gen=GENERATOR, cid=case_id(meta["seed"], meta["index"]), seed=meta["seed"],
+        index=meta["index"], rate=case["INJ_RATE"], temp=case["TEMP"],
+        pres=case["PRESSURE"], swi=case["SWI"], lam=case["VG_LAMBDA"], theta=THETA_DEG,
+        rho=CO2_SURFACE_DENSITY, dpy=DAYS_PER_YEAR, ny=NY, nx=NX, first_inactive=n_act + 1,
+        sgof_rows=SGOF_ROWS + 4, rw=WELL_RADIUS, depth=depth, cr=ROCK_COMPRESSIBILITY,
+        owc=bottom + 10.0, goc=depth - 5.0, rs_top=depth - 100.0, rs_bot=bottom + 100.0,
+        refdepth=depth + DZ * (perf_layers[0] + 0.5), compdat=compdat, q=q,
+        bhp=BHP_LIMIT_BAR, tstep=_fmt_values(steps, "%.10g"))
+
+
+def write_deck(case, deck_dir, multx=None):
+    """Writes CASE.DATA and include/*.INC into deck_dir (created). multx: (NX, NY) multipliers of
+    the radial transmissibility (1 where None)."""
+    meta = case["meta"]
+    inc = os.path.join(deck_dir, "include")
+    os.makedirs(inc, exist_ok=True)
+    hdr = "-- %s: case %s\n" % (GENERATOR, case_id(meta["seed"], meta["index"]))
+    _write_deck_includes(case, inc, hdr, multx)
     with open(os.path.join(deck_dir, "CASE.DATA"), "w") as f:
-        f.write(text)
+        f.write(_deck_text(case))
 
 
 def read_init_tranx(init_path, case):
