@@ -85,9 +85,10 @@ if [ -f "$B/tests.json" ]; then
     mkdir -p "$B/build/$(dirname "$rel")"
     ln -sf "$B/bin/$(basename "$rel")" "$B/build/$rel"
   done < "$B/layout.txt"
-  { read -r built_in; read -r source_in; } < "$B/PATHS"
+  { read -r built_in; read -r source_in; read -r mpiexec_in; } < "$B/PATHS"
   timeout 240 python3 scripts/run-test-list.py "$B/tests.json" --map "$built_in=$B/build" \
-    --map "$source_in=$ROOT" --log-dir "$OUT/ctest" > "$OUT/test-list.log" 2>&1
+    --map "$source_in=$ROOT" --map "${mpiexec_in:-/usr/bin/mpiexec}=$B/usr/bin/mpirun" \
+    --require-under "$B/build" --log-dir "$OUT/ctest" > "$OUT/test-list.log" 2>&1
   say "test list: exit $? ($(tail -1 "$OUT/test-list.log"))"
 fi
 run_test() {  # name, seconds, command...

@@ -10,6 +10,7 @@ whose program is not there is reported as not run, never as passed.
 
   run-test-list.py tests.json --map /build/machine/ufno=$PWD/build-gpu/ufno \\
       --map /build/machine/src=$PWD [--regex NAME_RE] [--exclude-label LABEL] [--log-dir DIR]
+      [--require-under DIR]
 
 Prints one line a test and a summary; exit 0 when none failed (skips and tests not run are
 listed, and do not fail the run), 1 otherwise, 2 on a bad list or option.
@@ -67,10 +68,12 @@ def load(path):
     return [t for t in tests if t.get("command")]
 
 
-def run_one(test, maps, log_dir):
+def run_one(test, maps, log_dir, under=None):
     """(status, detail): status one of passed, failed, skipped, not-run."""
     props = properties(test)
     cmd = relocate(test["command"], maps)
+    if under and not any(a.startswith(under + os.sep) and os.path.isfile(a) for a in cmd):
+        return "not-run", "no program of it under %s" % under
     exe = cmd[0]
     if (os.sep in exe and not os.access(exe, os.X_OK)) or (os.sep not in exe
                                                           and not shutil.which(exe)):
@@ -103,16 +106,21 @@ def main(argv=None):
     p.add_argument("--regex", help="run only tests whose name matches")
     p.add_argument("--exclude-label", action="append", default=[])
     p.add_argument("--log-dir", default="test-logs")
+    p.add_argument("--require-under", metavar="DIR",
+                   help="run only tests that run a program found under DIR (a bundle's build "
+                        "tree); list the others as not run")
     a = p.parse_args(argv)
     maps = parse_maps(a.map)
     pattern = re.compile(a.regex) if a.regex else None
+    tests = load(a.tests_json)
     os.makedirs(a.log_dir, exist_ok=True)
     counts = {"passed": 0, "failed": 0, "skipped": 0, "not-run": 0}
-    for t in load(a.tests_json):
+    for t in tests:
         labels = properties(t).get("LABELS", [])
         if pattern and not pattern.search(t["name"]) or set(labels) & set(a.exclude_label):
             continue
-        status, detail = run_one(t, maps, a.log_dir)
+        under = os.path.abspath(a.require_under) if a.require_under else None
+        status, detail = run_one(t, maps, a.log_dir, under)
         counts[status] += 1
         print("%-8s %s: %s" % (status, t["name"], detail), flush=True)
     print("run-test-list: %d passed, %d failed, %d skipped, %d not run"

@@ -77,6 +77,14 @@ def test_run_test_list():
                            capture_output=True, text=True, timeout=60, cwd=tmp)
         check("--regex selects; exit 0 with nothing failed",
               q.returncode == 0 and "0 passed, 0 failed, 1 skipped" in q.stdout, q.stdout)
+        u = subprocess.run([sys.executable, RUNNER, lst, "--map", old_build + "=" + build,
+                            "--map", old_src + "=" + src, "--require-under",
+                            os.path.join(build, "tests"), "--regex", "^(ok|missing)$",
+                            "--log-dir", os.path.join(tmp, "logs")],
+                           capture_output=True, text=True, timeout=60)
+        check("--require-under runs what has a program there, lists the rest as not run",
+              u.returncode == 0 and "1 passed, 0 failed, 0 skipped, 1 not run" in u.stdout,
+              u.stdout)
         r = subprocess.run([sys.executable, RUNNER, os.path.join(tmp, "nope.json")],
                            capture_output=True, text=True, timeout=60)
         check("a missing list: one line, exit 2",
