@@ -59,3 +59,20 @@ def check_model_kept(model, out):
         same = all(np.array_equal(a[k][()], b[k][()]) for k in a if isinstance(
             a[k], h5py.Dataset)) and dict(a.attrs).keys() == dict(b.attrs).keys()
     check("the model's own arrays and attributes are unchanged", same)
+
+
+def check_envelope_group(out, group, model, columns, outputs, hidden):
+    """A head that reads the network's envelope (dP-envelope, dP field-scale): one output per
+    radial column, the columns it reads, the digest of the model's network; the copy's own
+    digest is the model's (a head sits in a group)."""
+    from ufno.heads import common
+    with h5py.File(out) as b:
+        g = b[group]
+        check("head attributes: one output per radial column, the columns read, the digest of "
+              "the model's network",
+              g["member0/fc2.weight"].shape == (outputs, hidden) and
+              list(g.attrs["envelope_columns"]) == list(columns) and
+              g.attrs["network_digest"] == common.network_digest(model) and
+              len(g.attrs["features"].split(",")) == 32 + len(columns))
+    check("the copy's network digest is the model's (the head is in a group)",
+          common.network_digest(out) == common.network_digest(model))

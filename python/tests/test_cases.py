@@ -14,10 +14,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-import traceback
 
 import h5py
+import pytest
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -7,7 +7,6 @@ file)."""
 import csv
 import os
 import shutil
-import sys
 import tempfile
 
 import h5py
@@ -77,7 +76,6 @@ def test_co2_mass_head():
                   err < 0.02)
         dp_model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # variable dP
         bad = os.path.join(work, "bad.h5")
-        base = ["--data", data, "--flow-kpis", table, "--model", model, "--out", bad]
         refused("a dP model file", ["--data", data, "--flow-kpis", table, "--model", dp_model,
                                     "--out", bad, "--epochs", "5"], bad, "variable")
         short = os.path.join(work, "short.csv")

@@ -10,7 +10,6 @@ nor this repository's PyTorch model. The checkpoints are made here with ufno.mod
 import io
 import os
 import pickletools
-import sys
 import zipfile
 
 import h5py

@@ -5,7 +5,6 @@ alone), a training run that writes the head into a copy of a dP model file with 
 that model's network, and refusals of bad input (one line, exit non-zero, no output file)."""
 import os
 import shutil
-import sys
 import tempfile
 
 import h5py
@@ -14,7 +13,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 from cli_checks import CliChecks
-from heads_support import check_model_kept, train, write_data
+from heads_support import check_envelope_group, encoded, train, write_data
 from ufno.heads import dp_envelope as dp_envelope_head
 from ufno.heads import common as kpi_head
 
@@ -52,31 +51,17 @@ def test_dp_envelope_head():
               kpi_head.network_digest(grouped) != kpi_head.network_digest(model))
         rng = np.random.default_rng(3)
         n, X, Y, T = 24, 8, 48, 8
-        x = np.zeros((n, X, Y, T, 12), np.float32)
-        x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y, 1))
-        x[..., 1] = x[..., 0] - 0.1
-        x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y, 1))
-        x[:, :2, 0, :, 3] = 1
-        x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 1, 5))
+        x = encoded(rng, n, X, Y, T)
         rate = x[:, 0, 0, 0, 4].astype(np.float64)
         r = np.arange(Y)
         dps = (5 + 20 * rate[:, None, None, None]) * np.exp(-r / 10.0)[None, None, :, None] * \
             np.ones((n, X, Y, T))
         data = write_data(os.path.join(work, "data.h5"), x, dP=dps.astype(np.float32))
         out = os.path.join(work, "dp_head.h5")
-        train(CLI, ["--data", data, "--model", model, "--members", "2",
-                 "--hidden", "8", "--epochs", "400"], out)
+        train(CLI, ["--data", data, "--model", model, "--members", "2", "--hidden", "8",
+                    "--epochs", "400"], out)
         if os.path.exists(out):
-            with h5py.File(out) as b:
-                g = b["dp_envelope_head"]
-                check("head attributes: one output per radial column, the columns read, the "
-                      "digest of the model's network",
-                      g["member0/fc2.weight"].shape == (Y, 8) and
-                      list(g.attrs["envelope_columns"]) == list(dp_envelope_head.COLUMNS) and
-                      g.attrs["network_digest"] == kpi_head.network_digest(model) and
-                      len(g.attrs["features"].split(",")) == 32 + len(dp_envelope_head.COLUMNS))
-            check("the copy's network digest is the model's (the head is in a group)",
-                  kpi_head.network_digest(out) == kpi_head.network_digest(model))
+            check_envelope_group(out, "dp_envelope_head", model, dp_envelope_head.COLUMNS, Y, 8)
         sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
         bad = os.path.join(work, "bad.h5")
         refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,

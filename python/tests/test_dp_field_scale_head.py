@@ -6,7 +6,6 @@ a head fitted to the file's network, factors clipped, cases outside the ranges u
 refusals of bad input (one line, exit non-zero, no output file)."""
 import os
 import shutil
-import sys
 import tempfile
 
 import h5py
@@ -16,9 +15,8 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 from cli_checks import CliChecks
-from heads_support import check_model_kept, train, write_data
+from heads_support import check_envelope_group, encoded, train, write_data
 from ufno.heads import dp_field_scale as dfs
-from ufno.heads import common as kpi_head
 from ufno.data import encoding as ufno_encoding
 from ufno.conversion import model_file as ufno_model_file
 
@@ -48,12 +46,7 @@ def test_dp_field_scale_head():
         model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # a dP model file
         rng = np.random.default_rng(5)
         n, X, Y, T = 24, 8, 48, 8
-        x = np.zeros((n, X, Y, T, 12), np.float32)
-        x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y, 1))
-        x[..., 1] = x[..., 0] - 0.1
-        x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y, 1))
-        x[:, :2, 0, :, 3] = 1
-        x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 1, 5))
+        x = encoded(rng, n, X, Y, T)
         net, attrs = ufno_model_file.read_model_file(model, dtype=torch.float32)
         pred = ufno_encoding.physical_output("dP", ufno_model_file.predict(net, attrs, x), x)
         # Flow's field: the network's times a factor that grows with the rate and the radius.
@@ -61,19 +54,10 @@ def test_dp_field_scale_head():
         dps = pred * k[:, None, :, None]
         data = write_data(os.path.join(work, "data.h5"), x, dP=dps.astype(np.float32))
         out = os.path.join(work, "dp_head.h5")
-        train(CLI, ["--data", data, "--model", model, "--members", "2",
-                 "--hidden", "16", "--epochs", "600"], out)
+        train(CLI, ["--data", data, "--model", model, "--members", "2", "--hidden", "16",
+                    "--epochs", "600"], out)
         assert os.path.exists(out)
-        with h5py.File(out) as b:
-            g = b["dp_field_scale_head"]
-            check("head attributes: one factor per radial column, the columns read, the digest "
-                  "of the model's network",
-                  g["member0/fc2.weight"].shape == (Y, 16) and
-                  list(g.attrs["envelope_columns"]) == list(dfs.COLUMNS) and
-                  g.attrs["network_digest"] == kpi_head.network_digest(model) and
-                  len(g.attrs["features"].split(",")) == 32 + len(dfs.COLUMNS))
-        check("the copy's network digest is the model's (the head is in a group)",
-              kpi_head.network_digest(out) == kpi_head.network_digest(model))
+        check_envelope_group(out, "dp_field_scale_head", model, dfs.COLUMNS, Y, 16)
         fixed = dfs.corrected(out, x, pred)
         err = lambda a: float(np.abs(a - dps).mean())  # noqa: E731
         check("the corrected field is closer to the target than the network's (%.4f < %.4f)"

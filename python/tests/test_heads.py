@@ -1,7 +1,6 @@
 """What every KPI-head trainer shares (ufno.heads.common.head_args), for each head kind: the
 help, and refusals of bad settings before any data is read (one line "TOOL: ...", exit
 non-zero, no output file). Each kind's own behaviour is in its test_<kind>_head.py."""
-import os
 
 import pytest
 

@@ -11,7 +11,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import h5py

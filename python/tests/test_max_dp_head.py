@@ -6,7 +6,6 @@ head reads the network's envelope and stores its digest), and refusals of bad in
 non-zero, no output file)."""
 import os
 import shutil
-import sys
 import tempfile
 
 import h5py

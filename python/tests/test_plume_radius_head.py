@@ -7,7 +7,6 @@ predicting as trained, with its report times and threshold), the same with --fie
 network's own radii as inputs, its digest stored), and refusals of bad input (one
 line, exit non-zero, no output file)."""
 import os
-import sys
 import tempfile
 import shutil
 
@@ -125,7 +124,7 @@ def test_plume_radius_head():
         model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # an SG model file
         out = os.path.join(work, "sg_head.h5")
         train(CLI, ["--data", data, "--model", model, "--members", "2",
-                 "--hidden", "8", "--epochs", "800"], out)
+                    "--hidden", "8", "--epochs", "800"], out)
         if os.path.exists(out):
             check_model_kept(model, out)
             with h5py.File(out) as b:

@@ -32,7 +32,6 @@ The program under test is $UFNO_PREDICT (default build/apps/ufno_predict).
 import glob
 import os
 import subprocess
-import sys
 import tempfile
 
 import h5py

@@ -15,7 +15,6 @@ sampler (ufno_cases.py says what it drew); these rules are its documented ranges
 """
 import argparse
 import json
-import os
 import sys
 
 import numpy as np

@@ -25,8 +25,6 @@ The result is a copy of --model with group /co2_mass_head added (docs/model-form
 to a temporary name and renamed: a failure leaves no file.
 """
 import csv
-import os
-import sys
 
 import h5py
 import numpy as np

@@ -25,8 +25,6 @@ The targets are Flow's envelopes of the data set; the network's are computed her
 /dp_envelope_head added (docs/model-format.md), written to a temporary name and renamed: a
 failure leaves no file.
 """
-import os
-import sys
 
 import numpy as np
 from ufno.heads import dp_field_scale as dp_field_scale_head

@@ -27,8 +27,6 @@ The result is a copy of --model with group /max_dp_head added (docs/model-format
 programs use it for max_dP_bar when the dP model file has it (apps/KpiHeads.hpp). The output is
 written to a temporary name and renamed: a failure leaves no file.
 """
-import os
-import sys
 
 import numpy as np
 from ufno.heads.common import (FEATURES, MARGIN, Head, features, mlp,  # noqa: F401

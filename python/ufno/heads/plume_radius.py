@@ -29,8 +29,6 @@ with another. The network runs over every case here, on one thread.
 The result is a copy of --model with group /plume_radius_head added (docs/model-format.md),
 written to a temporary name and renamed: a failure leaves no file.
 """
-import os
-import sys
 
 import numpy as np
 import torch

@@ -18,7 +18,6 @@ machine without h5py, as ufno_pack.py --init writes it). The KPI heads of MODEL.
 over: a network trained further needs its own (models/README.md).
 """
 import argparse
-import os
 import sys
 
 import torch
