@@ -6,9 +6,10 @@
 #include <fstream>
 #include <random>
 
-#include "apps/FlowRun.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
+#include "runtime/PredictionWriter.hpp"
+#include "screening/FlowRun.hpp"
 
 namespace ufno {
 

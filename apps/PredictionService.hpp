@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "apps/KpiHeads.hpp"
-#include "apps/Kpis.hpp"
-#include "apps/Predictor.hpp"
 #include "apps/WebCase.hpp"
 #include "core/RunOptions.hpp"
+#include "runtime/Predictor.hpp"
+#include "screening/KpiHeads.hpp"
+#include "screening/Kpis.hpp"
 
 namespace ufno {
 
@@ -78,7 +78,7 @@ class PredictionService {
 
   ServiceOptions opts_;
   std::unique_ptr<Predictor> predictor_;
-  KpiHeads heads_;  // the models' KPI heads (apps/KpiHeads.hpp)
+  KpiHeads heads_;  // the models' KPI heads (screening/KpiHeads.hpp)
   std::vector<std::pair<std::string, ReservoirCase>> sites_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

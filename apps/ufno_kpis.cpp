@@ -18,13 +18,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "apps/KpiHeads.hpp"
-#include "apps/Kpis.hpp"
 #include "apps/ToolMain.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
 #include "io/Temporaries.hpp"
+#include "screening/KpiHeads.hpp"
+#include "screening/Kpis.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // ufno_predict: predicts gas saturation SG and pressure buildup dP of a reservoir case (or of an
 // encoded input tensor) with one or two trained U-FNO / FNO models, on one process or on P MPI
 // ranks (srun / mpirun) that each hold one block of the grid; with --cases, many cases in one job
-// (apps/BatchRun.hpp). Exit codes: 0 success, 2 bad input or options (one line naming file and
+// (runtime/BatchRun.hpp). Exit codes: 0 success, 2 bad input or options (one line naming file and
 // field, printed by rank 0), 3 a batch finished but some cases failed, 1 anything else. An
 // unexpected error on one rank aborts the whole job rather than leaving the others waiting.
 #include <mpi.h>
@@ -11,19 +11,20 @@
 #include <cstdio>
 #include <iostream>
 
-#include "apps/BatchRun.hpp"
-#include "apps/DefaultModels.hpp"
-#include "apps/Fno4dRun.hpp"
-#include "apps/MpiMain.hpp"
-#include "apps/Predictor.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
-#include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "decomposition/Repartition.hpp"
 #include "io/ModelAttributes.hpp"
 #include "io/OutputPath.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/BatchRun.hpp"
+#include "runtime/DefaultModels.hpp"
+#include "runtime/Fno4dRun.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/PredictionWriter.hpp"
+#include "runtime/Predictor.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
+#include "runtime/ThreadDefaults.hpp"
 
 namespace {
 

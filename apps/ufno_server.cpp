@@ -21,12 +21,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "apps/DefaultModels.hpp"
-#include "apps/MpiMain.hpp"
 #include "apps/PredictionService.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
-#include "apps/ThreadDefaults.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/DefaultModels.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
+#include "runtime/ThreadDefaults.hpp"
 
 #ifndef UFNO_SOURCE_DIR
 #define UFNO_SOURCE_DIR "."

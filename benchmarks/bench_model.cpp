@@ -12,8 +12,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "apps/MpiMain.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
 #include "benchmarks/ModelFlops.hpp"
 #include "benchmarks/PeakFlops.hpp"
 #include "core/LayerTimer.hpp"
@@ -23,6 +21,8 @@
 #include "operators/DistributedNet3d.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
 
 namespace {
 

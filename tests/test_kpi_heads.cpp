@@ -1,4 +1,4 @@
-// apps/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
+// screening/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
 // and estimates on the shipped examples against python/kpi_head.py's
 // (tests/data/max_dp_head_small.h5, plume_radius_head_small.h5, plume_radius_field_head_small.h5,
 // dp_envelope_head_small.h5 and max_dp_envelope_head_small.h5, python/make_fixtures.py);
@@ -8,11 +8,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "apps/KpiHeadFeatures.hpp"
-#include "apps/KpiHeads.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
+#include "screening/KpiHeads.hpp"
 
 using namespace ufno;
 

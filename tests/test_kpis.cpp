@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "apps/Co2Density.hpp"
-#include "apps/Kpis.hpp"
+#include "screening/Co2Density.hpp"
+#include "screening/Kpis.hpp"
 
 using namespace ufno;
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "apps/Sweep.hpp"
+#include "screening/Sweep.hpp"
 #include "support/RunCommand.hpp"
 #include "support/TestUtil.hpp"
 

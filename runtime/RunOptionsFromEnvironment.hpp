@@ -1,6 +1,6 @@
 #pragma once
 // The RunOptions of a program: its flags (threads, bf16) and the environment switches, read here
-// and nowhere below apps/: UFNO_PLANE_CONV=0 (oneDNN for the U-Net output convolution),
+// and nowhere below runtime/: UFNO_PLANE_CONV=0 (oneDNN for the U-Net output convolution),
 // UFNO_FFTW_WISDOM=<file> (measured FFTW plans, wisdom kept), UFNO_PROFILE=1 (per-layer times),
 // UFNO_HEAP_REUSE=0 (glibc returns freed pages), UFNO_TF32=1 (TF32 tensor cores on GPUs),
 // UFNO_PLAN=streaming|whole-tensor (the execution plan; default: the backend's).

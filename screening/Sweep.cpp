@@ -1,4 +1,4 @@
-#include "apps/Sweep.hpp"
+#include "screening/Sweep.hpp"
 
 #include <mpi.h>
 
@@ -14,10 +14,6 @@
 #include <sstream>
 #include <thread>
 
-#include "apps/BatchRun.hpp"
-#include "apps/DefaultModels.hpp"
-#include "apps/FlowRun.hpp"
-#include "apps/KpiHeads.hpp"
 #include "core/Fingerprint.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
@@ -25,6 +21,10 @@
 #include "io/Hdf5File.hpp"
 #include "io/ModelFile.hpp"
 #include "io/PhysicalLimits.hpp"
+#include "runtime/BatchRun.hpp"
+#include "runtime/DefaultModels.hpp"
+#include "screening/FlowRun.hpp"
+#include "screening/KpiHeads.hpp"
 
 namespace ufno {
 

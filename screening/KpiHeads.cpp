@@ -1,10 +1,10 @@
-#include "apps/KpiHeads.hpp"
+#include "screening/KpiHeads.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "apps/KpiHeadFeatures.hpp"
 #include "core/InputError.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
 
 namespace ufno {
 
@@ -159,6 +159,14 @@ double envelope_front_radius(const ReservoirCase& c, const std::vector<double>& 
   if (k + 1 == envelope.size()) return r_out;
   const double c0 = (r_in + r_out) / 2, c1 = r_out + c.dr[k + 1] / 2;
   return c0 + (envelope[k] - critical) / (envelope[k] - envelope[k + 1]) * (c1 - c0);
+}
+
+std::vector<double> field_plume_radius_features(const ReservoirCase& c,
+                                                const std::vector<float>& sg, double threshold,
+                                                double floor) {
+  std::vector<double> f = plume_front_radii(c, sg, threshold);
+  for (double& r : f) r = std::log(std::max(r, floor));
+  return f;
 }
 
 }  // namespace ufno

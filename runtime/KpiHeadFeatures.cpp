@@ -1,9 +1,8 @@
-#include "apps/KpiHeadFeatures.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "apps/Kpis.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 
@@ -125,14 +124,6 @@ std::vector<std::string> field_radius_feature_names(int report_times) {
   for (int t = 0; t < report_times; ++t)
     n.push_back("log_field_plume_radius_t" + std::to_string(t));
   return n;
-}
-
-std::vector<double> field_plume_radius_features(const ReservoirCase& c,
-                                                const std::vector<float>& sg, double threshold,
-                                                double floor) {
-  std::vector<double> f = plume_front_radii(c, sg, threshold);
-  for (double& r : f) r = std::log(std::max(r, floor));
-  return f;
 }
 
 }  // namespace ufno

@@ -1,4 +1,4 @@
-#include "apps/Fno4dRun.hpp"
+#include "runtime/Fno4dRun.hpp"
 
 #include <sys/resource.h>
 
@@ -7,7 +7,6 @@
 #include <memory>
 #include <type_traits>
 
-#include "apps/NodeMemoryCheck.hpp"
 #include "core/Backend.hpp"
 #include "core/LayerTimer.hpp"
 #include "decomposition/CollectiveErrors.hpp"
@@ -16,6 +15,7 @@
 #include "io/TensorFile.hpp"
 #include "operators/DistributedFno4d.hpp"
 #include "operators/Fno4dMemoryEstimate.hpp"
+#include "runtime/NodeMemoryCheck.hpp"
 
 namespace ufno {
 

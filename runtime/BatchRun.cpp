@@ -1,4 +1,4 @@
-#include "apps/BatchRun.hpp"
+#include "runtime/BatchRun.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -12,11 +12,12 @@
 #include <fstream>
 #include <iostream>
 
-#include "apps/Predictor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
 #include "io/Temporaries.hpp"
+#include "runtime/PredictionWriter.hpp"
+#include "runtime/Predictor.hpp"
 
 namespace ufno {
 

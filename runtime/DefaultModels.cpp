@@ -1,4 +1,4 @@
-#include "apps/DefaultModels.hpp"
+#include "runtime/DefaultModels.hpp"
 
 #include <cstdlib>
 #include <filesystem>

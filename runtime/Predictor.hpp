@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "apps/DpFieldScale.hpp"
 #include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
 #include "operators/DistributedNet3d.hpp"
+#include "runtime/DpFieldScale.hpp"
 
 namespace ufno {
 
@@ -69,9 +69,5 @@ class Predictor {
 // One output value made physical from the raw network output and the cell's encoded input
 // channels: 0 outside the formation; SG (saturation) clamped to [0, 1 - SWI].
 float physical_value(bool saturation, float raw, const float* channels);
-
-// Writes a prediction (every rank its block) through a temporary file renamed into place.
-void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,
-                      const std::string& source);
 
 }  // namespace ufno

@@ -1,4 +1,4 @@
-#include "apps/Predictor.hpp"
+#include "runtime/Predictor.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,6 @@
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
-#include "io/OutputFile.hpp"
 #include "io/TensorFile.hpp"
 
 namespace ufno {
@@ -165,25 +164,6 @@ Prediction Predictor::run_case_file(const std::string& path, std::vector<std::st
     if (low_all > 0) warnings->push_back(low_permeability_warning(low_all));
   }
   return run_case(c);
-}
-
-void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,
-                      const std::string& source) {
-  const MPI_Comm comm = predictor.grid().comm();
-  std::unique_ptr<OutputFile> out;
-  dist::collectively(comm, [&] { out = std::make_unique<OutputFile>(path, comm); });
-  const CaseBlock b = predictor.block();
-  for (const auto& f : p.fields) {
-    const std::string what = f.name == "SG" ? "gas saturation" : "pressure buildup";
-    out->write_field(f.name, predictor.global_shape(p.cases), b.x0, b.y0, f.shape, f.values,
-                     f.units, what + ", (case, time, layer, radial cell)");
-  }
-  out->write_times(p.times_days);
-  out->set_attribute("source", source);
-  out->set_attribute("producer", "ufno_predict");
-  out->set_attribute("variables", predictor.variables());
-  out->set_attribute("models_fingerprint", predictor.models_fingerprint());
-  dist::collectively(comm, [&] { out->commit(); });
 }
 
 }  // namespace ufno

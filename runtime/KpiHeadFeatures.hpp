@@ -36,11 +36,4 @@ std::vector<double> field_envelope_features(const ReservoirCase& c, const std::v
 // field_radius_feature_names).
 std::vector<std::string> field_radius_feature_names(int report_times);
 
-// log(max(radius, floor)) of the plume front radius of sg (T, X, Y of the case's grid) at each
-// report time, the running maximum (apps/Kpis.hpp plume_front_radii; python/plume_radius_head.py
-// inputs).
-std::vector<double> field_plume_radius_features(const ReservoirCase& c,
-                                                const std::vector<float>& sg, double threshold,
-                                                double floor);
-
 }  // namespace ufno

@@ -1,4 +1,4 @@
-#include "apps/FlowRun.hpp"
+#include "screening/FlowRun.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 #pragma once
 // Evaluates a KPI head (io/KpiHeadFile.hpp) on a case: the features of
-// apps/KpiHeadFeatures.hpp, normalised, through every member in double precision, the members'
+// runtime/KpiHeadFeatures.hpp, normalised, through every member in double precision, the members'
 // outputs averaged and un-normalised to log(KPI), then exp. Equal to python/kpi_head.py's
 // Head.predict to rounding.
 #include <optional>

@@ -9,9 +9,9 @@
 #include <functional>
 #include <iostream>
 
-#include "apps/RunOptionsFromEnvironment.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/HostMemory.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
 
 namespace ufno {
 

@@ -13,9 +13,9 @@
 
 #include <mpi.h>
 
-#include "apps/KpiHeadEstimator.hpp"
 #include "core/WeightSource.hpp"
 #include "io/CaseFile.hpp"
+#include "runtime/KpiHeadEstimator.hpp"
 
 namespace ufno {
 

@@ -1,11 +1,11 @@
-#include "apps/Kpis.hpp"
+#include "screening/Kpis.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "apps/Co2Density.hpp"
 #include "core/InputError.hpp"
+#include "screening/Co2Density.hpp"
 
 namespace ufno {
 

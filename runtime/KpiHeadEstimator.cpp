@@ -1,11 +1,11 @@
-#include "apps/KpiHeadEstimator.hpp"
+#include "runtime/KpiHeadEstimator.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "apps/KpiHeadFeatures.hpp"
 #include "core/InputError.hpp"
 #include "io/ModelFile.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
 
 namespace ufno {
 

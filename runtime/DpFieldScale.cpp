@@ -1,13 +1,13 @@
-#include "apps/DpFieldScale.hpp"
+#include "runtime/DpFieldScale.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <stdexcept>
 
-#include "apps/KpiHeadFeatures.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
 
 namespace ufno {
 

@@ -40,11 +40,11 @@ struct Kpis {
   std::vector<double> plume_radius_m, plume_area_km2;  // per requested year
   std::vector<double> years_used;                      // report time used for each (years)
   std::vector<int> plume_capped;  // per year: 1 if the field's own reach was beyond the mass cap
-  // plume_radius_m may come from an SG model's plume-radius head (apps/KpiHeads.hpp);
+  // plume_radius_m may come from an SG model's plume-radius head (screening/KpiHeads.hpp);
   // plume_radius_field_m is always the field's (capped) radius.
   std::vector<double> plume_radius_field_m;
   bool plume_from_head = false;
-  // max_dp_bar: the field's maximum, or a dP model's head estimate (apps/KpiHeads.hpp);
+  // max_dp_bar: the field's maximum, or a dP model's head estimate (screening/KpiHeads.hpp);
   // max_dp_field_bar, the radius, depth and year are always the field's.
   double max_dp_bar = 0, max_dp_radius_m = 0, max_dp_depth_m = 0, max_dp_year = 0;
   double max_dp_field_bar = 0;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "apps/GeostatField.hpp"
-#include "apps/Kpis.hpp"
 #include "core/RunOptions.hpp"
+#include "screening/GeostatField.hpp"
+#include "screening/Kpis.hpp"
 
 namespace ufno {
 

@@ -1,4 +1,4 @@
-#include "apps/Co2Density.hpp"
+#include "screening/Co2Density.hpp"
 
 #include <algorithm>
 // The tables are GPL data from opm-common, which ufno already links for decks.

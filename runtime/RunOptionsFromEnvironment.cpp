@@ -1,4 +1,4 @@
-#include "apps/RunOptionsFromEnvironment.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
 
 #include <cstdlib>
 #include <string>

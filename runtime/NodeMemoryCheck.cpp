@@ -1,4 +1,4 @@
-#include "apps/NodeMemoryCheck.hpp"
+#include "runtime/NodeMemoryCheck.hpp"
 
 namespace ufno {
 

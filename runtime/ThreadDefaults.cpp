@@ -1,4 +1,4 @@
-#include "apps/ThreadDefaults.hpp"
+#include "runtime/ThreadDefaults.hpp"
 
 #include <sched.h>
 

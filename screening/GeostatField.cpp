@@ -1,4 +1,4 @@
-#include "apps/GeostatField.hpp"
+#include "screening/GeostatField.hpp"
 
 #include <algorithm>
 #include <cmath>

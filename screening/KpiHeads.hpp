@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "apps/KpiHeadEstimator.hpp"
-#include "apps/Kpis.hpp"
+#include "runtime/KpiHeadEstimator.hpp"
+#include "screening/Kpis.hpp"
 
 namespace ufno {
 
@@ -74,6 +74,13 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
 // o.critical_dp_bar (envelope_front_radius), for a case inside its ranges.
 void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                             const std::vector<float>& dp, const KpiOptions& o);
+
+// log(max(radius, floor)) of the plume front radius of sg (T, X, Y of the case's grid) at each
+// report time, the running maximum (screening/Kpis.hpp plume_front_radii;
+// python/plume_radius_head.py inputs).
+std::vector<double> field_plume_radius_features(const ReservoirCase& c,
+                                                const std::vector<float>& sg, double threshold,
+                                                double floor);
 
 // Where an envelope (one value per radial column, from the well out) falls through `critical`:
 // 0 if the first column is not above it; the outer edge of the grid if every column is;
