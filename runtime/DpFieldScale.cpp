@@ -15,21 +15,27 @@ std::optional<DpFieldScale> DpFieldScale::from_model_file(const std::string& pat
                                                           std::string& note) {
   auto e = KpiHeadEstimator::from_model_file(path, kGroup);
   if (!e) return std::nullopt;
-  const KpiHead& h = e->head();
-  if (h.outputs() != h.grid[1])
-    throw InputError(path, h.group + "@target_mean", "must have one value per radial column");
-  if (h.envelope_columns.empty() || h.field_plume_radius_floor_m > 0)
-    throw InputError(path, h.group + "@envelope_columns",
-                     "a dP field-scale head reads the network's envelope and nothing else");
-  for (int c : h.envelope_columns)
-    if (c < 0 || c >= h.grid[1])
-      throw InputError(path, h.group + "@envelope_columns",
-                       "names radial column " + std::to_string(c) + " outside the grid");
+  DpFieldScale scale(std::move(*e));
+  scale.validate();
+  const KpiHead& h = scale.e_.head();
   if (network_digest(path) != h.network_digest) {
     note = path + ": " + h.group + " was fitted to another network; the dP field is the network's";
     return std::nullopt;
   }
-  return DpFieldScale(std::move(*e));
+  return scale;
+}
+
+void DpFieldScale::validate() const {
+  const KpiHead& h = e_.head();
+  if (h.outputs() != h.grid[1])
+    throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
+  if (h.envelope_columns.empty() || h.field_plume_radius_floor_m > 0)
+    throw InputError(h.path, h.group + "@envelope_columns",
+                     "a dP field-scale head reads the network's envelope and nothing else");
+  for (int c : h.envelope_columns)
+    if (c < 0 || c >= h.grid[1])
+      throw InputError(h.path, h.group + "@envelope_columns",
+                       "names radial column " + std::to_string(c) + " outside the grid");
 }
 
 std::optional<std::vector<double>> DpFieldScale::factors(
@@ -46,8 +52,15 @@ std::optional<std::vector<double>> DpFieldScale::factors(
   return s;
 }
 
-void DpFieldScale::apply(std::vector<float>& dp, const HostArray& in, const CaseBlock& blk, int X,
-                         int Y, MPI_Comm comm) const {
+void DpFieldScale::apply(HeadInput& head_input) const {
+  if (head_input.stage != HeadStage::Field)
+    throw std::logic_error("DpFieldScale::apply: given the input of another stage");
+  auto& fin = static_cast<FieldHeadInput&>(head_input);
+  std::vector<float>& dp = fin.dp;
+  const HostArray& in = fin.input;
+  const CaseBlock& blk = fin.block;
+  const int X = fin.X, Y = fin.Y;
+  const MPI_Comm comm = fin.comm;
   const std::size_t B = in.shape[0], lx = in.shape[1], ly = in.shape[2], T = in.shape[3],
                     C = in.shape[4];
   if (C != std::size_t(kInputChannels) || dp.size() != B * T * lx * ly)

@@ -15,11 +15,12 @@
 
 #include "core/WeightSource.hpp"
 #include "io/CaseFile.hpp"
+#include "runtime/Head.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 
 namespace ufno {
 
-class DpFieldScale {
+class DpFieldScale : public Head {
  public:
   static constexpr const char* kGroup = "dp_field_scale_head";
   static constexpr double kMinFactor = 0.25, kMaxFactor = 4.0;
@@ -29,11 +30,12 @@ class DpFieldScale {
   // fitted to another network than the file's.
   static std::optional<DpFieldScale> from_model_file(const std::string& path, std::string& note);
 
-  // Multiplies this rank's block (B, T, lx, ly) of the dP field by each case's factors, in
-  // place. input: this rank's block (B, lx, ly, T, C) of the encoded input; block: where it lies
-  // in the model's X x Y grid. Collective over comm (the head reads the whole grid).
-  void apply(std::vector<float>& dp, const HostArray& input, const CaseBlock& block, int X, int Y,
-             MPI_Comm comm) const;
+  HeadStage stage() const override { return HeadStage::Field; }
+  const std::string& group() const override { return e_.head().group; }
+  // One factor per radial column, from the network's envelope over columns of the grid.
+  void validate() const override;
+  // Multiplies the field stage's block of the dP field by each case's factors (a FieldHeadInput).
+  void apply(HeadInput& in) const override;
 
   // One case on the whole grid: its encoded input at the first report time (X, Y, C) and the
   // network's envelope per radial column (the largest dP over report times and formation

@@ -4,6 +4,7 @@
 
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/OutputFile.hpp"
+#include "runtime/FieldNames.hpp"
 
 namespace ufno {
 
@@ -14,7 +15,7 @@ void write_prediction(const std::string& path, const Predictor& predictor, const
   dist::collectively(comm, [&] { out = std::make_unique<OutputFile>(path, comm); });
   const CaseBlock b = predictor.block();
   for (const auto& f : p.fields) {
-    const std::string what = f.name == "SG" ? "gas saturation" : "pressure buildup";
+    const std::string what = field_description(field_kind(f.name));
     out->write_field(f.name, predictor.global_shape(p.cases), b.x0, b.y0, f.shape, f.values,
                      f.units, what + ", (case, time, layer, radial cell)");
   }

@@ -122,8 +122,8 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
           std::to_string(int(kMaxPressureBuildupBar)) + " bar) in " + std::to_string(any) +
           " cell(s): the input or the model is far outside what it can predict");
     if (field_scales_[mi]) {
-      const CaseBlock blk = block();
-      field_scales_[mi]->apply(f.values, in, blk, spec().grid[0], spec().grid[1], comm_);
+      FieldHeadInput field_stage(f.values, in, block(), spec().grid[0], spec().grid[1], comm_);
+      field_scales_[mi]->apply(field_stage);
     }
     p.fields.push_back(std::move(f));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/InputError.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
@@ -12,35 +13,6 @@ namespace {
 
 constexpr double kDaysPerYear = 365.25;
 
-// A head's kind fixes what its outputs must be: one maximum; one radius per report time at a
-// plume threshold; one mass ratio at one report time.
-void check_kind(const KpiHead& h) {
-  // The network's own outputs a head may read are fixed by its kind.
-  if (!h.envelope_columns.empty() && h.group != KpiHeads::kDpEnvelopeGroup &&
-      h.group != KpiHeads::kMaxDpGroup)
-    throw InputError(h.path, h.group + "@envelope_columns",
-                     "only a dP-envelope or maximum-dP head reads these");
-  if (h.field_plume_radius_floor_m > 0 && h.group != KpiHeads::kPlumeRadiusGroup)
-    throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
-                     "only a plume-radius head reads the field's radii");
-  if (h.group == KpiHeads::kDpEnvelopeGroup) {
-    if (h.outputs() != h.grid[1])
-      throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
-    if (h.envelope_columns.empty())
-      throw InputError(h.path, h.group + "@envelope_columns",
-                       "a dP-envelope head needs the columns of the network's envelope it reads");
-    return;
-  }
-  if (h.group != KpiHeads::kPlumeRadiusGroup && h.outputs() != 1)
-    throw InputError(h.path, h.group + "@target_mean", "must be one number (one output)");
-  if (h.group == KpiHeads::kMaxDpGroup) return;
-  if (h.times_days.empty())
-    throw InputError(h.path, h.group + "@times_days", "this head needs its report times");
-  if (h.group == KpiHeads::kPlumeRadiusGroup && h.sg_threshold <= 0)
-    throw InputError(h.path, h.group + "@sg_threshold",
-                     "a plume-radius head needs the plume threshold it was fitted to");
-}
-
 bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t t = 0; t < a.size(); ++t)
@@ -50,41 +22,76 @@ bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-KpiHeads KpiHeads::from_model_files(const std::vector<std::string>& paths) {
-  KpiHeads h;
-  for (const auto& p : paths) {
-    if (!h.max_dp) h.max_dp = KpiHeadEstimator::from_model_file(p, kMaxDpGroup);
-    if (!h.plume_radius) h.plume_radius = KpiHeadEstimator::from_model_file(p, kPlumeRadiusGroup);
-    if (!h.co2_mass) h.co2_mass = KpiHeadEstimator::from_model_file(p, kCo2MassGroup);
-    if (!h.dp_envelope) h.dp_envelope = KpiHeadEstimator::from_model_file(p, kDpEnvelopeGroup);
-  }
-  for (const auto* e : {&h.max_dp, &h.plume_radius, &h.co2_mass, &h.dp_envelope})
-    if (*e) check_kind((*e)->head());
-  // A head that reads the network's output corrects one network's field: with another (a
-  // retrained or averaged model that kept the group) its inputs mean something else.
-  h.drop_if_other_network(h.dp_envelope, "the area of review comes from the field");
-  h.drop_if_other_network(h.max_dp, "the maximum dP comes from the field");
-  h.drop_if_other_network(h.plume_radius, "the plume radius and area come from the field");
-  return h;
+void KpiStageHead::apply(HeadInput& in) const {
+  if (in.stage != HeadStage::Kpis)
+    throw std::logic_error(group() + ": given the input of another stage");
+  kind_.apply(e_, static_cast<KpiHeadInput&>(in));
 }
 
-void KpiHeads::drop_if_other_network(std::optional<KpiHeadEstimator>& e,
-                                     const std::string& fallback) {
-  if (!e || !e->head().reads_network()) return;
-  const KpiHead& h = e->head();
-  if (network_digest(h.path) == h.network_digest) return;
-  notes.push_back(h.path + ": " + h.group + " was fitted to another network; " + fallback);
-  e.reset();
+void KpiStageHead::validate() const {
+  // The network's own outputs a head may read are fixed by its kind.
+  const KpiHead& h = e_.head();
+  if (!h.envelope_columns.empty() && !kind_.reads_envelope)
+    throw InputError(h.path, h.group + "@envelope_columns",
+                     "only a dP-envelope or maximum-dP head reads these");
+  if (h.field_plume_radius_floor_m > 0 && !kind_.reads_field_radii)
+    throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
+                     "only a plume-radius head reads the field's radii");
+  kind_.validate(h);
 }
 
-void KpiHeads::apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& sg,
-                     const std::vector<float>& dp, const std::vector<double>& times_days,
-                     const KpiOptions& o) const {
-  if (max_dp) apply_max_dp_head(k, *max_dp, c, dp);
-  if (plume_radius) apply_plume_radius_head(k, *plume_radius, c, sg, times_days, o);
-  if (co2_mass) apply_co2_mass_head(k, *co2_mass, c, times_days, o);
-  if (dp_envelope) apply_dp_envelope_head(k, *dp_envelope, c, dp, o);
+namespace {
+
+void require_one_output(const KpiHead& h) {
+  if (h.outputs() != 1)
+    throw InputError(h.path, h.group + "@target_mean", "must be one number (one output)");
 }
+
+void require_times(const KpiHead& h) {
+  if (h.times_days.empty())
+    throw InputError(h.path, h.group + "@times_days", "this head needs its report times");
+}
+
+}  // namespace
+
+const KpiHeadKind kMaxDpHead{true, false, require_one_output,
+                             [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+                               apply_max_dp_head(in.kpis, e, in.c, in.dp);
+                             }};
+
+const KpiHeadKind kPlumeRadiusHead{
+    false, true,
+    [](const KpiHead& h) {
+      require_times(h);
+      if (h.sg_threshold <= 0)
+        throw InputError(h.path, h.group + "@sg_threshold",
+                         "a plume-radius head needs the plume threshold it was fitted to");
+    },
+    [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+      apply_plume_radius_head(in.kpis, e, in.c, in.sg, in.times_days, in.o);
+    }};
+
+const KpiHeadKind kCo2MassHead{false, false,
+                               [](const KpiHead& h) {
+                                 require_one_output(h);
+                                 require_times(h);
+                               },
+                               [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+                                 apply_co2_mass_head(in.kpis, e, in.c, in.times_days, in.o);
+                               }};
+
+const KpiHeadKind kDpEnvelopeHead{
+    true, false,
+    [](const KpiHead& h) {
+      if (h.outputs() != h.grid[1])
+        throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
+      if (h.envelope_columns.empty())
+        throw InputError(h.path, h.group + "@envelope_columns",
+                         "a dP-envelope head needs the columns of the network's envelope it reads");
+    },
+    [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+      apply_dp_envelope_head(in.kpis, e, in.c, in.dp, in.o);
+    }};
 
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                        const std::vector<float>& dp) {

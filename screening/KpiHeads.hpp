@@ -16,38 +16,65 @@
 // co2_mass_field_mt, aor_field_radius_m); the place and time of the maximum, the mass cap and
 // everything else stay the field's. A case outside a head's training ranges keeps the field's
 // values.
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "runtime/Head.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 #include "screening/Kpis.hpp"
 
 namespace ufno {
 
-struct KpiHeads {
-  std::optional<KpiHeadEstimator> max_dp, plume_radius, co2_mass, dp_envelope;
-  // Heads found but not used, one line each (a dP-envelope head fitted to another network).
-  std::vector<std::string> notes;
+// The KPI stage: the KPIs of one case, changed in place, with the fields and report times they
+// were computed from and the options of the run.
+struct KpiHeadInput : HeadInput {
+  KpiHeadInput(Kpis& k, const ReservoirCase& c_, const std::vector<float>& sg_,
+               const std::vector<float>& dp_, const std::vector<double>& times_days_,
+               const KpiOptions& o_)
+      : HeadInput(HeadStage::Kpis),
+        kpis(k),
+        c(c_),
+        sg(sg_),
+        dp(dp_),
+        times_days(times_days_),
+        o(o_) {}
+  Kpis& kpis;
+  const ReservoirCase& c;
+  const std::vector<float>&sg, &dp;  // (T, X, Y)
+  const std::vector<double>& times_days;
+  const KpiOptions& o;
+};
 
-  static constexpr const char* kMaxDpGroup = "max_dp_head";
-  static constexpr const char* kPlumeRadiusGroup = "plume_radius_head";
-  static constexpr const char* kCo2MassGroup = "co2_mass_head";
-  static constexpr const char* kDpEnvelopeGroup = "dp_envelope_head";
+// What makes one kind of KPI-stage head: the checks of its group's attributes beyond the shared
+// ones, and how it changes the KPIs.
+struct KpiHeadKind {
+  bool reads_envelope;     // may read the network's dP envelope (envelope_columns)
+  bool reads_field_radii;  // may read the network's plume radii (field_plume_radius_floor_m)
+  void (*validate)(const KpiHead& h);
+  void (*apply)(const KpiHeadEstimator& e, KpiHeadInput& in);
+};
+// /max_dp_head of a dP model: the maximum dP (apply_max_dp_head).
+extern const KpiHeadKind kMaxDpHead;
+// /plume_radius_head of an SG model: the plume radius and area (apply_plume_radius_head).
+extern const KpiHeadKind kPlumeRadiusHead;
+// /co2_mass_head of an SG model: the CO2 mass in place and the mass ratio (apply_co2_mass_head).
+extern const KpiHeadKind kCo2MassHead;
+// /dp_envelope_head of a dP model: the area of review (apply_dp_envelope_head).
+extern const KpiHeadKind kDpEnvelopeHead;
 
-  // The first head of each kind among a run's model files, read and checked now (InputError
-  // naming the file and field for a malformed one).
-  static KpiHeads from_model_files(const std::vector<std::string>& paths);
-  // sg, dp: the predicted fields (T, X, Y), which a plume head with field radii and the
-  // dP-envelope head read.
-  void apply(Kpis& k, const ReservoirCase& c, const std::vector<float>& sg,
-             const std::vector<float>& dp, const std::vector<double>& times_days,
-             const KpiOptions& o) const;
+// A KPI-stage head: a model file group's estimator and its kind.
+class KpiStageHead : public Head {
+ public:
+  KpiStageHead(KpiHeadEstimator e, const KpiHeadKind& kind) : e_(std::move(e)), kind_(kind) {}
+  HeadStage stage() const override { return HeadStage::Kpis; }
+  const std::string& group() const override { return e_.head().group; }
+  const KpiHeadEstimator& estimator() const { return e_; }
+  void validate() const override;
+  void apply(HeadInput& in) const override;
 
  private:
-  // Drops a head fitted to another network than its file's, with one note ending in `fallback`
-  // (what the field gives instead).
-  void drop_if_other_network(std::optional<KpiHeadEstimator>& e, const std::string& fallback);
+  KpiHeadEstimator e_;
+  const KpiHeadKind& kind_;
 };
 
 // max_dP_bar becomes the head's estimate when the case is inside its ranges. A head that reads

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "core/InputError.hpp"
 #include "screening/Co2Density.hpp"
@@ -252,45 +251,6 @@ std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<
     radii.push_back(radii.empty() ? r : std::max(r, radii.back()));
   }
   return radii;
-}
-
-std::vector<std::string> kpi_header(const KpiOptions& o) {
-  std::vector<std::string> h;
-  for (double y : o.years) {
-    std::ostringstream s;
-    s << y;
-    h.push_back("plume_radius_m_" + s.str() + "yr");
-    h.push_back("plume_area_km2_" + s.str() + "yr");
-    h.push_back("plume_capped_" + s.str() + "yr");
-  }
-  for (const char* n :
-       {"max_dP_bar", "max_dP_radius_m", "max_dP_depth_m", "max_dP_year", "aor_radius_m",
-        "co2_mass_Mt", "injected_Mt", "mass_ratio", "max_dP_field_bar"})
-    h.push_back(n);
-  for (double y : o.years) {
-    std::ostringstream s;
-    s << y;
-    h.push_back("plume_radius_field_m_" + s.str() + "yr");
-  }
-  h.push_back("co2_mass_field_Mt");
-  h.push_back("aor_field_radius_m");
-  return h;
-}
-
-std::vector<double> kpi_row(const Kpis& k) {
-  std::vector<double> r;
-  for (std::size_t i = 0; i < k.plume_radius_m.size(); ++i) {
-    r.push_back(k.plume_radius_m[i]);
-    r.push_back(k.plume_area_km2[i]);
-    r.push_back(k.plume_capped[i]);
-  }
-  for (double v : {k.max_dp_bar, k.max_dp_radius_m, k.max_dp_depth_m, k.max_dp_year, k.aor_radius_m,
-                   k.co2_mass_mt, k.injected_mt, k.mass_ratio, k.max_dp_field_bar})
-    r.push_back(v);
-  for (double v : k.plume_radius_field_m) r.push_back(v);
-  r.push_back(k.co2_mass_field_mt);
-  r.push_back(k.aor_field_radius_m);
-  return r;
 }
 
 }  // namespace ufno

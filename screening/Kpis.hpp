@@ -78,7 +78,4 @@ std::vector<char> connected_to_perforations(const ReservoirCase& c,
 std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<float>& sg,
                                       double threshold);
 
-std::vector<std::string> kpi_header(const KpiOptions& o);
-std::vector<double> kpi_row(const Kpis& k);
-
 }  // namespace ufno

@@ -15,10 +15,7 @@
 namespace ufno {
 
 struct SweepParameter {
-  std::string name;            // INJ_RATE, TEMP, PRESSURE, SWI, VG_LAMBDA, PERF_TOP, PERF_BOTTOM,
-                               // PERM_MULT, PORO_MULT, BASE_CASE (an index into base_cases), or
-                               // the geostatistical field's KGEO, SIGMA_LNK, CORR_R, CORR_Z,
-                               // ANISOTROPY, PORO_MEAN, FIELD_SEED
+  std::string name;            // one of screening/ScenarioParameters.cpp's table
   std::vector<double> range;   // {lo, hi}, or empty
   std::vector<double> values;  // a list, or empty
   int steps = 3;               // grid sampling of a range
@@ -61,6 +58,19 @@ std::vector<Scenario> sample_scenarios(const SweepConfig& c);
 
 // The scenarios verified with Flow: n_verify of n, evenly spread (0 always among them).
 std::vector<int> verified_scenarios(int n, int n_verify);
+
+// "scenario_0007": the name of scenario i's files under the output directory.
+std::string scenario_name(int i);
+// The geostatistical parameters of scenario `index`: the configuration's defaults, overridden by
+// the scenario's sampled values; the field seed is drawn from the sweep seed and the index unless
+// sampled.
+GeostatParams scenario_geostat(const SweepConfig& c, const Scenario& s, int index);
+// Scenario `index`'s case: its base case, the generated field (geostat), then the scenario's
+// values (screening/ScenarioParameters.hpp). InputError naming the configuration's key.
+ReservoirCase make_scenario_case(const SweepConfig& c, const Scenario& s, int index);
+
+// The output directory's record of the configuration its results come from.
+inline constexpr const char* kSweepFingerprintFile = "sweep_fingerprint.txt";
 
 // Runs the sweep on MPI_COMM_WORLD; returns the number of scenarios that failed.
 int run_sweep(const SweepConfig& c, const RunOptions& run = {});

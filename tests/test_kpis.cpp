@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "screening/Co2Density.hpp"
+#include "screening/KpiTable.hpp"
 #include "screening/Kpis.hpp"
 
 using namespace ufno;
