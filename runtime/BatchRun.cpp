@@ -92,14 +92,10 @@ struct Counts {
   int done = 0, skipped = 0, failed = 0;
 };
 
-}  // namespace
-
-BatchSummary run_batch(const BatchOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  int world = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &world);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::vector<std::string> cases, outputs;
+// The batch's cases and their outputs, checked on every rank; rank 0 makes the output directory
+// and removes the temporaries that killed runs left.
+void list_outputs(const BatchOptions& o, int world, int size, std::vector<std::string>& cases,
+                  std::vector<std::string>& outputs) {
   dist::collectively(MPI_COMM_WORLD, [&] {
     if (o.ranks_per_case < 1 || size % o.ranks_per_case != 0)
       throw InputError("--ranks-per-case", "",
@@ -115,6 +111,60 @@ BatchSummary run_batch(const BatchOptions& o) {
       for (const auto& out : outputs) remove_stale_temporaries(out);
     }
   });
+}
+
+// One case through the group's predictor: its status line ("done in ...", "skipped ...",
+// "FAILED: why"), counted in `mine`.
+std::string predict_case(Predictor& predictor, const std::string& case_path, const std::string& out,
+                         bool leader, MPI_Comm comm, Counts& mine) {
+  const auto tc = std::chrono::steady_clock::now();
+  int skip = leader && finished(out, predictor);
+  MPI_Bcast(&skip, 1, MPI_INT, 0, comm);
+  if (skip) {
+    ++mine.skipped;
+    return "skipped (output exists)";
+  }
+  try {
+    std::vector<std::string> warnings;
+    Prediction p = predictor.run_case_file(case_path, &warnings);
+    write_prediction(out, predictor, p, case_path);
+    ++mine.done;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "done in %.2f s",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
+    if (leader)
+      for (const auto& w : warnings)
+        std::fprintf(stderr, "ufno_predict: warning: %s: %s\n", case_path.c_str(), w.c_str());
+    return buf;
+  } catch (const dist::AgreedInputError& e) {
+    ++mine.failed;
+    return std::string("FAILED: ") + e.what();
+  }
+}
+
+// Case i of n's status: a progress bar on a terminal (one group), else one line per case.
+void report(bool bar, int i, int n, const std::string& case_path, const std::string& status) {
+  const bool failed = status.rfind("FAILED", 0) == 0;
+  if (!bar) {
+    std::fprintf(stderr, "ufno_predict: [%d/%d] %s: %s\n", i + 1, n, case_path.c_str(),
+                 status.c_str());
+    return;
+  }
+  const int w = 30, filled = (i + 1) * w / n;
+  std::fprintf(stderr, "\r[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
+               std::string(w - filled, ' ').c_str(), i + 1, n, failed ? "(a case failed)" : "");
+  if (failed) std::fprintf(stderr, "\nufno_predict: %s: %s\n", case_path.c_str(), status.c_str());
+}
+
+}  // namespace
+
+BatchSummary run_batch(const BatchOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int world = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<std::string> cases, outputs;
+  list_outputs(o, world, size, cases, outputs);
   const int groups = size / o.ranks_per_case, group = world / o.ranks_per_case;
   MPI_Comm comm;
   MPI_Comm_split(MPI_COMM_WORLD, group, world, &comm);
@@ -129,45 +179,8 @@ BatchSummary run_batch(const BatchOptions& o) {
   Counts mine;
   const int n = int(cases.size());
   for (int i = group; i < n; i += groups) {
-    const std::string& out = outputs[i];
-    const auto tc = std::chrono::steady_clock::now();
-    int skip = leader && finished(out, predictor);
-    MPI_Bcast(&skip, 1, MPI_INT, 0, comm);
-    std::string status;
-    if (skip) {
-      ++mine.skipped;
-      status = "skipped (output exists)";
-    } else {
-      try {
-        std::vector<std::string> warnings;
-        Prediction p = predictor.run_case_file(cases[i], &warnings);
-        write_prediction(out, predictor, p, cases[i]);
-        ++mine.done;
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "done in %.2f s",
-                      std::chrono::duration<double>(std::chrono::steady_clock::now() - tc).count());
-        status = buf;
-        if (leader)
-          for (const auto& w : warnings)
-            std::fprintf(stderr, "ufno_predict: warning: %s: %s\n", cases[i].c_str(), w.c_str());
-      } catch (const dist::AgreedInputError& e) {
-        ++mine.failed;
-        status = std::string("FAILED: ") + e.what();
-      }
-    }
-    if (leader) {
-      if (bar) {
-        const int w = 30, filled = (i + 1) * w / n;
-        std::fprintf(stderr, "\r[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
-                     std::string(w - filled, ' ').c_str(), i + 1, n,
-                     status.rfind("FAILED", 0) == 0 ? "(a case failed)" : "");
-        if (status.rfind("FAILED", 0) == 0)
-          std::fprintf(stderr, "\nufno_predict: %s: %s\n", cases[i].c_str(), status.c_str());
-      } else {
-        std::fprintf(stderr, "ufno_predict: [%d/%d] %s: %s\n", i + 1, n, cases[i].c_str(),
-                     status.c_str());
-      }
-    }
+    const std::string status = predict_case(predictor, cases[i], outputs[i], leader, comm, mine);
+    if (leader) report(bar, i, n, cases[i], status);
   }
   if (bar) std::fprintf(stderr, "\n");
   // Totals: count each group once (its leader's numbers).

@@ -15,6 +15,7 @@
 #include "io/TensorFile.hpp"
 #include "operators/DistributedFno4d.hpp"
 #include "operators/Fno4dMemoryEstimate.hpp"
+#include "runtime/FieldNames.hpp"
 #include "runtime/NodeMemoryCheck.hpp"
 
 namespace ufno {
@@ -82,6 +83,42 @@ void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks
                        "; spread the ranks over more nodes (ranks on one node share its memory)");
 }
 
+// The process grid of a run: --grid, or for "auto" one that leaves A1 whole if it can (the
+// Fourier layers then stream A1 rows, DistributedFft, and per-rank memory falls about as 1/P).
+template <class Grid>
+std::string process_grid_spec(const std::string& grid_spec, const Grid& g, MPI_Comm comm) {
+  if (!grid_spec.empty() && grid_spec != "auto") return grid_spec;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  auto p = dist::ProcessGrid::automatic(size, {1, g[1], g[2], g[3]});
+  if (p[0] != 1) p = dist::ProcessGrid::automatic(size, {g[0], g[1], g[2], g[3]});
+  return std::to_string(p[0]) + "x" + std::to_string(p[1]) + "x" + std::to_string(p[2]);
+}
+
+// This rank's block b of the B cases' output, time-major (B, T, A1, A2, A3), into `out`.
+void write_fno4d_output(const std::string& out, const std::string& tensor, const Fno4dSpec& s,
+                        int B, const dist::Box4& b, const std::vector<float>& values,
+                        MPI_Comm comm) {
+  std::unique_ptr<OutputFile> f;
+  dist::collectively(comm, [&] { f = std::make_unique<OutputFile>(out, comm); });
+  const std::vector<std::size_t> global{std::size_t(B), std::size_t(s.grid[3]),
+                                        std::size_t(s.grid[0]), std::size_t(s.grid[1]),
+                                        std::size_t(s.grid[2])};
+  const std::vector<std::size_t> start{0, std::size_t(b.lo[3]), std::size_t(b.lo[0]),
+                                       std::size_t(b.lo[1]), std::size_t(b.lo[2])};
+  const std::vector<std::size_t> count{std::size_t(B), std::size_t(b.extent(3)),
+                                       std::size_t(b.extent(0)), std::size_t(b.extent(1)),
+                                       std::size_t(b.extent(2))};
+  const std::string what = field_description(field_kind(s.variable));
+  f->write_block(s.variable, global, start, count, values, s.output_units,
+                 what + ", (case, time, A1, A2, A3)");
+  f->set_attribute("source", tensor);
+  f->set_attribute("producer", "ufno_predict");
+  f->set_attribute("variables", s.variable);
+  f->set_attribute("architecture", "FNO4D");
+  dist::collectively(comm, [&] { f->commit(); });
+}
+
 }  // namespace
 
 Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& tensor,
@@ -95,18 +132,8 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   dist::collectively(comm, [&] {
     mf = std::make_unique<Fno4dModelFile>(model);
     const auto& g = mf->spec().grid;
-    std::string spec = grid_spec;
-    if (spec.empty() || spec == "auto") {
-      // Prefer grids that leave A1 whole: the Fourier layers then stream A1 rows (DistributedFft),
-      // and per-rank memory falls about as 1/P.
-      int size = 1;
-      MPI_Comm_size(comm, &size);
-      auto p = dist::ProcessGrid::automatic(size, {1, g[1], g[2], g[3]});
-      if (p[0] != 1) p = dist::ProcessGrid::automatic(size, {g[0], g[1], g[2], g[3]});
-      spec = std::to_string(p[0]) + "x" + std::to_string(p[1]) + "x" + std::to_string(p[2]);
-    }
-    grid = std::make_unique<dist::ProcessGrid>(
-        dist::ProcessGrid::from_string(comm, spec, {g[0], g[1], g[2], g[3]}));
+    grid = std::make_unique<dist::ProcessGrid>(dist::ProcessGrid::from_string(
+        comm, process_grid_spec(grid_spec, g, comm), {g[0], g[1], g[2], g[3]}));
   });
   dist::collectively(comm, [&] {
     const Fno4dSpec& s = mf->spec();
@@ -152,24 +179,7 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   r.seconds_predict = since(t0);
   if (grid->rank() == 0) LayerTimer::instance().report("ufno_predict (FNO4D)");
   t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<OutputFile> f;
-  dist::collectively(comm, [&] { f = std::make_unique<OutputFile>(out, comm); });
-  const std::vector<std::size_t> global{std::size_t(B), std::size_t(s.grid[3]),
-                                        std::size_t(s.grid[0]), std::size_t(s.grid[1]),
-                                        std::size_t(s.grid[2])};
-  const std::vector<std::size_t> start{0, std::size_t(b.lo[3]), std::size_t(b.lo[0]),
-                                       std::size_t(b.lo[1]), std::size_t(b.lo[2])};
-  const std::vector<std::size_t> count{std::size_t(B), std::size_t(b.extent(3)),
-                                       std::size_t(b.extent(0)), std::size_t(b.extent(1)),
-                                       std::size_t(b.extent(2))};
-  const std::string what = s.variable == "SG" ? "gas saturation" : "pressure buildup";
-  f->write_block(s.variable, global, start, count, values, s.output_units,
-                 what + ", (case, time, A1, A2, A3)");
-  f->set_attribute("source", tensor);
-  f->set_attribute("producer", "ufno_predict");
-  f->set_attribute("variables", s.variable);
-  f->set_attribute("architecture", "FNO4D");
-  dist::collectively(comm, [&] { f->commit(); });
+  write_fno4d_output(out, tensor, s, B, b, values, comm);
   r.seconds_write = since(t0);
   struct rusage u;
   getrusage(RUSAGE_SELF, &u);
