@@ -6,9 +6,13 @@
 #include <fstream>
 #include <random>
 
-#include "apps/FlowRun.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
+#include "runtime/FieldNames.hpp"
+#include "runtime/PredictionWriter.hpp"
+#include "screening/Evaluate.hpp"
+#include "screening/FlowRun.hpp"
+#include "screening/KpiTable.hpp"
 
 namespace ufno {
 
@@ -44,7 +48,7 @@ json edges(const std::vector<double>& widths, double start) {
 PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
   predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
                                            dist::ExchangeAlgorithm::Alltoallv, o.run);
-  heads_ = KpiHeads::from_model_files(o.models);
+  heads_ = HeadRegistry::from_model_files(o.models);
   for (const auto& note : heads_.notes) std::cerr << "ufno_server: note: " << note << "\n";
   for (const auto& note : predictor_->notes()) std::cerr << "ufno_server: note: " << note << "\n";
   const auto& g = predictor_->spec().grid;
@@ -136,6 +140,59 @@ void PredictionService::worker() {
   }
 }
 
+// The case of one request, or nothing when the request was answered with an error.
+std::optional<ReservoirCase> PredictionService::job_case(Job& j) const {
+  const auto& g = predictor_->spec().grid;
+  ReservoirCase c;
+  if (!j.upload_path.empty()) {
+    try {
+      c = read_case(j.upload_path, g[0], g[1]);
+    } catch (const InputError& e) {
+      // Name the file as the user knows it, not the server's temporary name.
+      std::string msg = e.what();
+      const auto p = msg.find(j.upload_path);
+      if (p != std::string::npos) msg.replace(p, j.upload_path.size(), j.request.site);
+      j.reply.set_value(error_reply(422, e.field(), msg));
+      return std::nullopt;
+    }
+  } else {
+    const auto* site = &sites_.front();
+    if (!j.request.site.empty()) {
+      site = nullptr;
+      for (const auto& s : sites_)
+        if (s.first == j.request.site) site = &s;
+      if (!site) {
+        j.reply.set_value(error_reply(422, "site", "unknown site '" + j.request.site + "'"));
+        return std::nullopt;
+      }
+    }
+    c = build_case(j.request, site->second);
+  }
+  const int nt = g[2];
+  if (!c.times_days.empty() && int(c.times_days.size()) != nt) {
+    j.reply.set_value(error_reply(422, "TIMES",
+                                  "the case has " + std::to_string(c.times_days.size()) +
+                                      " report times but the models predict " +
+                                      std::to_string(nt)));
+    return std::nullopt;
+  }
+  return c;
+}
+
+// A new result id; the oldest results beyond keep_results are deleted.
+std::string PredictionService::new_result_id() {
+  std::lock_guard<std::mutex> l(mu_);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "r%06ld", ++next_id_);
+  results_.push_back(buf);
+  while (int(results_.size()) > opts_.keep_results) {
+    fs::remove(fs::path(opts_.results_dir) / (results_.front() + ".h5"));
+    verifiable_.erase(results_.front());
+    results_.pop_front();
+  }
+  return buf;
+}
+
 void PredictionService::run_batch(std::vector<std::unique_ptr<Job>>& jobs) {
   const auto& g = predictor_->spec().grid;
   const int nt = g[2];
@@ -145,42 +202,12 @@ void PredictionService::run_batch(std::vector<std::unique_ptr<Job>>& jobs) {
   std::vector<std::unique_ptr<Job>> ok;
   for (auto& j : jobs) {
     try {
-      ReservoirCase c;
-      if (!j->upload_path.empty()) {
-        try {
-          c = read_case(j->upload_path, g[0], g[1]);
-        } catch (const InputError& e) {
-          // Name the file as the user knows it, not the server's temporary name.
-          std::string msg = e.what();
-          const auto p = msg.find(j->upload_path);
-          if (p != std::string::npos) msg.replace(p, j->upload_path.size(), j->request.site);
-          j->reply.set_value(error_reply(422, e.field(), msg));
-          continue;
-        }
-      } else {
-        const auto* site = &sites_.front();
-        if (!j->request.site.empty()) {
-          site = nullptr;
-          for (const auto& s : sites_)
-            if (s.first == j->request.site) site = &s;
-          if (!site) {
-            j->reply.set_value(error_reply(422, "site", "unknown site '" + j->request.site + "'"));
-            continue;
-          }
-        }
-        c = build_case(j->request, site->second);
-      }
-      if (!c.times_days.empty() && int(c.times_days.size()) != nt) {
-        j->reply.set_value(error_reply(422, "TIMES",
-                                       "the case has " + std::to_string(c.times_days.size()) +
-                                           " report times but the models predict " +
-                                           std::to_string(nt)));
-        continue;
-      }
-      warnings.push_back(out_of_training_range(c));
-      if (long low = low_permeability_cells(c))
+      auto c = job_case(*j);
+      if (!c) continue;
+      warnings.push_back(out_of_training_range(*c));
+      if (long low = low_permeability_cells(*c))
         warnings.back().push_back(low_permeability_warning(low));
-      cases.push_back(std::move(c));
+      cases.push_back(std::move(*c));
       ok.push_back(std::move(j));
     } catch (const RequestError& e) {
       j->reply.set_value(error_reply(422, e.field, e.message));
@@ -205,54 +232,48 @@ void PredictionService::run_batch(std::vector<std::unique_ptr<Job>>& jobs) {
     ++batches_;
     largest_batch_ = std::max<long>(largest_batch_, long(ok.size()));
   }
-  const std::size_t per = std::size_t(nt) * g[0] * g[1];
-  for (std::size_t b = 0; b < ok.size(); ++b) {
-    const ReservoirCase& c = cases[b];
-    Prediction one;
-    one.cases = 1;
-    one.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
-    for (const auto& f : all.fields) {
-      Field s = f;
-      s.shape[0] = 1;
-      s.values.assign(f.values.begin() + b * per, f.values.begin() + (b + 1) * per);
-      one.fields.push_back(std::move(s));
-    }
-    std::string id;
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "r%06ld", ++next_id_);
-      id = buf;
-      results_.push_back(id);
-      while (int(results_.size()) > opts_.keep_results) {
-        fs::remove(fs::path(opts_.results_dir) / (results_.front() + ".h5"));
-        verifiable_.erase(results_.front());
-        results_.pop_front();
-      }
-    }
-    write_prediction((fs::path(opts_.results_dir) / (id + ".h5")).string(), *predictor_, one,
-                     ok[b]->request.site.empty() ? sites_.front().first : ok[b]->request.site);
-    json body = result_json(id, c, one, b, ok[b]->request.critical_dp_bar, int(ok.size()),
-                            t0 - ok[b]->queued_at, predict_s, warnings[b]);
-    remember_for_verification(id, c, one, ok[b]->request.critical_dp_bar);
-    ok[b]->reply.set_value({200, std::move(body)});
-  }
+  for (std::size_t b = 0; b < ok.size(); ++b)
+    reply(*ok[b], cases[b], case_of(all, b), int(ok.size()), t0 - ok[b]->queued_at, predict_s,
+          warnings[b]);
 }
 
-void PredictionService::remember_for_verification(const std::string& id, const ReservoirCase& c,
-                                                  const Prediction& p, double critical_dp) {
-  const std::vector<float>* sg = nullptr;
-  const std::vector<float>* dp = nullptr;
-  for (const auto& f : p.fields) (f.name == "SG" ? sg : dp) = &f.values;
-  if (!sg || !dp) return;  // KPIs need both fields
-  Verifiable v{c, {}, {}};
-  v.kpi.critical_dp_bar = critical_dp;
-  v.c.times_days = p.times_days;  // Flow reports at the times the models predict
-  Kpis k = compute_kpis(c, *sg, *dp, p.times_days, v.kpi);
-  heads_.apply(k, c, *sg, *dp, p.times_days, v.kpi);
-  v.ufno_kpis = kpi_row(k);
-  std::lock_guard<std::mutex> l(mu_);
-  verifiable_[id] = std::move(v);
+// Case b of a batch's prediction, as a prediction of its own.
+Prediction PredictionService::case_of(const Prediction& all, std::size_t b) const {
+  const auto& g = predictor_->spec().grid;
+  const std::size_t per = std::size_t(g[2]) * g[0] * g[1];
+  Prediction one;
+  one.cases = 1;
+  one.times_days = all.times_days;
+  for (const auto& f : all.fields) {
+    Field s = f;
+    s.shape[0] = 1;
+    s.values.assign(f.values.begin() + b * per, f.values.begin() + (b + 1) * per);
+    one.fields.push_back(std::move(s));
+  }
+  return one;
+}
+
+void PredictionService::reply(Job& j, const ReservoirCase& c, Prediction one, int batch_size,
+                              double wait_s, double predict_s,
+                              const std::vector<std::string>& warnings) {
+  const int nt = predictor_->spec().grid[2];
+  one.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
+  const std::string id = new_result_id();
+  write_prediction((fs::path(opts_.results_dir) / (id + ".h5")).string(), *predictor_, one,
+                   j.request.site.empty() ? sites_.front().first : j.request.site);
+  // The KPIs, when the models predict both fields (the case's heads applied once, here).
+  KpiOptions o;
+  o.critical_dp_bar = j.request.critical_dp_bar;
+  std::optional<Kpis> k;
+  if (const auto f = case_fields(one)) k = evaluate(c, *f, heads_, o);
+  json body = result_json(id, c, one, k, o, batch_size, wait_s, predict_s, warnings);
+  if (k) {
+    Verifiable v{c, o, kpi_row(*k)};
+    v.c.times_days = one.times_days;  // Flow reports at the times the models predict
+    std::lock_guard<std::mutex> l(mu_);
+    verifiable_[id] = std::move(v);
+  }
+  j.reply.set_value({200, std::move(body)});
 }
 
 ServiceReply PredictionService::verify(const std::string& id) {
@@ -287,8 +308,9 @@ ServiceReply PredictionService::verify(const std::string& id) {
 }
 
 json PredictionService::result_json(const std::string& id, const ReservoirCase& c,
-                                    const Prediction& p, std::size_t, double critical_dp,
-                                    int batch_size, double wait_s, double predict_s,
+                                    const Prediction& p, const std::optional<Kpis>& k,
+                                    const KpiOptions& o, int batch_size, double wait_s,
+                                    double predict_s,
                                     const std::vector<std::string>& warnings) const {
   const auto& g = predictor_->spec().grid;
   const std::size_t n = std::size_t(g[2]) * g[0] * g[1];
@@ -308,45 +330,11 @@ json PredictionService::result_json(const std::string& id, const ReservoirCase& 
   json perf = json::array();
   for (int x = 0; x < c.nx; ++x) perf.push_back(c.perforated[x] ? 1 : 0);
   r["perforated"] = perf;
-  const std::vector<float>* sg = nullptr;
-  const std::vector<float>* dp = nullptr;
   for (const auto& f : p.fields) {
-    r["fields"][f.name] = {{"units", f.units},
-                           {"values", rounded(f.values, 0, n, f.name == "SG" ? 1e-4 : 1e-3)}};
-    (f.name == "SG" ? sg : dp) = &f.values;
+    const double step = field_kind(f.name) == FieldKind::SG ? 1e-4 : 1e-3;
+    r["fields"][f.name] = {{"units", f.units}, {"values", rounded(f.values, 0, n, step)}};
   }
-  if (sg && dp) {
-    KpiOptions o;
-    o.critical_dp_bar = critical_dp;
-    Kpis k = compute_kpis(c, *sg, *dp, p.times_days, o);
-    heads_.apply(k, c, *sg, *dp, p.times_days, o);
-    json years = json::array();
-    for (std::size_t i = 0; i < o.years.size(); ++i)
-      years.push_back({{"year", o.years[i]},
-                       {"year_used", k.years_used[i]},
-                       {"plume_radius_m", k.plume_radius_m[i]},
-                       {"plume_area_km2", k.plume_area_km2[i]},
-                       {"plume_capped", k.plume_capped[i] != 0},
-                       {"plume_radius_field_m", k.plume_radius_field_m[i]}});
-    r["kpis"] = {{"sg_threshold", o.sg_threshold},
-                 {"plume", years},
-                 {"max_dp_bar", k.max_dp_bar},
-                 {"max_dp_radius_m", k.max_dp_radius_m},
-                 {"max_dp_depth_m", k.max_dp_depth_m},
-                 {"max_dp_year", k.max_dp_year},
-                 {"critical_dp_bar", critical_dp},
-                 {"aor_radius_m", k.aor_radius_m},
-                 {"co2_mass_mt", k.co2_mass_mt},
-                 {"injected_mt", k.injected_mt},
-                 {"mass_ratio", k.mass_ratio},
-                 {"max_dp_field_bar", k.max_dp_field_bar},
-                 {"max_dp_source", k.max_dp_from_head ? "head" : "field"},
-                 {"plume_source", k.plume_from_head ? "head" : "field"},
-                 {"co2_mass_field_mt", k.co2_mass_field_mt},
-                 {"mass_source", k.mass_from_head ? "head" : "field"},
-                 {"aor_field_radius_m", k.aor_field_radius_m},
-                 {"aor_source", k.aor_from_head ? "head" : "field"}};
-  }
+  if (k) r["kpis"] = kpi_json(*k, o);
   r["warnings"] = warnings;
   return r;
 }

@@ -11,15 +11,16 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "apps/KpiHeads.hpp"
-#include "apps/Kpis.hpp"
-#include "apps/Predictor.hpp"
 #include "apps/WebCase.hpp"
 #include "core/RunOptions.hpp"
+#include "runtime/Predictor.hpp"
+#include "screening/HeadRegistry.hpp"
+#include "screening/Kpis.hpp"
 
 namespace ufno {
 
@@ -70,15 +71,20 @@ class PredictionService {
   void worker();
   void run_batch(std::vector<std::unique_ptr<Job>>& jobs);
   ServiceReply submit(std::unique_ptr<Job> job);
-  void remember_for_verification(const std::string& id, const ReservoirCase& c, const Prediction& p,
-                                 double critical_dp);
+  std::optional<ReservoirCase> job_case(Job& j) const;
+  std::string new_result_id();
+  Prediction case_of(const Prediction& all, std::size_t b) const;
+  // Writes one case's result, answers its request and keeps what a verification needs.
+  void reply(Job& j, const ReservoirCase& c, Prediction one, int batch_size, double wait_s,
+             double predict_s, const std::vector<std::string>& warnings);
   nlohmann::json result_json(const std::string& id, const ReservoirCase& c, const Prediction& p,
-                             std::size_t b, double critical_dp, int batch_size, double wait_s,
-                             double predict_s, const std::vector<std::string>& warnings) const;
+                             const std::optional<Kpis>& k, const KpiOptions& o, int batch_size,
+                             double wait_s, double predict_s,
+                             const std::vector<std::string>& warnings) const;
 
   ServiceOptions opts_;
   std::unique_ptr<Predictor> predictor_;
-  KpiHeads heads_;  // the models' KPI heads (apps/KpiHeads.hpp)
+  HeadRegistry heads_;  // the models' heads (screening/HeadRegistry.hpp)
   std::vector<std::pair<std::string, ReservoirCase>> sites_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

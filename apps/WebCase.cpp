@@ -68,7 +68,7 @@ CaseRequest parse_case_request(const json& j) {
     const auto& g = j["geostat"];
     if (!g.is_object()) throw RequestError{"geostat", "must be an object"};
     auto& p = r.geostat;
-    for (const auto& range : kGeostatRanges)  // apps/GeostatField.hpp
+    for (const auto& range : kGeostatRanges)  // screening/GeostatField.hpp
       number(g, range.name, range.valid.lo, range.valid.hi, p.*range.value, "geostat.");
     double seed = double(p.seed);
     number(g, "seed", 0.0, 4294967295.0, seed, "geostat.");

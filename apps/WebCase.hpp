@@ -2,13 +2,13 @@
 // The case a web request describes: a site (one of the server's template cases, which gives the
 // grid, the formation's active cells and its own permeability and porosity) with the request's
 // operating and fluid parameters, perforation, and permeability field choice: the site's own
-// field, a homogeneous field, or a geostatistical one (apps/GeostatField.hpp).
+// field, a homogeneous field, or a geostatistical one (screening/GeostatField.hpp).
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "apps/GeostatField.hpp"
 #include "io/CaseFile.hpp"
+#include "screening/GeostatField.hpp"
 
 namespace ufno {
 

@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <iostream>
 
-#include "apps/FlowRun.hpp"
 #include "apps/ToolMain.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/EclipseDeckWriter.hpp"
 #include "io/OutputFile.hpp"
 #include "io/OutputPath.hpp"
 #include "io/Temporaries.hpp"
+#include "screening/FlowRun.hpp"
 
 namespace {
 

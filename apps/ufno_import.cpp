@@ -51,6 +51,48 @@ void check_imported_case(const std::string& deck, const ufno::ReservoirCase& c) 
   if (!perforated) throw ufno::InputError(deck, "COMPDAT", "no layer is perforated");
 }
 
+// Flow's SG and dP at every report step, (T, X, Y) on the case's grid, and where they came from.
+struct Targets {
+  std::vector<float> sg, dp;
+  std::string unrst;
+};
+
+Targets read_targets(const std::string& unrst, const ufno::ImportedDeck& d,
+                     const ufno::ReservoirCase& c, const ufno::GridResampler* resample) {
+  Targets t;
+  t.unrst = unrst;
+  ufno::FlowResults r = ufno::read_flow_results(unrst, d.rc.nx, d.rc.ny, d.active);
+  if (r.nt != int(c.times_days.size()))
+    throw ufno::InputError(unrst, "",
+                           std::to_string(r.nt) + " report steps but the deck's TSTEP gives " +
+                               std::to_string(c.times_days.size()));
+  const std::size_t plane = std::size_t(d.rc.nx) * d.rc.ny;
+  for (int k = 0; k < r.nt; ++k) {
+    std::vector<double> s(r.sg.begin() + k * plane, r.sg.begin() + (k + 1) * plane);
+    std::vector<double> p(r.dp.begin() + k * plane, r.dp.begin() + (k + 1) * plane);
+    if (resample) {
+      s = resample->map(s, d.active, ufno::Average::Arithmetic);
+      p = resample->map(p, d.active, ufno::Average::Arithmetic);
+    }
+    t.sg.insert(t.sg.end(), s.begin(), s.end());
+    t.dp.insert(t.dp.end(), p.begin(), p.end());
+  }
+  return t;
+}
+
+// The targets in the layout ufno_predict writes (time, layer, radial cell).
+void write_targets(const std::string& path, const ufno::ReservoirCase& c, const Targets& t) {
+  ufno::OutputFile f(path);
+  const std::vector<std::size_t> shape{c.times_days.size(), std::size_t(c.nx), std::size_t(c.ny)};
+  f.write_field("SG", shape, 0, 0, shape, t.sg, "1", "gas saturation (time, layer, radial cell)");
+  f.write_field("dP", shape, 0, 0, shape, t.dp, "bar",
+                "pressure buildup PRESSURE - PRESSURE(step 0) (time, layer, radial cell)");
+  f.write_times(c.times_days);
+  f.set_attribute("source", t.unrst);
+  f.set_attribute("producer", "ufno_import");
+  f.commit();
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"ufno_import: ECLIPSE/OPM deck (and its UNRST results) -> ufno case (and targets)"};
   std::string deck, out, targets, unrst, like;
@@ -107,40 +149,13 @@ int run(int argc, char** argv) {
   ufno::check_output_path(out, {deck, like, unrst});
   if (!targets.empty()) ufno::check_output_path(targets, {deck, like, unrst, out}, "--targets");
   // The targets are read before anything is written: a failure leaves neither file.
-  std::vector<float> sg, dp;
-  std::string unrst_path;
-  if (!targets.empty()) {
-    unrst_path = unrst.empty() ? default_unrst(deck) : unrst;
-    ufno::FlowResults r = ufno::read_flow_results(unrst_path, d.rc.nx, d.rc.ny, d.active);
-    if (r.nt != int(c.times_days.size()))
-      throw ufno::InputError(unrst_path, "",
-                             std::to_string(r.nt) + " report steps but the deck's TSTEP gives " +
-                                 std::to_string(c.times_days.size()));
-    const std::size_t plane = std::size_t(d.rc.nx) * d.rc.ny;
-    for (int t = 0; t < r.nt; ++t) {
-      std::vector<double> s(r.sg.begin() + t * plane, r.sg.begin() + (t + 1) * plane);
-      std::vector<double> p(r.dp.begin() + t * plane, r.dp.begin() + (t + 1) * plane);
-      if (resample) {
-        s = resample->map(s, d.active, ufno::Average::Arithmetic);
-        p = resample->map(p, d.active, ufno::Average::Arithmetic);
-      }
-      sg.insert(sg.end(), s.begin(), s.end());
-      dp.insert(dp.end(), p.begin(), p.end());
-    }
-  }
+  Targets t;
+  if (!targets.empty())
+    t = read_targets(unrst.empty() ? default_unrst(deck) : unrst, d, c, resample.get());
   ufno::write_case(out, c, "imported from " + deck, "ufno_import");
   if (!targets.empty()) {
     try {
-      ufno::OutputFile f(targets);
-      const std::vector<std::size_t> shape{c.times_days.size(), std::size_t(c.nx),
-                                           std::size_t(c.ny)};
-      f.write_field("SG", shape, 0, 0, shape, sg, "1", "gas saturation (time, layer, radial cell)");
-      f.write_field("dP", shape, 0, 0, shape, dp, "bar",
-                    "pressure buildup PRESSURE - PRESSURE(step 0) (time, layer, radial cell)");
-      f.write_times(c.times_days);
-      f.set_attribute("source", unrst_path);
-      f.set_attribute("producer", "ufno_import");
-      f.commit();
+      write_targets(targets, c, t);
     } catch (...) {
       std::filesystem::remove(out);  // both files or neither
       throw;

@@ -11,70 +11,21 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "apps/KpiHeads.hpp"
-#include "apps/Kpis.hpp"
 #include "apps/ToolMain.hpp"
-#include "io/CaseEncoding.hpp"
-#include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
 #include "io/Temporaries.hpp"
+#include "screening/Evaluate.hpp"
+#include "screening/KpiTable.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Fields {
-  std::vector<float> sg, dp;
-  std::vector<double> times_days;
-};
-
-// One field as (T, X, Y) of the case's grid, finite; T from the file.
-std::vector<float> read_field(const ufno::h5::File& f, const std::string& name,
-                              const ufno::ReservoirCase& c, std::size_t& nt) {
-  if (!f.has_dataset(name)) throw ufno::InputError(f.path(), name, "dataset is missing");
-  std::vector<std::size_t> s;
-  // At most 4096 report times of the case's grid are read (not whatever size a file declares).
-  auto v = f.read_floats(name, &s, std::size_t(4096) * c.nx * c.ny);
-  if (s.size() == 4 && s[0] == 1) s.erase(s.begin());
-  if (s.size() != 3 || s[1] != std::size_t(c.nx) || s[2] != std::size_t(c.ny) || s[0] < 1)
-    throw ufno::InputError(f.path(), name,
-                           "must be (T, X, Y) or (1, T, X, Y) on the case's " +
-                               std::to_string(c.nx) + " x " + std::to_string(c.ny) + " grid");
-  if (nt && s[0] != nt)
-    throw ufno::InputError(f.path(), name, "has another number of report times than SG");
-  nt = s[0];
-  for (float x : v)
-    if (!std::isfinite(x)) throw ufno::InputError(f.path(), name, "contains NaN or Inf");
-  return v;
-}
-
-Fields read_fields(const std::string& path, const ufno::ReservoirCase& c) {
-  const auto f = ufno::h5::File::open_read(path);
-  Fields r;
-  std::size_t nt = 0;
-  r.sg = read_field(f, "SG", c, nt);
-  r.dp = read_field(f, "dP", c, nt);
-  if (f.has_dataset("TIMES")) {
-    const auto t = f.read_numeric("TIMES", 4096);
-    if (t.shape.size() != 1) throw ufno::InputError(path, "TIMES", "must be one-dimensional");
-    r.times_days = t.values;
-  } else {
-    r.times_days = c.times_days.empty() ? ufno::paper_times_days(int(nt)) : c.times_days;
-  }
-  if (r.times_days.size() != nt)
-    throw ufno::InputError(path, "TIMES", "must give one time per report of SG and dP");
-  for (std::size_t t = 0; t < nt; ++t)
-    if (!(r.times_days[t] > (t ? r.times_days[t - 1] : 0.0)))
-      throw ufno::InputError(path, "TIMES", "must be positive and increasing");
-  return r;
-}
 
 std::vector<double> parse_years(const std::string& s) {
   std::vector<double> y;
@@ -148,7 +99,8 @@ int run(int argc, char** argv) {
   });
   const auto pairs = pairs_of(args, list);
   if (pairs.empty()) throw ufno::InputError("arguments", "pairs", "give CASE FIELDS or --list");
-  const ufno::KpiHeads heads = ufno::KpiHeads::from_model_files(models);
+  // The fields given are final: the field stage (the dP field scale) acts inside predictions.
+  const auto heads = ufno::HeadRegistry::from_model_files(models, /*with_field_stage=*/false);
   for (const auto& note : heads.notes) std::cerr << "ufno_kpis: note: " << note << "\n";
   std::string tmp;
   if (!out.empty()) {
@@ -169,9 +121,7 @@ int run(int argc, char** argv) {
     csv << "\n";
     for (const auto& [case_path, fields_path] : pairs) {
       const ufno::ReservoirCase c = ufno::read_case(case_path);
-      const Fields f = read_fields(fields_path, c);
-      ufno::Kpis k = ufno::compute_kpis(c, f.sg, f.dp, f.times_days, o);
-      heads.apply(k, c, f.sg, f.dp, f.times_days, o);
+      const ufno::Kpis k = ufno::evaluate(c, ufno::read_case_fields(fields_path, c), heads, o);
       csv << csv_cell(case_path) << "," << csv_cell(fields_path);
       for (double v : ufno::kpi_row(k)) csv << "," << v;
       csv << "\n";

@@ -1,7 +1,7 @@
 // ufno_predict: predicts gas saturation SG and pressure buildup dP of a reservoir case (or of an
 // encoded input tensor) with one or two trained U-FNO / FNO models, on one process or on P MPI
 // ranks (srun / mpirun) that each hold one block of the grid; with --cases, many cases in one job
-// (apps/BatchRun.hpp). Exit codes: 0 success, 2 bad input or options (one line naming file and
+// (runtime/BatchRun.hpp). Exit codes: 0 success, 2 bad input or options (one line naming file and
 // field, printed by rank 0), 3 a batch finished but some cases failed, 1 anything else. An
 // unexpected error on one rank aborts the whole job rather than leaving the others waiting.
 #include <mpi.h>
@@ -11,19 +11,20 @@
 #include <cstdio>
 #include <iostream>
 
-#include "apps/BatchRun.hpp"
-#include "apps/DefaultModels.hpp"
-#include "apps/Fno4dRun.hpp"
-#include "apps/MpiMain.hpp"
-#include "apps/Predictor.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
-#include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "decomposition/Repartition.hpp"
 #include "io/ModelAttributes.hpp"
 #include "io/OutputPath.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/BatchRun.hpp"
+#include "runtime/DefaultModels.hpp"
+#include "runtime/Fno4dRun.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/PredictionWriter.hpp"
+#include "runtime/Predictor.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
+#include "runtime/ThreadDefaults.hpp"
 
 namespace {
 
@@ -31,58 +32,173 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run(int argc, char** argv, int rank, int size) {
-  CLI::App app{"ufno_predict: U-FNO / FNO prediction of CO2 gas saturation and pressure buildup"};
+// The command line, parsed.
+struct Options {
   std::vector<std::string> models;
-  std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv";
-  int ranks_per_case = 1;
-  bool bf16 = false;
-  const ufno::ThreadChoice auto_threads =
-      ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
-  int threads = 0;
-  app.add_option("--model", models,
+  std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv", plan;
+  int ranks_per_case = 1, threads = 0, cases_per_pass = 0;
+  bool bf16 = false, tf32 = false;
+  std::string threads_from;  // where the thread count came from, for the summary line
+};
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--model", o.models,
                  "model file (HDF5); give twice for an SG and a dP model (default: the shipped "
                  "models/sg_ufno.h5 and models/dp_ufno.h5)")
       ->check(CLI::ExistingFile);
-  auto* opt_tensor = app.add_option("--tensor", tensor,
+  auto* opt_tensor = app.add_option("--tensor", o.tensor,
                                     "encoded input: dataset /input (B,X,Y,T,12) for a U-FNO/FNO, "
                                     "(B,A1,A2,A3,T,C) for a 4-D FNO (FNO4D)");
-  auto* opt_case = app.add_option("--case", case_path, "reservoir case file (docs/case-format.md)");
+  auto* opt_case =
+      app.add_option("--case", o.case_path, "reservoir case file (docs/case-format.md)");
   auto* opt_cases =
-      app.add_option("--cases", cases, "batch: a directory of case files, or a list file");
+      app.add_option("--cases", o.cases, "batch: a directory of case files, or a list file");
   opt_tensor->excludes(opt_case);
   opt_cases->excludes(opt_case)->excludes(opt_tensor);
-  app.add_option("--out", out,
+  app.add_option("--out", o.out,
                  "output file (HDF5): /SG, /dP as (B,T,X,Y); with --cases a directory")
       ->required();
-  app.add_option("--ranks-per-case", ranks_per_case, "batch: ranks that share one case")
+  app.add_option("--ranks-per-case", o.ranks_per_case, "batch: ranks that share one case")
       ->check(CLI::PositiveNumber);
-  int cases_per_pass = 0;
-  app.add_option("--cases-per-pass", cases_per_pass,
+  app.add_option("--cases-per-pass", o.cases_per_pass,
                  "batch: cases stacked into one pass of the models (default: 1 on the streaming "
                  "plan, 8 on the whole-tensor plan, a GPU's)")
       ->check(CLI::Range(1, 1024));
-  auto* opt_threads =
-      app.add_option("--threads", threads,
-                     "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
-                     "may use: affinity mask, SLURM_CPUS_PER_TASK, or the node's CPUs / ranks)");
-  app.add_option("--grid", grid_spec,
+  app.add_option("--threads", o.threads,
+                 "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "
+                 "may use: affinity mask, SLURM_CPUS_PER_TASK, or the node's CPUs / ranks)");
+  app.add_option("--grid", o.grid_spec,
                  "process grid PXxPY splitting X (layers) and Y (radial cells); PAxPBxPC "
                  "splitting A1, A2, A3 for a 4-D FNO; or auto");
-  app.add_option("--exchange", exchange, "repartition algorithm: alltoallv or p2p")
+  app.add_option("--exchange", o.exchange, "repartition algorithm: alltoallv or p2p")
       ->check(CLI::IsMember({"alltoallv", "p2p"}));
-  bool tf32 = false;
-  std::string plan;
-  app.add_flag("--tf32", tf32,
+  app.add_flag("--tf32", o.tf32,
                "GPU: float32 products and convolutions on TF32 tensor cores (faster; results "
                "about 1e-3 relative from the exact ones; no effect on CPUs; or UFNO_TF32=1)");
-  app.add_option("--plan", plan,
+  app.add_option("--plan", o.plan,
                  "execution plan: streaming (cache-blocked, the CPU's default) or whole-tensor "
                  "(the GPU's default); both compute the same values (or UFNO_PLAN)")
       ->check(CLI::IsMember({"streaming", "whole-tensor"}));
-  app.add_flag("--bf16-convolutions", bf16,
+  app.add_flag("--bf16-convolutions", o.bf16,
                "U-Net convolutions in bfloat16 (faster on CPUs with AVX512_BF16, less accurate; "
                "see benchmarks/README.md)");
+}
+
+// The checks that need more than one option or the models; an error line (rank 0) and false
+// for options to refuse with exit 2. fno4d_models: how many of the models are 4-D FNOs.
+bool check_options(Options& o, int rank, int& fno4d_models) {
+  auto refuse = [&](const char* why) {
+    if (rank == 0) std::cerr << "ufno_predict: error: " << why << "\n";
+    return false;
+  };
+  if (int(!o.tensor.empty()) + int(!o.case_path.empty()) + int(!o.cases.empty()) != 1)
+    return refuse("give exactly one of --tensor, --case or --cases");
+  if (o.models.empty()) o.models = ufno::default_models();
+  // A 4-D FNO predicts tensors, alone; U-FNO / FNO models go the case and tensor paths.
+  fno4d_models = 0;
+  ufno::dist::collectively(MPI_COMM_WORLD, [&] {
+    for (const auto& m : o.models) fno4d_models += ufno::model_architecture(m) == "FNO4D";
+  });
+  if (fno4d_models > 0 && (o.models.size() != 1 || o.tensor.empty()))
+    return refuse("--model: a 4-D FNO (FNO4D) runs alone and on --tensor input only");
+  if (o.cases.empty())
+    ufno::dist::collectively(MPI_COMM_WORLD, [&] {
+      std::vector<std::string> inputs = o.models;
+      inputs.push_back(o.case_path);
+      inputs.push_back(o.tensor);
+      ufno::check_output_path(o.out, inputs);
+    });
+  ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(o.threads); });
+  if (o.bf16 && !ufno::backend::conv_bf16_supported())
+    return refuse("--bf16-convolutions: this CPU has neither AVX512_BF16 nor AMX-BF16");
+  return true;
+}
+
+// The run's options from the flags and the environment, applied to the process.
+ufno::RunOptions process_options(const Options& o, int rank, int size) {
+  ufno::RunOptions run = ufno::run_options_from_environment(o.threads, o.bf16);
+  run.tf32 = run.tf32 || o.tf32;
+  if (!o.plan.empty()) ufno::parse_plan_kind(o.plan, run.plan);
+  ufno::apply_process_options(run);
+  // On GPUs, say how the ranks exchange: in GPU memory, or staged through the host when the MPI
+  // is not CUDA-aware (host tensors always exchange in host memory).
+  if (!ufno::kHostTensors && size > 1 && rank == 0)
+    std::fprintf(stderr, "ufno_predict: exchanges between ranks go through %s\n",
+                 ufno::dist::describe(ufno::dist::exchange_memory()).c_str());
+  return run;
+}
+
+int predict_batch(const Options& o, const ufno::RunOptions& run, int rank) {
+  ufno::BatchOptions b{o.models,    o.cases,
+                       o.out,       o.ranks_per_case,
+                       o.grid_spec, ufno::dist::parse_exchange_algorithm(o.exchange),
+                       run,         o.cases_per_pass};
+  const ufno::BatchSummary s = ufno::run_batch(b);
+  if (rank == 0)
+    std::printf(
+        "ufno_predict: batch of %d case(s): %d done, %d skipped (already done), %d failed "
+        "in %.3f s, %d thread(s) per rank (%s) -> %s\n",
+        s.done + s.skipped + s.failed, s.done, s.skipped, s.failed, s.seconds, o.threads,
+        o.threads_from.c_str(), o.out.c_str());
+  // Every task exits with the batch's status, not just the one that counted the failures.
+  int failed = s.failed > 0, any_failed = 0;
+  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return any_failed ? 3 : 0;
+}
+
+int predict_fno4d(const Options& o, int rank, int size) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const ufno::Fno4dRunSummary s =
+      ufno::run_fno4d_tensor(o.models[0], o.tensor, o.out, o.grid_spec,
+                             ufno::dist::parse_exchange_algorithm(o.exchange), MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf(
+        "ufno_predict: %d case(s) %s on %s (FNO4D) in %.3f s (load %.3f s, predict %.3f s, "
+        "write %.3f s), %d rank(s) as %s x %d thread(s) (%s), peak memory %.0f MB per rank "
+        "(largest) -> %s\n",
+        s.cases, s.variable.c_str(), s.grid.c_str(), seconds_since(t0), s.seconds_load,
+        s.seconds_predict, s.seconds_write, size, s.process_grid.c_str(), o.threads,
+        o.threads_from.c_str(), s.peak_rss_mb_max, o.out.c_str());
+  return 0;
+}
+
+// One case file or one encoded tensor, through the U-FNO / FNO models.
+int predict_one(const Options& o, const ufno::RunOptions& run, int rank) {
+  const auto t0 = std::chrono::steady_clock::now();
+  ufno::Predictor predictor(o.models, MPI_COMM_WORLD, o.grid_spec,
+                            ufno::dist::parse_exchange_algorithm(o.exchange), run);
+  const double t_load = seconds_since(t0);
+  if (rank == 0)
+    for (const auto& note : predictor.notes()) std::cerr << "ufno_predict: note: " << note << "\n";
+  const auto& spec = predictor.spec();
+  const auto t1 = std::chrono::steady_clock::now();
+  ufno::Prediction p;
+  std::vector<std::string> warnings;
+  if (!o.tensor.empty())
+    p = predictor.run_tensor_file(o.tensor);
+  else
+    p = predictor.run_case_file(o.case_path, &warnings);
+  const double t_predict = seconds_since(t1);
+  if (rank == 0)
+    for (const auto& w : warnings)
+      std::cerr << "ufno_predict: warning: " << o.case_path << ": " << w << "\n";
+  ufno::write_prediction(o.out, predictor, p, o.tensor.empty() ? o.case_path : o.tensor);
+  if (rank == 0)
+    std::printf(
+        "ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), "
+        "%d rank(s) as %s x %d thread(s) (%s) -> %s\n",
+        p.cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
+        spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, predictor.grid().size(),
+        predictor.grid().str().c_str(), o.threads, o.threads_from.c_str(), o.out.c_str());
+  return 0;
+}
+
+int run(int argc, char** argv, int rank, int size) {
+  CLI::App app{"ufno_predict: U-FNO / FNO prediction of CO2 gas saturation and pressure buildup"};
+  Options o;
+  const ufno::ThreadChoice auto_threads =
+      ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
+  add_options(app, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -91,108 +207,15 @@ int run(int argc, char** argv, int rank, int size) {
     if (rank == 0) std::cerr << "ufno_predict: error: " << e.what() << " (see --help)\n";
     return 2;
   }
-  if (int(!tensor.empty()) + int(!case_path.empty()) + int(!cases.empty()) != 1) {
-    if (rank == 0)
-      std::cerr << "ufno_predict: error: give exactly one of --tensor, --case or --cases\n";
-    return 2;
-  }
-  if (models.empty()) models = ufno::default_models();
-  // A 4-D FNO predicts tensors, alone; U-FNO / FNO models go the case and tensor paths below.
+  const bool threads_given = app.count("--threads") > 0;
+  o.threads_from = threads_given ? "--threads" : auto_threads.source;
+  if (!threads_given) o.threads = auto_threads.threads;
   int fno4d_models = 0;
-  ufno::dist::collectively(MPI_COMM_WORLD, [&] {
-    for (const auto& m : models) fno4d_models += ufno::model_architecture(m) == "FNO4D";
-  });
-  if (fno4d_models > 0 && (models.size() != 1 || tensor.empty())) {
-    if (rank == 0)
-      std::cerr << "ufno_predict: error: --model: a 4-D FNO (FNO4D) runs alone and on --tensor "
-                   "input only\n";
-    return 2;
-  }
-  if (cases.empty())
-    ufno::dist::collectively(MPI_COMM_WORLD, [&] {
-      std::vector<std::string> inputs = models;
-      inputs.push_back(case_path);
-      inputs.push_back(tensor);
-      ufno::check_output_path(out, inputs);
-    });
-  const std::string threads_from = opt_threads->count() ? "--threads" : auto_threads.source;
-  if (!opt_threads->count()) threads = auto_threads.threads;
-  ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(threads); });
-  if (bf16 && !ufno::backend::conv_bf16_supported()) {
-    if (rank == 0)
-      std::cerr << "ufno_predict: error: --bf16-convolutions: this CPU has neither AVX512_BF16 "
-                   "nor AMX-BF16\n";
-    return 2;
-  }
-  ufno::RunOptions run = ufno::run_options_from_environment(threads, bf16);
-  run.tf32 = run.tf32 || tf32;
-  if (!plan.empty()) ufno::parse_plan_kind(plan, run.plan);
-  ufno::apply_process_options(run);
-  // On GPUs, say how the ranks exchange: in GPU memory, or staged through the host when the MPI
-  // is not CUDA-aware (host tensors always exchange in host memory).
-  if (!ufno::kHostTensors && size > 1 && rank == 0)
-    std::fprintf(stderr, "ufno_predict: exchanges between ranks go through %s\n",
-                 ufno::dist::describe(ufno::dist::exchange_memory()).c_str());
-  if (!cases.empty()) {
-    ufno::BatchOptions o{models,    cases,
-                         out,       ranks_per_case,
-                         grid_spec, ufno::dist::parse_exchange_algorithm(exchange),
-                         run,       cases_per_pass};
-    const ufno::BatchSummary s = ufno::run_batch(o);
-    if (rank == 0)
-      std::printf(
-          "ufno_predict: batch of %d case(s): %d done, %d skipped (already done), %d failed "
-          "in %.3f s, %d thread(s) per rank (%s) -> %s\n",
-          s.done + s.skipped + s.failed, s.done, s.skipped, s.failed, s.seconds, threads,
-          threads_from.c_str(), out.c_str());
-    // Every task exits with the batch's status, not just the one that counted the failures.
-    int failed = s.failed > 0, any_failed = 0;
-    MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return any_failed ? 3 : 0;
-  }
-  if (fno4d_models == 1) {
-    const auto t4 = std::chrono::steady_clock::now();
-    const ufno::Fno4dRunSummary s =
-        ufno::run_fno4d_tensor(models[0], tensor, out, grid_spec,
-                               ufno::dist::parse_exchange_algorithm(exchange), MPI_COMM_WORLD);
-    if (rank == 0)
-      std::printf(
-          "ufno_predict: %d case(s) %s on %s (FNO4D) in %.3f s (load %.3f s, predict %.3f s, "
-          "write %.3f s), %d rank(s) as %s x %d thread(s) (%s), peak memory %.0f MB per rank "
-          "(largest) -> %s\n",
-          s.cases, s.variable.c_str(), s.grid.c_str(), seconds_since(t4), s.seconds_load,
-          s.seconds_predict, s.seconds_write, size, s.process_grid.c_str(), threads,
-          threads_from.c_str(), s.peak_rss_mb_max, out.c_str());
-    return 0;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
-  ufno::Predictor predictor(models, MPI_COMM_WORLD, grid_spec,
-                            ufno::dist::parse_exchange_algorithm(exchange), run);
-  const double t_load = seconds_since(t0);
-  if (rank == 0)
-    for (const auto& note : predictor.notes()) std::cerr << "ufno_predict: note: " << note << "\n";
-  const auto& spec = predictor.spec();
-
-  const auto t1 = std::chrono::steady_clock::now();
-  ufno::Prediction p;
-  std::vector<std::string> warnings;
-  if (!tensor.empty())
-    p = predictor.run_tensor_file(tensor);
-  else
-    p = predictor.run_case_file(case_path, &warnings);
-  const double t_predict = seconds_since(t1);
-  if (rank == 0)
-    for (const auto& w : warnings)
-      std::cerr << "ufno_predict: warning: " << case_path << ": " << w << "\n";
-  ufno::write_prediction(out, predictor, p, tensor.empty() ? case_path : tensor);
-  if (rank == 0)
-    std::printf(
-        "ufno_predict: %zu case(s) %s on %dx%dx%d (%s) in %.3f s (load %.3f s, predict %.3f s), "
-        "%d rank(s) as %s x %d thread(s) (%s) -> %s\n",
-        p.cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
-        spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, predictor.grid().size(),
-        predictor.grid().str().c_str(), threads, threads_from.c_str(), out.c_str());
-  return 0;
+  if (!check_options(o, rank, fno4d_models)) return 2;
+  const ufno::RunOptions run = process_options(o, rank, size);
+  if (!o.cases.empty()) return predict_batch(o, run, rank);
+  if (fno4d_models == 1) return predict_fno4d(o, rank, size);
+  return predict_one(o, run, rank);
 }
 
 }  // namespace

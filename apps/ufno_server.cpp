@@ -21,12 +21,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "apps/DefaultModels.hpp"
-#include "apps/MpiMain.hpp"
 #include "apps/PredictionService.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
-#include "apps/ThreadDefaults.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/DefaultModels.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
+#include "runtime/ThreadDefaults.hpp"
 
 #ifndef UFNO_SOURCE_DIR
 #define UFNO_SOURCE_DIR "."
@@ -190,22 +190,24 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
       });
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"ufno_server: web front end and JSON API for U-FNO predictions"};
+// The server's own flags (the service's go into ServiceOptions).
+struct ServerFlags {
   std::string host = "127.0.0.1", web_root = std::string(UFNO_SOURCE_DIR) + "/web", results;
   int port = 8080, threads = 0, http_threads = 32;
   double max_upload_mb = 16;
-  ufno::ServiceOptions o;
-  app.add_option("--host", host, "address to listen on (0.0.0.0 for every interface)");
-  app.add_option("--port", port, "port (0: any free port, printed at start)")
+};
+
+void add_options(CLI::App& app, ServerFlags& f, ufno::ServiceOptions& o) {
+  app.add_option("--host", f.host, "address to listen on (0.0.0.0 for every interface)");
+  app.add_option("--port", f.port, "port (0: any free port, printed at start)")
       ->check(CLI::Range(0, 65535));
   app.add_option("--model", o.models, "model file; give twice for SG and dP (default: shipped)")
       ->check(CLI::ExistingFile);
   app.add_option("--site", o.sites, "template case file (default: examples/opm/*/case.h5)")
       ->check(CLI::ExistingFile);
-  app.add_option("--web-root", web_root, "directory of the page");
-  app.add_option("--results", results, "directory for result files (default: a temp dir)");
-  app.add_option("--max-upload-mb", max_upload_mb, "largest accepted request body")
+  app.add_option("--web-root", f.web_root, "directory of the page");
+  app.add_option("--results", f.results, "directory for result files (default: a temp dir)");
+  app.add_option("--max-upload-mb", f.max_upload_mb, "largest accepted request body")
       ->check(CLI::Range(0.001, 4096.0));
   app.add_option("--max-batch", o.max_batch, "requests predicted together")
       ->check(CLI::PositiveNumber);
@@ -213,9 +215,31 @@ int run(int argc, char** argv) {
                  "how long the worker waits for more requests to batch");
   app.add_option("--max-queue", o.max_queue, "waiting requests beyond which the API answers 503")
       ->check(CLI::PositiveNumber);
-  app.add_option("--threads", threads, "compute threads (default: the CPUs this process may use)");
-  app.add_option("--http-threads", http_threads, "threads accepting requests")
+  app.add_option("--threads", f.threads,
+                 "compute threads (default: the CPUs this process may use)");
+  app.add_option("--http-threads", f.http_threads, "threads accepting requests")
       ->check(CLI::Range(2, 1024));
+}
+
+// The HTTP server's threads, limits, socket options and page.
+void configure(httplib::Server& svr, const ServerFlags& f) {
+  const int http_threads = f.http_threads;
+  svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(size_t(http_threads)); };
+  svr.set_payload_max_length(std::size_t(f.max_upload_mb * 1024 * 1024));
+  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, with which a second server on
+  // a port in use starts without error and the two share the requests.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  svr.set_mount_point("/", f.web_root);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"ufno_server: web front end and JSON API for U-FNO predictions"};
+  ServerFlags flags;
+  ufno::ServiceOptions o;
+  add_options(app, flags, o);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -224,6 +248,10 @@ int run(int argc, char** argv) {
     std::cerr << "ufno_server: error: " << e.what() << " (see --help)\n";
     return 2;
   }
+  const std::string& host = flags.host;
+  const int port = flags.port, http_threads = flags.http_threads;
+  std::string& results = flags.results;
+  int& threads = flags.threads;
   // A request waits in its HTTP thread, so a queue as long as the threads can never be full.
   if (o.max_queue >= http_threads)
     throw ufno::InputError("--max-queue", "",
@@ -240,20 +268,12 @@ int run(int argc, char** argv) {
   ufno::check_thread_count(threads);
   o.run = ufno::run_options_from_environment(threads, false);
   ufno::apply_process_options(o.run);
-  if (!fs::is_directory(web_root))
-    throw ufno::InputError(web_root, "--web-root", "is not a directory");
+  if (!fs::is_directory(flags.web_root))
+    throw ufno::InputError(flags.web_root, "--web-root", "is not a directory");
 
   ufno::PredictionService service(o);
   httplib::Server svr;
-  svr.new_task_queue = [http_threads] { return new httplib::ThreadPool(size_t(http_threads)); };
-  svr.set_payload_max_length(std::size_t(max_upload_mb * 1024 * 1024));
-  // SO_REUSEADDR only: httplib's default also sets SO_REUSEPORT, with which a second server on
-  // a port in use starts without error and the two share the requests.
-  svr.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  svr.set_mount_point("/", web_root);
+  configure(svr, flags);
   add_guards(svr);
   add_routes(svr, service);
   const int bound =

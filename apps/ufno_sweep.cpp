@@ -1,14 +1,14 @@
-// ufno_sweep: site-screening parameter sweeps (apps/Sweep.hpp, docs/sweeps.md). Exit codes: 0,
+// ufno_sweep: site-screening parameter sweeps (screening/Sweep.hpp, docs/sweeps.md). Exit codes: 0,
 // 2 bad configuration or input (one line naming file and key), 3 some scenarios failed, 1 other.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "apps/MpiMain.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
-#include "apps/Sweep.hpp"
-#include "apps/ThreadDefaults.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
+#include "runtime/ThreadDefaults.hpp"
+#include "screening/Sweep.hpp"
 
 namespace {
 

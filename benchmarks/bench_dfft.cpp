@@ -35,31 +35,11 @@ double best_time(int repeat, F&& f) {
   return best;
 }
 
+// FFTW-MPI's best times: (a) slab decomposition along the first axis, `batch` interleaved
+// transforms; (a') the same on ufno's channel-first layout, one transform per channel.
 template <std::size_t D>
-int run(const std::vector<int>& n, const std::vector<int>& modes, int batch, int repeat,
-        int threads, const std::string& grid_spec, const std::string& wisdom) {
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  backend::set_threads(threads);
-  fftwf_mpi_init();  // before any wisdom is read: FFTW-MPI's planners must be registered
-  // One wisdom file per rank: ranks plan different block shapes.
-  if (!wisdom.empty()) fft::set_fft_wisdom_file(wisdom + "." + std::to_string(rank));
-  const unsigned fftw_flags = wisdom.empty() ? FFTW_ESTIMATE : FFTW_MEASURE;
-  std::array<int, D> N{}, M{};
-  for (std::size_t a = 0; a < D; ++a) N[a] = n[a], M[a] = modes[a];
-  auto grid = dist::ProcessGrid::from_string(MPI_COMM_WORLD, grid_spec, n);
-  double points = 1;
-  for (int v : N) points *= v;
-  const double flops = 5.0 * points * std::log2(points) * batch;
-
-  // (a) ours, full transform
-  dist::DistributedFft<D> full(grid, N);
-  auto x = make_grid_view<D>("x", 1, batch, full.real_layout().box(rank).extents());
-  Kokkos::deep_copy(x, 1.f);
-  const double t_ours = best_time(repeat, [&] { full.forward(x); });
-
-  // (a) FFTW-MPI, slab decomposition along the first axis, `batch` interleaved transforms
+std::pair<double, double> time_fftw_mpi(const std::array<int, D>& N, int batch, int threads,
+                                        unsigned fftw_flags, int repeat) {
   fftwf_plan_with_nthreads(threads);
   std::array<ptrdiff_t, D> dims{}, cdims{};
   for (std::size_t a = 0; a < D; ++a) dims[a] = cdims[a] = N[a];
@@ -95,6 +75,35 @@ int run(const std::vector<int>& n, const std::vector<int>& modes, int batch, int
   fftwf_destroy_plan(p1);
   fftwf_free(in1);
   fftwf_free(out1);
+
+  return {t_fftw, t_fftw1};
+}
+
+template <std::size_t D>
+int run(const std::vector<int>& n, const std::vector<int>& modes, int batch, int repeat,
+        int threads, const std::string& grid_spec, const std::string& wisdom) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  backend::set_threads(threads);
+  fftwf_mpi_init();  // before any wisdom is read: FFTW-MPI's planners must be registered
+  // One wisdom file per rank: ranks plan different block shapes.
+  if (!wisdom.empty()) fft::set_fft_wisdom_file(wisdom + "." + std::to_string(rank));
+  const unsigned fftw_flags = wisdom.empty() ? FFTW_ESTIMATE : FFTW_MEASURE;
+  std::array<int, D> N{}, M{};
+  for (std::size_t a = 0; a < D; ++a) N[a] = n[a], M[a] = modes[a];
+  auto grid = dist::ProcessGrid::from_string(MPI_COMM_WORLD, grid_spec, n);
+  double points = 1;
+  for (int v : N) points *= v;
+  const double flops = 5.0 * points * std::log2(points) * batch;
+
+  // (a) ours, full transform
+  dist::DistributedFft<D> full(grid, N);
+  auto x = make_grid_view<D>("x", 1, batch, full.real_layout().box(rank).extents());
+  Kokkos::deep_copy(x, 1.f);
+  const double t_ours = best_time(repeat, [&] { full.forward(x); });
+
+  const auto [t_fftw, t_fftw1] = time_fftw_mpi<D>(N, batch, threads, fftw_flags, repeat);
 
   // (b) truncated vs full, forward + backward
   dist::DistributedFft<D> trunc(grid, N, M);
@@ -158,13 +167,16 @@ int main(int argc, char** argv) {
     app.add_option("--measure", wisdom,
                    "plan both sides with FFTW_MEASURE (ours keeps its wisdom in this file, as "
                    "UFNO_FFTW_WISDOM does for the apps); default FFTW_ESTIMATE on both");
+    bool parsed = false;
     try {
       app.parse(argc, argv);
       if (n.size() != modes.size()) throw CLI::ValidationError("--modes", "one per axis of --size");
+      parsed = true;
     } catch (const CLI::ParseError& e) {
-      code = rank == 0 ? app.exit(e) : 1;
+      // --help arrives here too, with exit code 0: it ends the run as a bad flag does.
+      code = rank == 0 ? app.exit(e) : e.get_exit_code();
     }
-    if (code == 0)
+    if (parsed)
       code = n.size() == 3 ? run<3>(n, modes, batch, repeat, threads, grid_spec, wisdom)
                            : run<4>(n, modes, batch, repeat, threads, grid_spec, wisdom);
   }

@@ -12,8 +12,6 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
-#include "apps/MpiMain.hpp"
-#include "apps/RunOptionsFromEnvironment.hpp"
 #include "benchmarks/ModelFlops.hpp"
 #include "benchmarks/PeakFlops.hpp"
 #include "core/LayerTimer.hpp"
@@ -23,6 +21,8 @@
 #include "operators/DistributedNet3d.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
+#include "runtime/MpiMain.hpp"
+#include "runtime/RunOptionsFromEnvironment.hpp"
 
 namespace {
 
@@ -33,6 +33,36 @@ ufno::Tensor to_device(const ufno::HostArray& in) {
   std::copy(in.data.begin(), in.data.end(), hx.data());
   Kokkos::deep_copy(x, hx);
   return x;
+}
+
+// The summary lines: time per case, peak memory, and the roofline against the float32 peak.
+void print_summary(const ufno::bench::Flops& flops, double sec_max, double rss_max, int threads,
+                   int size, const std::string& grid, const ufno::bench::Peak& peak,
+                   double peak_all) {
+  const double achieved = flops.total() / 1e9 / sec_max;
+  std::printf(
+      "ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s gflops=%.1f "
+      "peak_gflops=%.1f\n",
+      sec_max, rss_max, threads, size, grid.c_str(), achieved, peak_all);
+  std::printf(
+      "roofline: %.1f GFLOP per case (pointwise %.1f, spectral %.1f, U-Net %.1f) in %.3f s = "
+      "%.1f GFLOP/s",
+      flops.total() / 1e9, flops.pointwise / 1e9, flops.spectral / 1e9, flops.unet / 1e9, sec_max,
+      achieved);
+  if (peak_all > 0)
+    std::printf(
+        ", %.0f %% of the float32 peak %.1f GFLOP/s (%s FMA loop, %d rank(s) x %d "
+        "thread(s))",
+        100 * achieved / peak_all, peak_all, peak.isa, size, threads);
+  std::printf("\n");
+}
+
+// The raw output (B, X, Y, T) as /output of `path`.
+void save_output(const std::string& path, const ufno::Tensor& y) {
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  auto f = ufno::h5::File::create(path);
+  f.write_floats("output", {y.extent(0), y.extent(2), y.extent(3), y.extent(4)}, hy.data());
+  f.close();
 }
 
 int bench(int argc, char** argv, int rank, int size) {
@@ -101,30 +131,8 @@ int bench(int argc, char** argv, int rank, int size) {
   if (!skip_peak) peak = ufno::bench::measure_peak_gflops(threads);
   double peak_all = 0;
   MPI_Allreduce(&peak.gflops, &peak_all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  const double achieved = flops.total() / 1e9 / sec_max;
-  if (rank == 0) {
-    std::printf(
-        "ufno seconds_per_case=%.3f peak_rss_mb=%.1f threads=%d ranks=%d grid=%s gflops=%.1f "
-        "peak_gflops=%.1f\n",
-        sec_max, rss_max, threads, size, grid->str().c_str(), achieved, peak_all);
-    std::printf(
-        "roofline: %.1f GFLOP per case (pointwise %.1f, spectral %.1f, U-Net %.1f) in %.3f s = "
-        "%.1f GFLOP/s",
-        flops.total() / 1e9, flops.pointwise / 1e9, flops.spectral / 1e9, flops.unet / 1e9, sec_max,
-        achieved);
-    if (peak_all > 0)
-      std::printf(
-          ", %.0f %% of the float32 peak %.1f GFLOP/s (%s FMA loop, %d rank(s) x %d "
-          "thread(s))",
-          100 * achieved / peak_all, peak_all, peak.isa, size, threads);
-    std::printf("\n");
-  }
-  if (!save.empty() && size == 1) {
-    auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
-    auto f = ufno::h5::File::create(save);
-    f.write_floats("output", {y.extent(0), y.extent(2), y.extent(3), y.extent(4)}, hy.data());
-    f.close();
-  }
+  if (rank == 0) print_summary(flops, sec_max, rss_max, threads, size, grid->str(), peak, peak_all);
+  if (!save.empty() && size == 1) save_output(save, y);
   return 0;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // How a run executes (never what it computes, beyond bf16 rounding): built once by each program
-// in apps/ from its flags and the environment (apps/RunOptionsFromEnvironment.hpp), then passed
-// to the model at construction and applied to the process's libraries. Nothing below apps/
-// reads the environment.
+// from its flags and the environment (runtime/RunOptionsFromEnvironment.hpp), then passed to the
+// model at construction and applied to the process's libraries. Nothing below runtime/ reads the
+// environment.
 #include <string>
 
 #include "core/ExecutionPlan.hpp"

@@ -63,37 +63,9 @@ double read_scalar(const h5::File& f, const std::string& name, const std::string
   return n.values[0];
 }
 
-}  // namespace
-
-ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block, MPI_Comm comm) {
-  h5::File f = h5::File::open_read(path, comm);
-  ReservoirCase c;
-  c.path = path;
-  if (!f.has_dataset("PERMX")) throw InputError(path, "PERMX", "dataset is missing");
-  auto s = f.shape("PERMX");
-  if (s.size() != 2) throw InputError(path, "PERMX", "must be 2-D (X layers, Y radial cells)");
-  c.nx = int(s[0]);
-  c.ny = int(s[1]);
-  if ((ex && c.nx != ex) || (ey && c.ny != ey))
-    throw InputError(
-        path, "PERMX",
-        "grid " + shape_string(s) + " differs from the model grid (" + std::to_string(ex) + "," +
-            std::to_string(ey) +
-            "); resample it: ufno_import CASE.h5 --like A_CASE_ON_THE_MODEL_GRID.h5 --out NEW.h5");
-  if (block.lx < 0) block = {0, 0, c.nx, c.ny};
-  c.x0 = block.x0;
-  c.y0 = block.y0;
-  c.lx = block.lx;
-  c.ly = block.ly;
-  // Every collective read comes before any check of the values a rank read, so that one rank's
-  // bad block cannot leave the others waiting in a read.
-  const std::vector<std::size_t> xy{s[0], s[1]}, at{std::size_t(c.x0), std::size_t(c.y0)},
-      n{std::size_t(c.lx), std::size_t(c.ly)};
-  c.permx = read_array(f, "PERMX", xy, "mD", at, n);
-  c.permz = read_array(f, "PERMZ", xy, "mD", at, n);
-  c.poro = read_array(f, "PORO", xy, "1", at, n);
-  c.dr = read_whole(f, "DR", {s[1]}, "m");
-  c.dz = read_whole(f, "DZ", {s[0]}, "m");
+// The grid's values of this rank's block: finite, physically possible, consistent (messages name
+// the cell, counted from 1 as in ECLIPSE).
+void check_grid_values(const std::string& path, const ReservoirCase& c) {
   check_finite(path, "PERMX", c.permx);
   check_finite(path, "PERMZ", c.permz);
   check_finite(path, "PORO", c.poro);
@@ -121,14 +93,16 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
     if (v <= 0) throw InputError(path, "DZ", "layer thicknesses must be positive");
   for (double v : c.dr) check_physical(path, "DR", v);
   for (double v : c.dz) check_physical(path, "DZ", v);
+}
 
-  // Perforation: a per-layer flag, or the first and last perforated layer (1-based, inclusive,
-  // as ECLIPSE COMPDAT K1/K2).
+// Perforation: a per-layer flag, or the first and last perforated layer (1-based, inclusive,
+// as ECLIPSE COMPDAT K1/K2); a perforated layer must be active at the well.
+void read_perforation(const h5::File& f, const std::string& path, ReservoirCase& c) {
   c.perforated.assign(c.nx, 0);
   if (f.has_dataset("PERF")) {
     h5::Numeric p = f.read_numeric("PERF");
     check_units(f, "PERF", "1");
-    if (p.shape != std::vector<std::size_t>{s[0]})
+    if (p.shape != std::vector<std::size_t>{std::size_t(c.nx)})
       throw InputError(
           path, "PERF",
           "shape " + shape_string(p.shape) + " but expected (" + std::to_string(c.nx) + ")");
@@ -161,7 +135,10 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
                              " is perforated but inactive (PERMX = 0 at the well)");
     }
   if (n_perf == 0) throw InputError(path, "PERF", "no layer is perforated");
+}
 
+// The scalars of the case and its report times (TIMES, optional).
+void read_conditions(const h5::File& f, const std::string& path, ReservoirCase& c) {
   c.rate_mt_per_year = read_scalar(f, "INJ_RATE", "Mt/yr");
   c.temperature_c = read_scalar(f, "TEMP", "degC");
   c.pressure_bar = read_scalar(f, "PRESSURE", "bar");
@@ -183,6 +160,42 @@ ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block
         throw InputError(path, "TIMES", "must be positive and increasing");
     c.times_days = t.values;
   }
+}
+
+}  // namespace
+
+ReservoirCase read_case(const std::string& path, int ex, int ey, CaseBlock block, MPI_Comm comm) {
+  h5::File f = h5::File::open_read(path, comm);
+  ReservoirCase c;
+  c.path = path;
+  if (!f.has_dataset("PERMX")) throw InputError(path, "PERMX", "dataset is missing");
+  auto s = f.shape("PERMX");
+  if (s.size() != 2) throw InputError(path, "PERMX", "must be 2-D (X layers, Y radial cells)");
+  c.nx = int(s[0]);
+  c.ny = int(s[1]);
+  if ((ex && c.nx != ex) || (ey && c.ny != ey))
+    throw InputError(
+        path, "PERMX",
+        "grid " + shape_string(s) + " differs from the model grid (" + std::to_string(ex) + "," +
+            std::to_string(ey) +
+            "); resample it: ufno_import CASE.h5 --like A_CASE_ON_THE_MODEL_GRID.h5 --out NEW.h5");
+  if (block.lx < 0) block = {0, 0, c.nx, c.ny};
+  c.x0 = block.x0;
+  c.y0 = block.y0;
+  c.lx = block.lx;
+  c.ly = block.ly;
+  // Every collective read comes before any check of the values a rank read, so that one rank's
+  // bad block cannot leave the others waiting in a read.
+  const std::vector<std::size_t> xy{s[0], s[1]}, at{std::size_t(c.x0), std::size_t(c.y0)},
+      n{std::size_t(c.lx), std::size_t(c.ly)};
+  c.permx = read_array(f, "PERMX", xy, "mD", at, n);
+  c.permz = read_array(f, "PERMZ", xy, "mD", at, n);
+  c.poro = read_array(f, "PORO", xy, "1", at, n);
+  c.dr = read_whole(f, "DR", {s[1]}, "m");
+  c.dz = read_whole(f, "DZ", {s[0]}, "m");
+  check_grid_values(path, c);
+  read_perforation(f, path, c);
+  read_conditions(f, path, c);
   return c;
 }
 

@@ -134,7 +134,18 @@ void check_include_tree(const std::string& path) {
   visit(path, chain);
 }
 
-ImportedDeck import_deck(const std::string& path, double surface_density) {
+namespace {
+
+// One printable line of an OPM message: OPM echoes the deck's bytes, which may be anything.
+std::string printable(const std::exception& e) {
+  std::string m = e.what();
+  for (auto& ch : m)
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
+  return m.substr(0, 300);
+}
+
+// The parsed deck of a readable regular file whose includes are sound.
+std::unique_ptr<Opm::Deck> parse_deck(const std::string& path) {
   {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
@@ -149,20 +160,15 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
   Opm::Parser parser;
   Opm::ParseContext ctx;
   Opm::ErrorGuard errors;
-  std::unique_ptr<Opm::Deck> deckp;
   try {
-    deckp = std::make_unique<Opm::Deck>(parser.parseFile(path, ctx, errors));
+    return std::make_unique<Opm::Deck>(parser.parseFile(path, ctx, errors));
   } catch (const std::exception& e) {
-    std::string m = e.what();
-    // One printable line: OPM echoes the deck's bytes, which may be anything.
-    for (auto& ch : m)
-      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
-    throw InputError(path, "", "the deck cannot be parsed: " + m.substr(0, 300));
+    throw InputError(path, "", "the deck cannot be parsed: " + printable(e));
   }
-  const Opm::Deck& deck = *deckp;
-  ImportedDeck out;
-  ReservoirCase& c = out.rc;
-  c.path = path;
+}
+
+// The radial grid (DIMENS, DRV, DZV) into c; returns the sector angle in degrees (DTHETAV).
+double read_grid(const Opm::Deck& deck, const std::string& path, ReservoirCase& c) {
   for (const char* units : {"FIELD", "LAB", "PVT-M"})
     if (deck.hasKeyword(units))
       throw InputError(path, units, "unit system not supported; write the deck in METRIC");
@@ -193,18 +199,18 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
   if (int(c.dz.size()) != nz)
     throw InputError(path, "DZV", "must hold NZ = " + std::to_string(nz) + " values");
   const auto theta = required(deck, path, "DTHETAV", "sector angle").getRawDoubleData();
-  const double theta_deg = theta.empty() ? 360.0 : theta[0];
+  return theta.empty() ? 360.0 : theta[0];
+}
 
-  // Grid properties as OPM evaluates them (COPY, MULTIPLY, BOX ... applied), on active cells.
+// PERMX, PERMZ and PORO as OPM evaluates them (COPY, MULTIPLY, BOX ... applied), on active
+// cells; out.active marks them.
+void read_properties(const Opm::Deck& deck, const std::string& path, ImportedDeck& out) {
+  ReservoirCase& c = out.rc;
   std::unique_ptr<Opm::EclipseState> state;
   try {
     state = std::make_unique<Opm::EclipseState>(deck);
   } catch (const std::exception& e) {
-    std::string m = e.what();
-    // One printable line: OPM echoes the deck's bytes, which may be anything.
-    for (auto& ch : m)
-      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
-    throw InputError(path, "", "OPM cannot set up the deck: " + m.substr(0, 300));
+    throw InputError(path, "", "OPM cannot set up the deck: " + printable(e));
   }
   const auto& grid = state->getInputGrid();
   const auto& fp = state->fieldProps();
@@ -212,6 +218,7 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
     if (!fp.has_double(kw)) throw InputError(path, kw, "keyword is missing");
   const auto permx = fp.get_double("PERMX"), permz = fp.get_double("PERMZ"),
              poro = fp.get_double("PORO");
+  const int nr = c.ny, nz = c.nx;
   const std::size_t cells = std::size_t(nz) * nr;
   c.permx.assign(cells, 0.0);
   c.permz.assign(cells, 0.0);
@@ -226,8 +233,13 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
     c.poro[cell] = poro[a];
     out.active[cell] = 1;
   }
+}
 
-  // The injector: one gas injector under rate control, completed at the centre.
+// The injector: one gas injector under rate control (INJ_RATE of the whole circle, the deck's
+// sector scaled by 360 / theta_deg), completed at the centre (the perforated layers).
+void read_injector(const Opm::Deck& deck, const std::string& path, double theta_deg,
+                   double surface_density, ImportedDeck& out) {
+  ReservoirCase& c = out.rc;
   const auto& inj = required(deck, path, "WCONINJE", "injection rate");
   if (inj.size() != 1 || deck.count("WCONINJE") != 1)
     throw InputError(path, "WCONINJE", "must define exactly one injector (found more)");
@@ -242,6 +254,7 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
   c.rate_mt_per_year = q * (360.0 / theta_deg) * surface_density * 365.25 / 1e9;
   out.notes.push_back("INJ_RATE from WCONINJE x 360/" + std::to_string(theta_deg) + " deg x " +
                       std::to_string(surface_density) + " kg/sm3");
+  const int nz = c.nx;
   c.perforated.assign(nz, 0);
   for (const auto& rec2 : required(deck, path, "COMPDAT", "perforation")) {
     const int i = rec2.getItem("I").get<int>(0);
@@ -254,7 +267,12 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
       throw InputError(path, "COMPDAT", "layer range out of the grid");
     for (int k = k1; k <= k2; ++k) c.perforated[k - 1] = 1;
   }
+}
 
+// Temperature, initial pressure, SWI and VG_LAMBDA (SGOF, or the deck's header) and the report
+// times (TSTEP).
+void read_conditions(const Opm::Deck& deck, const std::string& path, ImportedDeck& out) {
+  ReservoirCase& c = out.rc;
   // SI temperatures are absolute.
   c.temperature_c =
       required(deck, path, "RTEMP", "temperature").getRecord(0).getItem(0).getSIDouble(0) - 273.15;
@@ -286,6 +304,19 @@ ImportedDeck import_deck(const std::string& path, double surface_density) {
   for (const auto& kw : deck["TSTEP"])
     for (double d : kw.getRecord(0).getItem(0).getData<double>()) c.times_days.push_back(t += d);
   if (c.times_days.empty()) throw InputError(path, "TSTEP", "keyword is missing (report times)");
+}
+
+}  // namespace
+
+ImportedDeck import_deck(const std::string& path, double surface_density) {
+  const std::unique_ptr<Opm::Deck> deckp = parse_deck(path);
+  const Opm::Deck& deck = *deckp;
+  ImportedDeck out;
+  out.rc.path = path;
+  const double theta_deg = read_grid(deck, path, out.rc);
+  read_properties(deck, path, out);
+  read_injector(deck, path, theta_deg, surface_density, out);
+  read_conditions(deck, path, out);
   return out;
 }
 

@@ -2,7 +2,7 @@
 // A KPI head a model file may carry (a group such as /max_dp_head or /plume_radius_head,
 // docs/model-format.md): an ensemble of small MLPs (features -> hidden -> hidden -> outputs,
 // exact GELU) that estimates log(KPI) per output from features of the case
-// (python/kpi_head.py trains them). Read and checked here; apps/KpiHeadEstimator.hpp computes
+// (python/kpi_head.py trains them). Read and checked here; runtime/KpiHeadEstimator.hpp computes
 // the features and evaluates it.
 #include <array>
 #include <optional>

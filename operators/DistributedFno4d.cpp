@@ -125,13 +125,9 @@ Box4 DistributedFno4d::interior_in_block() const {
   return i.shifted(to_block);
 }
 
-DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
-                                              Real* box_out) const {
-  // x: (B, a1, a2, a3, t, C) on this rank's unpadded block. Returns the padded block
-  // (B, W, padded extents) whose interior holds fc0 of the (encoded) input: zero elsewhere with
-  // zero_outside, else zero only in the T padding of the interior's columns, the rest unset.
+DistributedFno4d::Real DistributedFno4d::gather_interior(const Real& x) const {
   const Extents e = unpadded_.box(rank_).extents();
-  const int B = x.extent(0), C = spec_.in_channels, W = spec_.width;
+  const int B = x.extent(0), C = spec_.in_channels;
   if (int(x.extent(1)) != e[0] || int(x.extent(2)) != e[1] || int(x.extent(3)) != e[2] ||
       int(x.extent(4)) != e[3] || int(x.extent(5)) != C)
     throw std::invalid_argument("DistributedFno4d: input block " + shape_string(x) +
@@ -142,7 +138,16 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   Extents ecl = e;
   ecl[3] *= C;
   Real flat(x.data(), B, 1, ecl[0], ecl[1], ecl[2], ecl[3]);
-  Real in = gather_input_->apply(flat);
+  return gather_input_->apply(flat);
+}
+
+DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
+                                              Real* box_out) const {
+  // x: (B, a1, a2, a3, t, C) on this rank's unpadded block. Returns the padded block
+  // (B, W, padded extents) whose interior holds fc0 of the (encoded) input: zero elsewhere with
+  // zero_outside, else zero only in the T padding of the interior's columns, the rest unset.
+  const int B = x.extent(0), C = spec_.in_channels, W = spec_.width;
+  Real in = gather_interior(x);
   const Extents pe = padded_.box(rank_).extents();
   Real h = make_grid_view<4>("fno4d.padded", B, W, pe, false);
   if (zero_outside) {

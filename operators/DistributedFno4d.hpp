@@ -52,6 +52,9 @@ class DistributedFno4d {
   // for the first layer to write); *box_out, when given, receives the interior alone,
   // (B, W, interior extents) on the interiors' layout.
   Real lift(const Real& channels_last, bool zero_outside = true, Real* box_out = nullptr) const;
+  // This rank's interior of the channels-last input (its block checked against the layout),
+  // (B, 1, i0, i1, i2, T C): the input itself when the interior is the rank's own block.
+  Real gather_interior(const Real& channels_last) const;
   Real head(const Real& padded) const;  // fc1, GELU, fc2 on the interior
   // Copies interior rows [r, r + R) of case b between a compact (channels, R, i1, i2, T) buffer
   // and the padded block h; `runs` are the interior's column runs in a row of h's block.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A held-out set made by another generator than the training data's: the scenarios of a sweep
-# (apps/GeostatField.cpp's fields and the sweep's parameter sampling around a base case), each
+# (screening/GeostatField.cpp's fields and the sweep's parameter sampling around a base case), each
 # run through OPM Flow by ufno_export. Writes DIR/scenario_NNNN/{case.h5,target.h5}, the layout
 # of examples/opm/, which python3 -m ufno.accuracy_report --pairs DIR scores. Resumable: a scenario
 # with its target is skipped. Usage:

@@ -14,6 +14,7 @@
 #include "fft/TruncatedDft.hpp"
 #include "fft/TruncatedRealDft.hpp"
 #include "support/Naive.hpp"
+#include "support/Skip.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
@@ -332,11 +333,9 @@ TEST_CASE("measured plans with a wisdom file give the same transforms and keep t
   std::filesystem::remove(path);
 }
 
-TEST_CASE("a plan over several axes equals one plan per axis", "[fft]") {
-  if (!fft::fft_multi_axis) {
-    WARN("this backend plans one axis at a time");
-    return;
-  }
+// CTest: fft_multi_axis_plan (skipped where the backend plans one axis at a time: cuFFT).
+TEST_CASE("a plan over several axes equals one plan per axis", "[fft][.fft_multi_axis_plan]") {
+  if (!fft::fft_multi_axis) ufno::test::skip("this FFT backend plans one axis at a time");
   using fft::Transform;
   const long outer = 2, inner = 3;
   const int a = 5, b = 4, n = 6, nc = n / 2 + 1;  // axes (a, b, n) of (outer, a, b, n, inner)

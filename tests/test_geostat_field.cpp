@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
-#include "apps/GeostatField.hpp"
 #include "core/InputError.hpp"
+#include "screening/GeostatField.hpp"
 
 using namespace ufno;
 

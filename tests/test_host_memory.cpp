@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "operators/backend/HostMemory.hpp"
+#include "support/Skip.hpp"
 
 namespace {
 
@@ -24,10 +25,10 @@ namespace {
 
 }  // namespace
 
-TEST_CASE("freed host memory stays until it is handed back", "[memory]") {
+// CTest: host_memory_kept (skipped under AddressSanitizer).
+TEST_CASE("freed host memory stays until it is handed back", "[memory][.host_memory_kept]") {
 #if defined(__SANITIZE_ADDRESS__)
-  WARN("SKIPPED: AddressSanitizer's allocator keeps freed blocks in its own quarantine");
-  return;
+  ufno::test::skip("AddressSanitizer's allocator keeps freed blocks in its own quarantine");
 #else
   ufno::backend::reuse_freed_host_memory(true);  // glibc here: keep freed heap pages
   std::vector<char*> blocks;

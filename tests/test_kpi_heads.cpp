@@ -1,4 +1,4 @@
-// apps/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
+// screening/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
 // and estimates on the shipped examples against python/kpi_head.py's
 // (tests/data/max_dp_head_small.h5, plume_radius_head_small.h5, plume_radius_field_head_small.h5,
 // dp_envelope_head_small.h5 and max_dp_envelope_head_small.h5, python/make_fixtures.py);
@@ -8,11 +8,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "apps/KpiHeadFeatures.hpp"
-#include "apps/KpiHeads.hpp"
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
+#include "screening/HeadRegistry.hpp"
+#include "screening/KpiHeads.hpp"
+#include "screening/KpiTable.hpp"
 
 using namespace ufno;
 
@@ -79,8 +81,8 @@ TEST_CASE("the features of a hand-made case are the sums they name", "[kpi_heads
 
 TEST_CASE("features and estimates equal python/max_dp_head.py's on the shipped examples",
           "[kpi_heads]") {
-  const auto h =
-      read_kpi_head(kFixture, KpiHeads::kMaxDpGroup);  // a head alone: no network to check its grid
+  const auto h = read_kpi_head(
+      kFixture, HeadRegistry::kMaxDpGroup);  // a head alone: no network to check its grid
   REQUIRE(h);
   const std::optional<KpiHeadEstimator> e(KpiHeadEstimator{*h});
   CHECK(e->head().members.size() == 2);
@@ -107,13 +109,14 @@ TEST_CASE("features and estimates equal python/max_dp_head.py's on the shipped e
 
 TEST_CASE("a model file without a head has none; a case on another grid is refused",
           "[kpi_heads]") {
-  CHECK_FALSE(KpiHeadEstimator::from_model_file(kData + "/ufno_small.h5", KpiHeads::kMaxDpGroup));
-  const auto shipped =
-      KpiHeadEstimator::from_model_file(kData + "/../../models/dp_ufno.h5", KpiHeads::kMaxDpGroup);
+  CHECK_FALSE(
+      KpiHeadEstimator::from_model_file(kData + "/ufno_small.h5", HeadRegistry::kMaxDpGroup));
+  const auto shipped = KpiHeadEstimator::from_model_file(kData + "/../../models/dp_ufno.h5",
+                                                         HeadRegistry::kMaxDpGroup);
   REQUIRE(shipped);  // the shipped dP model carries one, on its own grid
   CHECK(shipped->head().grid == std::array<int, 2>{24, 48});
-  const auto h =
-      read_kpi_head(kFixture, KpiHeads::kMaxDpGroup);  // a head alone: no network to check its grid
+  const auto h = read_kpi_head(
+      kFixture, HeadRegistry::kMaxDpGroup);  // a head alone: no network to check its grid
   REQUIRE(h);
   const std::optional<KpiHeadEstimator> e(KpiHeadEstimator{*h});
   try {
@@ -129,8 +132,8 @@ TEST_CASE("a model file without a head has none; a case on another grid is refus
 
 TEST_CASE("the head replaces the KPI's value, not the field's maximum or its place",
           "[kpi_heads]") {
-  const auto h =
-      read_kpi_head(kFixture, KpiHeads::kMaxDpGroup);  // a head alone: no network to check its grid
+  const auto h = read_kpi_head(
+      kFixture, HeadRegistry::kMaxDpGroup);  // a head alone: no network to check its grid
   REQUIRE(h);
   const std::optional<KpiHeadEstimator> e(KpiHeadEstimator{*h});
   std::istringstream cases(*h5::File::open_read(kFixture).string_attribute("expected", "cases"));
@@ -169,7 +172,7 @@ struct PlumeSetup {
 };
 
 PlumeSetup plume_setup() {
-  const auto h = read_kpi_head(kPlumeFixture, KpiHeads::kPlumeRadiusGroup);
+  const auto h = read_kpi_head(kPlumeFixture, HeadRegistry::kPlumeRadiusGroup);
   REQUIRE(h);
   std::istringstream cases(
       *h5::File::open_read(kPlumeFixture).string_attribute("expected", "cases"));
@@ -194,7 +197,7 @@ PlumeSetup plume_setup() {
 
 TEST_CASE("a plume-radius head's estimates equal python/kpi_head.py's on the shipped examples",
           "[kpi_heads]") {
-  const auto h = read_kpi_head(kPlumeFixture, KpiHeads::kPlumeRadiusGroup);
+  const auto h = read_kpi_head(kPlumeFixture, HeadRegistry::kPlumeRadiusGroup);
   REQUIRE(h);
   CHECK(h->outputs() == 24);
   CHECK(h->times_days.size() == 24);
@@ -271,19 +274,31 @@ TEST_CASE("the plume head is not used at another threshold, other times, or out 
 }
 
 TEST_CASE("a run's heads are found in its model files, each checked for its kind", "[kpi_heads]") {
-  const auto none = KpiHeads::from_model_files({kData + "/ufno_small.h5"});
-  CHECK_FALSE(none.max_dp);
-  CHECK_FALSE(none.plume_radius);
-  const auto shipped = KpiHeads::from_model_files(
+  const auto none = HeadRegistry::from_model_files({kData + "/ufno_small.h5"});
+  CHECK_FALSE(none.find(HeadRegistry::kMaxDpGroup));
+  CHECK_FALSE(none.find(HeadRegistry::kPlumeRadiusGroup));
+  CHECK(none.heads().empty());
+  const auto shipped = HeadRegistry::from_model_files(
       {kData + "/../../models/sg_ufno.h5", kData + "/../../models/dp_ufno.h5"});
-  REQUIRE(shipped.max_dp);
-  REQUIRE(shipped.plume_radius);
-  CHECK(shipped.plume_radius->head().outputs() == 24);
-  REQUIRE(shipped.co2_mass);
-  REQUIRE(shipped.dp_envelope);  // fitted to the shipped dP network: its digest matches
-  CHECK(shipped.dp_envelope->head().outputs() == 48);
+  REQUIRE(shipped.find(HeadRegistry::kMaxDpGroup));
+  REQUIRE(shipped.find(HeadRegistry::kPlumeRadiusGroup));
+  CHECK(shipped.estimator(HeadRegistry::kPlumeRadiusGroup)->head().outputs() == 24);
+  REQUIRE(shipped.find(HeadRegistry::kCo2MassGroup));
+  REQUIRE(shipped.find(
+      HeadRegistry::kDpEnvelopeGroup));  // fitted to the shipped dP network: its digest matches
+  CHECK(shipped.estimator(HeadRegistry::kDpEnvelopeGroup)->head().outputs() == 48);
   CHECK(shipped.notes.empty());
-  CHECK(shipped.plume_radius->head().path.find("sg_ufno.h5") != std::string::npos);
+  CHECK(shipped.estimator(HeadRegistry::kPlumeRadiusGroup)->head().path.find("sg_ufno.h5") !=
+        std::string::npos);
+  // All five kinds, the field stage's first; the dP field-scale head is no KPI estimator.
+  CHECK(shipped.heads().size() == 5);
+  REQUIRE(shipped.find("dp_field_scale_head"));
+  CHECK(shipped.find("dp_field_scale_head")->stage() == HeadStage::Field);
+  CHECK(shipped.find(HeadRegistry::kMaxDpGroup)->stage() == HeadStage::Kpis);
+  CHECK_FALSE(shipped.estimator("dp_field_scale_head"));
+  CHECK(
+      HeadRegistry::from_model_files({kData + "/../../models/dp_ufno.h5"}, false).heads().size() ==
+      2);
   // The KPI columns: the field's radius per year after the others.
   const auto header = kpi_header(KpiOptions{});
   CHECK(header.back() == "aor_field_radius_m");
@@ -294,9 +309,9 @@ TEST_CASE("a run's heads are found in its model files, each checked for its kind
 
 TEST_CASE("the CO2-mass head gives the mass ratio and the mass in place; the field's is kept",
           "[kpi_heads]") {
-  const auto heads = KpiHeads::from_model_files({kData + "/../../models/sg_ufno.h5"});
-  REQUIRE(heads.co2_mass);
-  const KpiHeadEstimator& e = *heads.co2_mass;
+  const auto heads = HeadRegistry::from_model_files({kData + "/../../models/sg_ufno.h5"});
+  REQUIRE(heads.estimator(HeadRegistry::kCo2MassGroup));
+  const KpiHeadEstimator& e = *heads.estimator(HeadRegistry::kCo2MassGroup);
   REQUIRE(e.head().times_days.size() == 1);
   const ReservoirCase c = read_case(kData + "/../../examples/opm/s1_i000087/case.h5");
   std::vector<double> times = paper_times_days(24);
@@ -348,7 +363,7 @@ std::vector<float> flow_dp(const std::string& case_rel) { return flow_field(case
 }  // namespace
 
 TEST_CASE("a dP-envelope head's inputs and estimates equal python/kpi_head.py's", "[kpi_heads]") {
-  const auto h = read_kpi_head(kEnvelopeFixture, KpiHeads::kDpEnvelopeGroup);
+  const auto h = read_kpi_head(kEnvelopeFixture, HeadRegistry::kDpEnvelopeGroup);
   REQUIRE(h);
   CHECK(h->outputs() == 48);
   CHECK(h->envelope_columns.size() == 20);
@@ -383,7 +398,7 @@ TEST_CASE("a dP-envelope head's inputs and estimates equal python/kpi_head.py's"
 TEST_CASE("a maximum-dP head that reads the network's envelope equals python/kpi_head.py's",
           "[kpi_heads]") {
   const std::string fixture = kData + "/max_dp_envelope_head_small.h5";
-  const auto h = read_kpi_head(fixture, KpiHeads::kMaxDpGroup);
+  const auto h = read_kpi_head(fixture, HeadRegistry::kMaxDpGroup);
   REQUIRE(h);
   CHECK(h->outputs() == 1);
   CHECK(h->envelope_columns.size() == 20);
@@ -436,7 +451,7 @@ const std::string kPlumeFieldFixture = kData + "/plume_radius_field_head_small.h
 
 TEST_CASE("a plume head with field radii: inputs and estimates equal python/kpi_head.py's",
           "[kpi_heads]") {
-  const auto h = read_kpi_head(kPlumeFieldFixture, KpiHeads::kPlumeRadiusGroup);
+  const auto h = read_kpi_head(kPlumeFieldFixture, HeadRegistry::kPlumeRadiusGroup);
   REQUIRE(h);
   CHECK(h->field_plume_radius_floor_m == 1.0);
   CHECK(h->reads_network());
@@ -490,7 +505,8 @@ TEST_CASE("the field radii a plume head reads are compute_kpis's radii before th
   for (std::string rel; std::getline(cases, rel, ','); ++n) {
     const ReservoirCase c = read_case(kData + "/../../" + rel);
     const auto sg = flow_field(rel, "SG");
-    const auto times = read_kpi_head(kPlumeFieldFixture, KpiHeads::kPlumeRadiusGroup)->times_days;
+    const auto times =
+        read_kpi_head(kPlumeFieldFixture, HeadRegistry::kPlumeRadiusGroup)->times_days;
     KpiOptions o;
     o.years = {0.5, 1, 5, 10, 30};
     const Kpis k = compute_kpis(c, sg, flow_dp(rel), times, o);

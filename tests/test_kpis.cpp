@@ -4,8 +4,9 @@
 
 #include <cmath>
 
-#include "apps/Co2Density.hpp"
-#include "apps/Kpis.hpp"
+#include "screening/Co2Density.hpp"
+#include "screening/KpiTable.hpp"
+#include "screening/Kpis.hpp"
 
 using namespace ufno;
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """scripts/check_layers.py passes on this tree and fails on a copy of it with one include
-against the layering planted (operators including io, and core including operators), or a
-getenv below apps/.
+against the layering planted (operators including io, core including operators, runtime including
+screening, screening including apps, the ECLIPSE reader including operators), or a getenv below
+runtime/ (in fft/ or in screening/).
 Prints "N passed, M failed"; exit 1 on a failure."""
 import os
 import shutil
@@ -28,10 +29,14 @@ code, out = run(ROOT)
 check("this tree follows the layering", code == 0, out)
 for victim, planted in (("operators/Linear.cpp", '#include "io/CaseFile.hpp"\n'),
                         ("core/Tensor.hpp", '#include "operators/Conv3d.hpp"\n'),
-                        ("fft/FftwBackend.cpp", 'static const char* v = std::getenv("X");\n')):
+                        ("runtime/Predictor.cpp", '#include "screening/Kpis.hpp"\n'),
+                        ("screening/Sweep.cpp", '#include "apps/WebCase.hpp"\n'),
+                        ("io/EclipseDeck.cpp", '#include "operators/Linear.hpp"\n'),
+                        ("fft/FftwBackend.cpp", 'static const char* v = std::getenv("X");\n'),
+                        ("screening/Kpis.cpp", 'static const char* v = std::getenv("X");\n')):
     work = tempfile.mkdtemp(prefix="ufno_layers_")
     try:
-        for layer in ("core", "fft", "decomposition", "operators", "io"):
+        for layer in ("core", "fft", "decomposition", "operators", "io", "runtime", "screening"):
             shutil.copytree(os.path.join(ROOT, layer), os.path.join(work, layer))
         with open(os.path.join(work, victim)) as f:
             text = f.read()

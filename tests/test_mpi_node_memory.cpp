@@ -1,4 +1,4 @@
-// apps/NodeMemoryCheck.hpp: the ranks sharing a node add up their needs and compare the sum with
+// runtime/NodeMemoryCheck.hpp: the ranks sharing a node add up their needs and compare the sum with
 // the node's budget, read once per node (here a made-up /proc with a chosen MemAvailable; all
 // ranks of the test share one node). Every rank must reach the same verdict.
 #include <mpi.h>
@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <fstream>
 
-#include "apps/NodeMemoryCheck.hpp"
-#include "apps/Predictor.hpp"
 #include "core/Tensor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "operators/Net3dMemoryEstimate.hpp"
+#include "runtime/NodeMemoryCheck.hpp"
+#include "runtime/Predictor.hpp"
 
 namespace fs = std::filesystem;
 

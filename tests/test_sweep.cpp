@@ -8,8 +8,9 @@
 #include <set>
 #include <sstream>
 
-#include "apps/Sweep.hpp"
+#include "screening/Sweep.hpp"
 #include "support/RunCommand.hpp"
+#include "support/Skip.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
@@ -226,12 +227,11 @@ TEST_CASE("verified scenarios are spread evenly over the sweep", "[sweep]") {
   CHECK(verified_scenarios(7, 0).empty());
 }
 
+// CTest: sweep_flow_verification (skipped where OPM Flow is not installed).
 TEST_CASE("a sweep verifies scenarios with OPM Flow and reports each KPI's error",
-          "[sweep][mpi][flow]") {
-  if (std::system("command -v flow > /dev/null 2>&1") != 0) {
-    WARN("SKIP: OPM Flow (flow) is not installed; the verification is not exercised");
-    return;
-  }
+          "[sweep][mpi][.sweep_flow_verification]") {
+  if (std::system("command -v flow > /dev/null 2>&1") != 0)
+    ufno::test::skip("OPM Flow (flow) is not installed; the sweep's verification is not exercised");
   fs::remove_all("sweep_v");
   std::string body =
       config_json("sweep_v", "lhs", 3, "\"INJ_RATE\": {\"range\": [0.02, 0.05]}", "[]");

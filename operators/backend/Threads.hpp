@@ -4,7 +4,7 @@
 // never oversubscribe the cores.
 namespace ufno::backend {
 
-// The apps choose the count (apps/ThreadDefaults.hpp); this sets it everywhere.
+// The programs choose the count (runtime/ThreadDefaults.hpp); this sets it everywhere.
 void set_threads(int n);
 
 }  // namespace ufno::backend

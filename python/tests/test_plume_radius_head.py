@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""python/ufno/heads/plume_radius.py: Flow's plume radius by the rule of apps/Kpis.cpp on hand-made
+"""python/ufno/heads/plume_radius.py: Flow's plume radius by the rule of screening/Kpis.cpp on hand-made
 fields (the front interpolated between cell centres, gas not connected to the perforations left
 out, the running maximum over time), a training run on a tiny synthetic data set that writes the
 head into a copy of an SG model file (the model's own arrays unchanged, the head read back

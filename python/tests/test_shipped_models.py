@@ -16,7 +16,7 @@
    (mean relative error);
 5. the SG model file carries a plume-radius head (python/ufno/heads/plume_radius.py), and over the
    examples its 30-year plume radii are closer to those of Flow's fields than the predicted
-   field's (mean relative error, both by the rule of apps/Kpis.cpp without the mass cap); a head
+   field's (mean relative error, both by the rule of screening/Kpis.cpp without the mass cap); a head
    that reads the network's own radii was fitted to the shipped SG network (the digest matches)
    and is given the radii of the C++ prediction;
 6. the SG model file carries a CO2-mass head (python/ufno/heads/co2_mass.py): `ufno_kpis` on each

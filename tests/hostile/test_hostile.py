@@ -663,7 +663,7 @@ def max_dp_envelope_head_cases(K, ok, sg, dp):
 
 
 def field_scale_cases():
-    """The dP field-scale head of the shipped dP model (apps/DpFieldScale.cpp): malformed, it is
+    """The dP field-scale head of the shipped dP model (runtime/DpFieldScale.cpp): malformed, it is
     refused naming the file and the field; fitted to another network, it is left out with one
     note; a head that asks for an absurd factor is held to [0.25, 4]."""
     P, g = "ufno_predict", "dp_field_scale_head"

@@ -48,7 +48,7 @@ Sampler version 3 (this code, for every seed) widened version 2's geology (kgeo 
 sigma 0.3..1.5, corr_r 4..24 and corr_z 0.5..3 uniform, kz/kr 0.01..1 per case, porosity mean
 0.12..0.25 with slope 0.03 and noise 0.01 clipped to [0.05, 0.35], one perforation interval,
 three structures) so that hand-written decks (homogeneous, layer-cake), other samplers and the
-sweeps' generated fields (apps/GeostatField.cpp) fall inside the training distribution.
+sweeps' generated fields (screening/GeostatField.cpp) fall inside the training distribution.
 Version 2 is gone from the code: the shipped examples (examples/opm/s1_*) and the data set of
 the first shipped models (seed 1) were drawn with it, and case i of seed 1 drawn today is a
 version-3 case, not theirs.

@@ -55,7 +55,7 @@ def decoded_swi(a):
 
 
 def physical_output(variable, raw, x):
-    """The rules of apps/Predictor.cpp physical_value (docs/kpis.md) on a network output raw
+    """The rules of runtime/Predictor.cpp physical_value (docs/kpis.md) on a network output raw
     (N, X, Y, T) with its encoded input x (N, X, Y, T, 12): 0 outside the formation (channel 0
     exactly 0); SG clamped to [0, 1 - SWI]."""
     raw = np.asarray(raw)

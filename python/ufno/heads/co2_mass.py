@@ -15,7 +15,7 @@ share, from the case's properties, estimates it directly; the mass is that share
 injected mass (rate x time, exact).
 
 The targets are the mass_ratio column of --flow-kpis, a table of `ufno_kpis` over the data set's
-Flow runs (the rule of apps/Kpis.cpp: SG x porosity x cell volume x Span-Wagner density at each
+Flow runs (the rule of screening/Kpis.cpp: SG x porosity x cell volume x Span-Wagner density at each
 cell's pressure, over the plume connected to the perforations, at the last report time). Its
 rows are matched to the data set's cases by the case_id attribute of each row's case file; a
 case without a row is an error. The head (python/ufno/heads/common.py) predicts log(mass ratio); the

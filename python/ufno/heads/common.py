@@ -7,7 +7,7 @@ Why heads: a KPI a user reads is often one number that a field network gets syst
 wrong (the near-well maximum of dP, which it smooths; the plume's front, which it smears
 outward). A small network fitted to Flow's own KPI values of the training cases, from the case's
 properties, has no such bias. python/ufno/heads/max_dp.py and python/ufno/heads/plume_radius.py train the
-two that ship; apps/KpiHead.cpp computes the same features and evaluates a head in C++.
+two that ship; runtime/KpiHeadFeatures.cpp computes the same features and evaluates a head in C++.
 
 A head is an ensemble of `members` MLPs (features -> hidden -> hidden -> outputs, exact GELU)
 whose outputs are averaged and un-normalised to log(KPI), per output. A case whose features lie
@@ -37,7 +37,7 @@ MARGIN = 0.1  # a case's features may lie this fraction of the training range be
 
 def features(x0):
     """(N, F) float64 features of encoded inputs x0 (N, X, Y, 12) at the first report time.
-    apps/KpiHeadFeatures.cpp computes the same, in the same order and precision."""
+    runtime/KpiHeadFeatures.cpp computes the same, in the same order and precision."""
     x0 = np.asarray(x0, dtype=np.float64)
     n, X, Y, _ = x0.shape
     if Y < RADIAL_COLUMNS[-1] + 1 or Y % BANDS:
@@ -85,7 +85,7 @@ def field_envelope(dp, active):
 
 def envelope_features(envelope, columns):
     """log(max(envelope, floor)) at the given radial columns, float64 (N, len(columns)):
-    apps/KpiHeadFeatures.cpp field_envelope_features computes the same."""
+    runtime/KpiHeadFeatures.cpp field_envelope_features computes the same."""
     e = np.asarray(envelope, np.float64)[:, list(columns)]
     return np.log(np.maximum(e, ENVELOPE_FLOOR_BAR))
 

@@ -24,7 +24,7 @@ one network, like the dP-envelope head: the group stores its digest and the prog
 it with another. The network runs over every case here, on one thread.
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
-programs use it for max_dP_bar when the dP model file has it (apps/KpiHeads.hpp). The output is
+programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
 written to a temporary name and renamed: a failure leaves no file.
 """
 

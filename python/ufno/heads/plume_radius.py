@@ -12,7 +12,7 @@ its field, the radius at 30 years is high by a median 13 % on the validation cas
 median 17 %). A head fitted to Flow's own radii of the training cases has no such bias.
 
 The targets are Flow's plume radii at every report time of the data set, by the rule of
-apps/Kpis.cpp (docs/kpis.md): gas above the threshold connected to the perforated cells, the
+screening/Kpis.cpp (docs/kpis.md): gas above the threshold connected to the perforated cells, the
 front interpolated between cell centres per layer, the farthest layer, the running maximum over
 time. The mass cap is left out: Flow's gas never exceeds the injected mass. A radius below
 1 m is fitted as 1 m. The head (python/ufno/heads/common.py) predicts log(radius) at each report time;
@@ -46,7 +46,7 @@ TARGET = ("log(plume radius in m) at report time k = target_mean[k] + target_std
 
 def connected_to_perforations(inside, perf):
     """inside (T, X, Y) bool, perf (X,) bool -> the cells of `inside` connected (layer and radial
-    neighbours) to a perforated cell of the well column, as apps/Kpis.cpp."""
+    neighbours) to a perforated cell of the well column, as screening/Kpis.cpp."""
     mask = np.zeros_like(inside)
     mask[:, :, 0] = inside[:, :, 0] & perf[None, :]
     while True:
@@ -63,7 +63,7 @@ def connected_to_perforations(inside, perf):
 
 def plume_radii(sg, active, perf, swi, dr, threshold=THRESHOLD):
     """The plume radius [m] of an SG field (Flow's or a network's) at each report time, its
-    running maximum, in double precision as apps/Kpis.cpp. sg (X, Y, T), active (X, Y), perf
+    running maximum, in double precision as screening/Kpis.cpp. sg (X, Y, T), active (X, Y), perf
     (X,), dr (Y,) radial widths."""
     r_out = np.cumsum(np.asarray(dr, np.float64))
     r_in = r_out - dr

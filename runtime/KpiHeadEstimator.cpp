@@ -1,0 +1,94 @@
+#include "runtime/KpiHeadEstimator.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/InputError.hpp"
+#include "io/ModelFile.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
+
+namespace ufno {
+
+namespace {
+
+// Exact GELU in double precision: core/Activation.hpp's is a float32 fit for vectorised
+// layers, and a head is evaluated once per case, where equality with PyTorch matters more.
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+std::vector<double> dense(const DenseLayer& l, const std::vector<double>& x, bool activate) {
+  std::vector<double> y(l.out);
+  for (int o = 0; o < l.out; ++o) {
+    double s = l.bias[o];
+    for (int i = 0; i < l.in; ++i) s += l.weight[std::size_t(o) * l.in + i] * x[i];
+    y[o] = activate ? gelu(s) : s;
+  }
+  return y;
+}
+
+std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::to_string(y); }
+
+}  // namespace
+
+KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
+  std::vector<std::string> names = kpi_head_feature_names();
+  for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
+  if (head_.field_plume_radius_floor_m > 0)
+    for (const auto& n : field_radius_feature_names(head_.outputs())) names.push_back(n);
+  if (head_.features != names)
+    throw InputError(head_.path, head_.group + "@features",
+                     "names features this build does not compute (a head from another version)");
+}
+
+std::optional<KpiHeadEstimator> KpiHeadEstimator::from_model_file(const std::string& path,
+                                                                  const std::string& group) {
+  auto h = read_kpi_head(path, group);
+  if (!h) return std::nullopt;
+  // The cases the network predicts are the ones the head reads: a head for another grid would
+  // fail on every scenario after the predictions, so refuse it now.
+  const auto g = ModelFile(path).spec().grid;  // a copy: the file closes here
+  if (g[0] != h->grid[0] || g[1] != h->grid[1])
+    throw InputError(path, group + "@grid",
+                     grid_string(h->grid[0], h->grid[1]) + " but the model's grid is " +
+                         grid_string(g[0], g[1]));
+  return KpiHeadEstimator(std::move(*h));
+}
+
+std::optional<std::vector<double>> KpiHeadEstimator::estimate(
+    const ReservoirCase& c, const std::vector<double>& extra) const {
+  if (c.nx != head_.grid[0] || c.ny != head_.grid[1])
+    throw InputError(c.path, "grid",
+                     "is " + grid_string(c.nx, c.ny) + " but the " + head_.group + " of " +
+                         head_.path + " was trained on " +
+                         grid_string(head_.grid[0], head_.grid[1]));
+  std::vector<double> x = kpi_head_features(c);
+  if (x.size() + extra.size() != head_.features.size())
+    throw std::logic_error(head_.group + ": " + std::to_string(extra.size()) +
+                           " extra inputs given, the head reads " +
+                           std::to_string(head_.features.size() - x.size()));
+  x.insert(x.end(), extra.begin(), extra.end());
+  return estimate(std::move(x));
+}
+
+std::optional<std::vector<double>> KpiHeadEstimator::estimate(std::vector<double> x) const {
+  if (x.size() != head_.features.size())
+    throw std::logic_error(head_.group + ": " + std::to_string(x.size()) +
+                           " inputs given, the head reads " +
+                           std::to_string(head_.features.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double pad = kRangeMargin * (head_.feature_max[i] - head_.feature_min[i]);
+    if (!(x[i] >= head_.feature_min[i] - pad && x[i] <= head_.feature_max[i] + pad))
+      return std::nullopt;
+    x[i] = (x[i] - head_.feature_mean[i]) / head_.feature_std[i];
+  }
+  std::vector<double> z(head_.outputs(), 0.0);
+  for (const auto& m : head_.members) {
+    const auto y = dense(m[2], dense(m[1], dense(m[0], x, true), true), false);
+    for (int o = 0; o < head_.outputs(); ++o) z[o] += y[o];
+  }
+  for (int o = 0; o < head_.outputs(); ++o)
+    z[o] =
+        std::exp(z[o] / double(head_.members.size()) * head_.target_std[o] + head_.target_mean[o]);
+  return z;
+}
+
+}  // namespace ufno

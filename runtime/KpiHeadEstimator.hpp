@@ -1,0 +1,42 @@
+#pragma once
+// Evaluates a KPI head (io/KpiHeadFile.hpp) on a case: the features of
+// runtime/KpiHeadFeatures.hpp, normalised, through every member in double precision, the members'
+// outputs averaged and un-normalised to log(KPI), then exp. Equal to python/kpi_head.py's
+// Head.predict to rounding.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/CaseFile.hpp"
+#include "io/KpiHeadFile.hpp"
+
+namespace ufno {
+
+class KpiHeadEstimator {
+ public:
+  // Checks that the head's feature names are this build's (InputError naming the file).
+  explicit KpiHeadEstimator(KpiHead head);
+  // The head in `group` of the model file at `path`, or nothing when it has none. Its grid must
+  // be the model's (InputError naming the file otherwise: it would fail on every case).
+  static std::optional<KpiHeadEstimator> from_model_file(const std::string& path,
+                                                         const std::string& group);
+
+  // A case's features may lie this fraction of the training range beyond it.
+  static constexpr double kRangeMargin = 0.1;
+
+  // The KPI per output, or nothing for a case outside the training cases' feature ranges (the
+  // head would extrapolate; the field's value is used instead). The case must be on the head's
+  // grid (InputError naming the case otherwise). `extra`: the inputs after the 32 case features
+  // of a head that has more (the network's envelope or plume radii); their count must match.
+  std::optional<std::vector<double>> estimate(const ReservoirCase& c,
+                                              const std::vector<double>& extra = {}) const;
+  // The same from all of the head's inputs, already computed (the 32 case features, then the
+  // extra ones).
+  std::optional<std::vector<double>> estimate(std::vector<double> inputs) const;
+  const KpiHead& head() const { return head_; }
+
+ private:
+  KpiHead head_;
+};
+
+}  // namespace ufno

@@ -1,0 +1,96 @@
+#pragma once
+// What ufno_predict does, as a reusable object (batch runs and the web server keep one warm):
+// the models are loaded once for a process grid; each call encodes or reads this rank's block of
+// an input, runs every model and returns this rank's block of the physical fields in the output
+// layout (B, T, lx, ly). On one rank the block is the whole grid.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/MemoryBudget.hpp"
+#include "core/RunOptions.hpp"
+#include "decomposition/ProcessGrid.hpp"
+#include "io/CaseFile.hpp"
+#include "operators/DistributedNet3d.hpp"
+#include "runtime/DpFieldScale.hpp"
+
+namespace ufno {
+
+struct Field {
+  std::string name;                // "SG" or "dP"
+  std::string units;               // "1" or "bar"
+  std::vector<std::size_t> shape;  // this rank's block (B, T, lx, ly)
+  std::vector<float> values;
+};
+
+struct Prediction {
+  std::vector<Field> fields;
+  std::vector<double> times_days;
+  std::size_t cases = 0;
+};
+
+class Predictor {
+ public:
+  // Loads each model file for the process grid `grid_spec` ("2x2", "auto") over `comm`; the
+  // models' grids must agree and their variables differ. Collective; input errors are agreed.
+  Predictor(const std::vector<std::string>& model_paths, MPI_Comm comm,
+            const std::string& grid_spec = "auto",
+            dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv,
+            const RunOptions& options = {});
+
+  const ModelSpec& spec() const { return models_.front()->spec(); }
+  const dist::ProcessGrid& grid() const { return *grid_; }
+  std::string variables() const;  // e.g. "SG+dP"
+  // A fingerprint of the model files' contents: outputs carry it, so that a batch rerun with
+  // other models predicts again instead of taking an old output as done.
+  const std::string& models_fingerprint() const { return fingerprint_; }
+  // Heads found but not used, one line each (a dP field-scale head fitted to another network).
+  const std::vector<std::string>& notes() const { return notes_; }
+  CaseBlock block() const;                                         // this rank's (X, Y) block
+  std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
+
+  // The most cases, at most `wanted`, that one pass fits in the free memory of the GPU each rank
+  // runs on (operators/Net3dMemoryEstimate.hpp; the models run one after the other, so the
+  // largest counts); `wanted` where the tensors live in host memory. Throws AgreedInputError,
+  // one line with the estimated need against the free memory, when not even one case fits.
+  // Collective.
+  std::size_t cases_that_fit(std::size_t wanted, const MemorySources& where = {}) const;
+
+  // input: this rank's block (B, lx, ly, T, 12) of the encoded tensor.
+  Prediction run(const HostArray& input, const std::vector<double>& times_days);
+  Prediction run_case(const ReservoirCase& c);  // c holds this rank's block
+  Prediction run_tensor_file(const std::string& path);
+  Prediction run_case_file(const std::string& path, std::vector<std::string>* warnings);
+
+  // A case file read, checked and encoded for run(), not yet run: batches stack several into
+  // one pass (BatchRun.cpp). Collective; input errors are agreed.
+  struct PreparedCase {
+    HostArray input;  // this rank's block, (1, lx, ly, T, 12)
+    std::vector<double> times_days;
+    std::vector<std::string> warnings;
+  };
+  PreparedCase prepare_case_file(const std::string& path);
+
+ private:
+  MPI_Comm comm_;
+  std::vector<std::string> paths_;  // the model files, for messages
+  std::unique_ptr<dist::ProcessGrid> grid_;
+  std::vector<std::unique_ptr<DistributedNet3d>> models_;
+  // Per model: the dP field-scale head its file carries, applied to its field (DpFieldScale.hpp).
+  std::vector<std::optional<DpFieldScale>> field_scales_;
+  std::vector<std::string> notes_;
+  std::string fingerprint_;
+};
+
+// Case b of a prediction of several cases, as a prediction of one.
+Prediction case_of(const Prediction& p, std::size_t b);
+
+// The inputs of several prepared cases stacked along the case axis, (B, lx, ly, T, 12).
+HostArray stack_inputs(const std::vector<const HostArray*>& inputs);
+
+// One output value made physical from the raw network output and the cell's encoded input
+// channels: 0 outside the formation; SG (saturation) clamped to [0, 1 - SWI].
+float physical_value(bool saturation, float raw, const float* channels);
+
+}  // namespace ufno

@@ -1,0 +1,47 @@
+#include "runtime/RunOptionsFromEnvironment.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include "core/InputError.hpp"
+#include "core/LayerTimer.hpp"
+#include "core/Tf32.hpp"
+#include "fft/Fft1dPlan.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
+#include "operators/backend/Threads.hpp"
+
+namespace ufno {
+
+namespace {
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+}  // namespace
+
+RunOptions run_options_from_environment(int threads, bool bf16_convolutions) {
+  RunOptions o;
+  o.threads = threads;
+  o.bf16_convolutions = bf16_convolutions;
+  o.plane_conv = env("UFNO_PLANE_CONV") != "0";
+  o.fftw_wisdom = env("UFNO_FFTW_WISDOM");
+  o.profile = env("UFNO_PROFILE") == "1";
+  o.heap_reuse = heap_reuse_from_environment();
+  o.tf32 = env("UFNO_TF32") == "1";
+  const std::string plan = env("UFNO_PLAN");
+  if (!plan.empty() && !parse_plan_kind(plan, o.plan))
+    throw InputError("UFNO_PLAN", plan, "is neither streaming nor whole-tensor");
+  return o;
+}
+
+bool heap_reuse_from_environment() { return env("UFNO_HEAP_REUSE") != "0"; }
+
+void apply_process_options(const RunOptions& o) {
+  backend::set_threads(o.threads);
+  if (!o.fftw_wisdom.empty()) fft::set_fft_wisdom_file(o.fftw_wisdom);
+  LayerTimer::instance().set_enabled(o.profile);
+  set_execution_plan(o.plan);
+  backend::allow_tf32(o.tf32);
+}
+
+}  // namespace ufno

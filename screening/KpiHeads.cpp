@@ -1,0 +1,179 @@
+#include "screening/KpiHeads.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/InputError.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
+
+namespace ufno {
+
+namespace {
+
+constexpr double kDaysPerYear = 365.25;
+
+bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t t = 0; t < a.size(); ++t)
+    if (std::abs(a[t] - b[t]) > 1e-6 * std::max(1.0, std::abs(b[t]))) return false;
+  return true;
+}
+
+}  // namespace
+
+void KpiStageHead::apply(HeadInput& in) const {
+  if (in.stage != HeadStage::Kpis)
+    throw std::logic_error(group() + ": given the input of another stage");
+  kind_.apply(e_, static_cast<KpiHeadInput&>(in));
+}
+
+void KpiStageHead::validate() const {
+  // The network's own outputs a head may read are fixed by its kind.
+  const KpiHead& h = e_.head();
+  if (!h.envelope_columns.empty() && !kind_.reads_envelope)
+    throw InputError(h.path, h.group + "@envelope_columns",
+                     "only a dP-envelope or maximum-dP head reads these");
+  if (h.field_plume_radius_floor_m > 0 && !kind_.reads_field_radii)
+    throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
+                     "only a plume-radius head reads the field's radii");
+  kind_.validate(h);
+}
+
+namespace {
+
+void require_one_output(const KpiHead& h) {
+  if (h.outputs() != 1)
+    throw InputError(h.path, h.group + "@target_mean", "must be one number (one output)");
+}
+
+void require_times(const KpiHead& h) {
+  if (h.times_days.empty())
+    throw InputError(h.path, h.group + "@times_days", "this head needs its report times");
+}
+
+}  // namespace
+
+const KpiHeadKind kMaxDpHead{true, false, require_one_output,
+                             [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+                               apply_max_dp_head(in.kpis, e, in.c, in.dp);
+                             }};
+
+const KpiHeadKind kPlumeRadiusHead{
+    false, true,
+    [](const KpiHead& h) {
+      require_times(h);
+      if (h.sg_threshold <= 0)
+        throw InputError(h.path, h.group + "@sg_threshold",
+                         "a plume-radius head needs the plume threshold it was fitted to");
+    },
+    [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+      apply_plume_radius_head(in.kpis, e, in.c, in.sg, in.times_days, in.o);
+    }};
+
+const KpiHeadKind kCo2MassHead{false, false,
+                               [](const KpiHead& h) {
+                                 require_one_output(h);
+                                 require_times(h);
+                               },
+                               [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+                                 apply_co2_mass_head(in.kpis, e, in.c, in.times_days, in.o);
+                               }};
+
+const KpiHeadKind kDpEnvelopeHead{
+    true, false,
+    [](const KpiHead& h) {
+      if (h.outputs() != h.grid[1])
+        throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
+      if (h.envelope_columns.empty())
+        throw InputError(h.path, h.group + "@envelope_columns",
+                         "a dP-envelope head needs the columns of the network's envelope it reads");
+    },
+    [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+      apply_dp_envelope_head(in.kpis, e, in.c, in.dp, in.o);
+    }};
+
+void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                       const std::vector<float>& dp) {
+  const KpiHead& h = e.head();
+  const auto v =
+      h.envelope_columns.empty()
+          ? e.estimate(c)
+          : e.estimate(c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  if (v) {
+    k.max_dp_bar = v->front();
+    k.max_dp_from_head = true;
+  }
+}
+
+void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                             const std::vector<float>& sg, const std::vector<double>& times_days,
+                             const KpiOptions& o) {
+  const KpiHead& h = e.head();
+  if (std::abs(o.sg_threshold - h.sg_threshold) > 1e-12 || !same_times(times_days, h.times_days))
+    return;
+  auto r = h.field_plume_radius_floor_m > 0
+               ? e.estimate(c, field_plume_radius_features(c, sg, h.sg_threshold,
+                                                           h.field_plume_radius_floor_m))
+               : e.estimate(c);
+  if (!r) return;
+  for (std::size_t t = 1; t < r->size(); ++t) (*r)[t] = std::max((*r)[t], (*r)[t - 1]);
+  for (std::size_t i = 0; i < k.years_used.size(); ++i) {
+    // The report time compute_kpis used for this year.
+    std::size_t best = 0;
+    for (std::size_t t = 1; t < times_days.size(); ++t)
+      if (std::abs(times_days[t] - k.years_used[i] * kDaysPerYear) <
+          std::abs(times_days[best] - k.years_used[i] * kDaysPerYear))
+        best = t;
+    double radius = (*r)[best];
+    if (k.plume_capped[i]) radius = std::min(radius, k.plume_radius_m[i]);
+    k.plume_radius_m[i] = radius;
+    k.plume_area_km2[i] = M_PI * radius * radius / 1e6;
+  }
+  k.plume_from_head = true;
+}
+
+void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                         const std::vector<double>& times_days, const KpiOptions& o) {
+  if (o.co2_density > 0 || times_days.empty() ||
+      !same_times({times_days.back()}, e.head().times_days))
+    return;
+  const auto r = e.estimate(c);
+  if (!r) return;
+  k.mass_ratio = r->front();
+  k.co2_mass_mt = k.mass_ratio * k.injected_mt;
+  k.mass_from_head = true;
+}
+
+void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
+                            const std::vector<float>& dp, const KpiOptions& o) {
+  const KpiHead& h = e.head();
+  const auto env =
+      e.estimate(c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  if (!env) return;
+  k.aor_radius_m = envelope_front_radius(c, *env, o.critical_dp_bar);
+  k.aor_from_head = true;
+}
+
+double envelope_front_radius(const ReservoirCase& c, const std::vector<double>& envelope,
+                             double critical) {
+  if (envelope.empty() || !(envelope[0] > critical)) return 0.0;
+  std::size_t k = 0;
+  while (k + 1 < envelope.size() && envelope[k + 1] > critical) ++k;
+  double r_in = 0;
+  for (std::size_t y = 0; y < k; ++y) r_in += c.dr[y];
+  const double r_out = r_in + c.dr[k];
+  if (k + 1 == envelope.size()) return r_out;
+  const double c0 = (r_in + r_out) / 2, c1 = r_out + c.dr[k + 1] / 2;
+  return c0 + (envelope[k] - critical) / (envelope[k] - envelope[k + 1]) * (c1 - c0);
+}
+
+std::vector<double> field_plume_radius_features(const ReservoirCase& c,
+                                                const std::vector<float>& sg, double threshold,
+                                                double floor) {
+  std::vector<double> f = plume_front_radii(c, sg, threshold);
+  for (double& r : f) r = std::log(std::max(r, floor));
+  return f;
+}
+
+}  // namespace ufno

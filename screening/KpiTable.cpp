@@ -1,0 +1,136 @@
+#include "screening/KpiTable.hpp"
+
+#include <sstream>
+
+namespace ufno {
+
+namespace {
+
+// Where each value comes from (docs/kpis.md): the fields' rules, or a model file's head.
+constexpr const char* kField = "the fields (screening/Kpis.cpp)";
+constexpr const char* kPlumeHead = "the SG model's plume_radius_head, else the fields";
+constexpr const char* kMaxDpHead = "the dP model's max_dp_head, else the fields";
+constexpr const char* kEnvelopeHead = "the dP model's dp_envelope_head, else the fields";
+constexpr const char* kMassHead = "the SG model's co2_mass_head, else the fields";
+constexpr const char* kCase = "the case's rate x time";
+
+std::string year_string(double y) {
+  std::ostringstream s;
+  s << y;
+  return s.str();
+}
+
+// The number of years k was computed for.
+std::size_t years_of(const Kpis& k) { return k.years_used.size(); }
+
+}  // namespace
+
+const std::vector<KpiColumn>& kpi_table() {
+  // clang-format off
+  static const std::vector<KpiColumn> table{
+      {"report time used for the year", "yr", "", "year_used", true, false, false, kField,
+       [](const Kpis& k, std::size_t y) { return k.years_used[y]; }},
+      {"plume radius", "m", "plume_radius_m", "plume_radius_m", true, false, true, kPlumeHead,
+       [](const Kpis& k, std::size_t y) { return k.plume_radius_m[y]; }},
+      {"plume area", "km2", "plume_area_km2", "plume_area_km2", true, false, false, kPlumeHead,
+       [](const Kpis& k, std::size_t y) { return k.plume_area_km2[y]; }},
+      {"plume radius capped by the injected mass", "1", "plume_capped", "plume_capped", true,
+       true, false, kField, [](const Kpis& k, std::size_t y) { return double(k.plume_capped[y]); }},
+      {"maximum pressure buildup", "bar", "max_dP_bar", "max_dp_bar", false, false, true,
+       kMaxDpHead, [](const Kpis& k, std::size_t) { return k.max_dp_bar; }},
+      {"radius of the field's maximum dP", "m", "max_dP_radius_m", "max_dp_radius_m", false, false,
+       false, kField, [](const Kpis& k, std::size_t) { return k.max_dp_radius_m; }},
+      {"depth of the field's maximum dP", "m", "max_dP_depth_m", "max_dp_depth_m", false, false,
+       false, kField, [](const Kpis& k, std::size_t) { return k.max_dp_depth_m; }},
+      {"time of the field's maximum dP", "yr", "max_dP_year", "max_dp_year", false, false, false,
+       kField, [](const Kpis& k, std::size_t) { return k.max_dp_year; }},
+      {"area-of-review radius", "m", "aor_radius_m", "aor_radius_m", false, false, false,
+       kEnvelopeHead, [](const Kpis& k, std::size_t) { return k.aor_radius_m; }},
+      {"CO2 mass in the plume", "Mt", "co2_mass_Mt", "co2_mass_mt", false, false, true, kMassHead,
+       [](const Kpis& k, std::size_t) { return k.co2_mass_mt; }},
+      {"CO2 injected", "Mt", "injected_Mt", "injected_mt", false, false, false, kCase,
+       [](const Kpis& k, std::size_t) { return k.injected_mt; }},
+      {"CO2 mass in the plume over CO2 injected", "1", "mass_ratio", "mass_ratio", false, false,
+       false, kMassHead, [](const Kpis& k, std::size_t) { return k.mass_ratio; }},
+      {"the field's maximum dP", "bar", "max_dP_field_bar", "max_dp_field_bar", false, false,
+       false, kField, [](const Kpis& k, std::size_t) { return k.max_dp_field_bar; }},
+      {"the field's plume radius", "m", "plume_radius_field_m", "plume_radius_field_m", true,
+       false, true, kField, [](const Kpis& k, std::size_t y) { return k.plume_radius_field_m[y]; }},
+      {"the field's CO2 mass in the plume", "Mt", "co2_mass_field_Mt", "co2_mass_field_mt", false,
+       false, false, kField, [](const Kpis& k, std::size_t) { return k.co2_mass_field_mt; }},
+      {"the field's area-of-review radius", "m", "aor_field_radius_m", "aor_field_radius_m", false,
+       false, false, kField, [](const Kpis& k, std::size_t) { return k.aor_field_radius_m; }},
+  };
+  // clang-format on
+  return table;
+}
+
+const std::vector<KpiSourceFlag>& kpi_source_flags() {
+  static const std::vector<KpiSourceFlag> flags{{"max_dp_source", &Kpis::max_dp_from_head},
+                                                {"plume_source", &Kpis::plume_from_head},
+                                                {"mass_source", &Kpis::mass_from_head},
+                                                {"aor_source", &Kpis::aor_from_head}};
+  return flags;
+}
+
+namespace {
+
+// The CSV columns for `years` years: consecutive per-year KPIs year by year, then the next.
+std::vector<KpiCsvColumn> csv_columns(const std::vector<std::string>& years) {
+  std::vector<KpiCsvColumn> cols;
+  const auto& t = kpi_table();
+  for (std::size_t i = 0; i < t.size();) {
+    if (!t[i].per_year) {
+      if (*t[i].csv) cols.push_back({t[i].csv, &t[i], 0});
+      ++i;
+      continue;
+    }
+    std::size_t end = i;
+    while (end < t.size() && t[end].per_year) ++end;
+    for (std::size_t y = 0; y < years.size(); ++y)
+      for (std::size_t j = i; j < end; ++j)
+        if (*t[j].csv) cols.push_back({std::string(t[j].csv) + "_" + years[y] + "yr", &t[j], y});
+    i = end;
+  }
+  return cols;
+}
+
+}  // namespace
+
+std::vector<KpiCsvColumn> kpi_columns(const KpiOptions& o) {
+  std::vector<std::string> years;
+  for (double y : o.years) years.push_back(year_string(y));
+  return csv_columns(years);
+}
+
+std::vector<std::string> kpi_header(const KpiOptions& o) {
+  std::vector<std::string> h;
+  for (const auto& c : kpi_columns(o)) h.push_back(c.header);
+  return h;
+}
+
+std::vector<double> kpi_row(const Kpis& k) {
+  std::vector<double> r;
+  for (const auto& c : csv_columns(std::vector<std::string>(years_of(k))))
+    r.push_back(c.kpi->get(k, c.year));
+  return r;
+}
+
+nlohmann::json kpi_json(const Kpis& k, const KpiOptions& o) {
+  using json = nlohmann::json;
+  json j = {{"sg_threshold", o.sg_threshold}, {"critical_dp_bar", o.critical_dp_bar}};
+  json years = json::array();
+  for (std::size_t y = 0; y < o.years.size(); ++y) years.push_back({{"year", o.years[y]}});
+  for (const auto& c : kpi_table()) {
+    auto value = [&](std::size_t y) { return c.flag ? json(c.get(k, y) != 0) : json(c.get(k, y)); };
+    if (!c.per_year)
+      j[c.json] = value(0);
+    else
+      for (std::size_t y = 0; y < o.years.size(); ++y) years[y][c.json] = value(y);
+  }
+  j["plume"] = years;
+  for (const auto& s : kpi_source_flags()) j[s.json] = k.*s.from_head ? "head" : "field";
+  return j;
+}
+
+}  // namespace ufno

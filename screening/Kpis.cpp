@@ -1,0 +1,256 @@
+#include "screening/Kpis.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/InputError.hpp"
+#include "screening/Co2Density.hpp"
+
+namespace ufno {
+
+namespace {
+
+constexpr double kBrineGradientBarPerM = 1000.0 * 9.80665 / 1e5;  // as python/ufno_cases.py
+constexpr double kDaysPerYear = 365.25;
+
+struct Geometry {
+  std::vector<double> r_in, r_out, z_mid, volume;  // volume: (X, Y) full ring [m3]
+};
+
+Geometry geometry(const ReservoirCase& c) {
+  Geometry g;
+  double r = 0, z = 0;
+  for (int y = 0; y < c.ny; ++y) {
+    g.r_in.push_back(r);
+    g.r_out.push_back(r += c.dr[y]);
+  }
+  for (int x = 0; x < c.nx; ++x) {
+    g.z_mid.push_back(z + c.dz[x] / 2);
+    z += c.dz[x];
+  }
+  for (int x = 0; x < c.nx; ++x)
+    for (int y = 0; y < c.ny; ++y)
+      g.volume.push_back(M_PI * (g.r_out[y] * g.r_out[y] - g.r_in[y] * g.r_in[y]) * c.dz[x]);
+  return g;
+}
+
+// One report time's fields, with the physical rules applied to SG.
+struct Snapshot {
+  std::vector<double> sg, dp, density;  // (X, Y)
+};
+
+Snapshot snapshot(const ReservoirCase& c, const Geometry& g, const std::vector<float>& sg,
+                  const std::vector<float>& dp, int t, const KpiOptions& o) {
+  const std::size_t n = std::size_t(c.nx) * c.ny, off = std::size_t(t) * n;
+  Snapshot s;
+  s.sg.resize(n);
+  s.dp.resize(n);
+  s.density.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool active = c.permx[i] > 0;
+    s.sg[i] = active ? std::clamp(double(sg[off + i]), 0.0, 1.0 - c.swi) : 0.0;
+    s.dp[i] = double(dp[off + i]);
+    if (!active) continue;
+    const double p = c.pressure_bar + kBrineGradientBarPerM * g.z_mid[i / c.ny] + s.dp[i];
+    s.density[i] = o.co2_density > 0 ? o.co2_density : co2_density_kg_m3(c.temperature_c, p);
+  }
+  return s;
+}
+
+// Free-phase CO2 mass [kg] of the masked cells in each radial ring.
+std::vector<double> ring_masses(const ReservoirCase& c, const Geometry& g, const Snapshot& s,
+                                const std::vector<char>& mask) {
+  std::vector<double> m(c.ny, 0.0);
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) m[i % c.ny] += s.sg[i] * c.poro[i] * g.volume[i] * s.density[i];
+  return m;
+}
+
+int outermost_ring(const ReservoirCase& c, const std::vector<char>& mask) {
+  int ring = -1;
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) ring = std::max(ring, int(i % c.ny));
+  return ring;
+}
+
+// Where a front leaves the masked region, as a radius: in each layer, between the centres of its
+// outermost masked cell and the next cell out, where the values fall through the threshold
+// (linear interpolation; the outer edge of the grid or of the formation if the front gets there);
+// the farthest over the layers. Continuous, so a KPI does not jump by a log-spaced cell width.
+double front_radius(const ReservoirCase& c, const Geometry& g, const std::vector<double>& v,
+                    const std::vector<char>& mask, double threshold) {
+  double radius = 0;
+  for (int x = 0; x < c.nx; ++x) {
+    const std::size_t row = std::size_t(x) * c.ny;
+    int y = c.ny - 1;
+    while (y >= 0 && !mask[row + y]) --y;
+    if (y < 0) continue;
+    double r = g.r_out[y];
+    if (y + 1 < c.ny && c.permx[row + y + 1] > 0) {
+      const double a = v[row + y], b = v[row + y + 1];
+      const double f = a > b ? std::clamp((a - threshold) / (a - b), 0.0, 1.0) : 1.0;
+      const double c0 = (g.r_in[y] + g.r_out[y]) / 2, c1 = (g.r_in[y + 1] + g.r_out[y + 1]) / 2;
+      r = c0 + f * (c1 - c0);
+    }
+    radius = std::max(radius, r);
+  }
+  return radius;
+}
+
+struct PlumeReach {
+  double radius_m = 0;
+  bool capped = false;
+};
+
+// The plume's front radius, capped at the outer edge of the last ring whose cumulative gas mass
+// (rings filled outward from the well) stays within the injected mass plus the tolerance.
+PlumeReach plume_reach(const ReservoirCase& c, const Geometry& g, const Snapshot& s,
+                       const std::vector<char>& plume, double threshold, double injected_kg,
+                       double tolerance) {
+  const int reach = outermost_ring(c, plume);
+  if (reach < 0) return {};
+  const auto m = ring_masses(c, g, s, plume);
+  double cum = 0;
+  int filled = -1;
+  for (int y = 0; y <= reach; ++y) {
+    cum += m[y];
+    if (cum > injected_kg * (1 + tolerance)) break;
+    filled = y;
+  }
+  if (filled == reach) return {front_radius(c, g, s.sg, plume, threshold), false};
+  return {filled < 0 ? 0.0 : g.r_out[filled], true};
+}
+
+std::vector<char> above(const ReservoirCase& c, const std::vector<double>& v, double threshold) {
+  std::vector<char> m(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) m[i] = c.permx[i] > 0 && v[i] > threshold;
+  return m;
+}
+
+int nearest_report(const std::vector<double>& times, double year) {
+  int best = 0;
+  for (int t = 1; t < int(times.size()); ++t)
+    if (std::abs(times[t] / kDaysPerYear - year) < std::abs(times[best] / kDaysPerYear - year))
+      best = t;
+  return best;
+}
+
+double injected_kg(const ReservoirCase& c, double days) {
+  return c.rate_mt_per_year * 1e9 * days / kDaysPerYear;
+}
+
+}  // namespace
+
+void validate_kpi_options(const KpiOptions& o, const std::string& source,
+                          const std::function<std::string(const std::string&)>& name) {
+  if (!(o.sg_threshold >= 0 && o.sg_threshold < 1))
+    throw InputError(source, name("sg_threshold"), "must be in [0, 1)");
+  if (!std::isfinite(o.critical_dp_bar))
+    throw InputError(source, name("critical_dp_bar"), "must be a finite number");
+  if (!(o.co2_density >= 0 && o.co2_density <= 2000))
+    throw InputError(source, name("co2_density"),
+                     "must be 0 (Span-Wagner) or a density up to 2000");
+  if (!(o.mass_tolerance >= 0 && o.mass_tolerance <= 10))
+    throw InputError(source, name("mass_tolerance"), "must be in [0, 10]");
+  if (o.years.empty() || o.years.size() > 100)
+    throw InputError(source, name("years"), "must be 1 to 100 years");
+  for (double y : o.years)
+    if (!(y >= 0 && y <= 1000)) throw InputError(source, name("years"), "must be in [0, 1000]");
+}
+
+std::vector<char> connected_to_perforations(const ReservoirCase& c,
+                                            const std::vector<char>& inside) {
+  const int X = c.nx, Y = c.ny;
+  std::vector<char> mask(std::size_t(X) * Y, 0);
+  std::vector<int> stack;
+  for (int x = 0; x < X; ++x)
+    if (c.perforated[x] && inside[std::size_t(x) * Y]) {
+      mask[std::size_t(x) * Y] = 1;
+      stack.push_back(x * Y);
+    }
+  while (!stack.empty()) {
+    const int cell = stack.back(), x = cell / Y, y = cell % Y;
+    stack.pop_back();
+    const int nx[4] = {x - 1, x + 1, x, x}, ny[4] = {y, y, y - 1, y + 1};
+    for (int k = 0; k < 4; ++k) {
+      if (nx[k] < 0 || nx[k] >= X || ny[k] < 0 || ny[k] >= Y) continue;
+      const std::size_t n = std::size_t(nx[k]) * Y + ny[k];
+      if (mask[n] || !inside[n]) continue;
+      mask[n] = 1;
+      stack.push_back(int(n));
+    }
+  }
+  return mask;
+}
+
+Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
+                  const std::vector<float>& dp, const std::vector<double>& times,
+                  const KpiOptions& o) {
+  const int T = int(times.size());
+  const Geometry g = geometry(c);
+  Kpis k;
+  // Capped reach at every report time, then the running maximum (the reach never recedes).
+  std::vector<PlumeReach> reach(T);
+  for (int t = 0; t < T; ++t) {
+    const Snapshot s = snapshot(c, g, sg, dp, t, o);
+    const auto plume = connected_to_perforations(c, above(c, s.sg, o.sg_threshold));
+    reach[t] =
+        plume_reach(c, g, s, plume, o.sg_threshold, injected_kg(c, times[t]), o.mass_tolerance);
+    if (t == T - 1) {
+      const auto m = ring_masses(c, g, s, plume);
+      double mass = 0;
+      for (double v : m) mass += v;
+      k.co2_mass_mt = k.co2_mass_field_mt = mass / 1e9;
+      k.injected_mt = injected_kg(c, times[t]) / 1e9;
+      k.mass_ratio = k.injected_mt > 0 ? k.co2_mass_mt / k.injected_mt : 0;
+    }
+    const auto aor = connected_to_perforations(c, above(c, s.dp, o.critical_dp_bar));
+    k.aor_radius_m = std::max(k.aor_radius_m, front_radius(c, g, s.dp, aor, o.critical_dp_bar));
+  }
+  for (double year : o.years) {
+    const int best = nearest_report(times, year);
+    PlumeReach r;
+    for (int t = 0; t <= best; ++t)
+      if (reach[t].radius_m >= r.radius_m) r = reach[t];
+    k.years_used.push_back(times[best] / kDaysPerYear);
+    k.plume_radius_m.push_back(r.radius_m);
+    k.plume_radius_field_m.push_back(r.radius_m);
+    k.plume_area_km2.push_back(M_PI * r.radius_m * r.radius_m / 1e6);
+    k.plume_capped.push_back(r.capped ? 1 : 0);
+  }
+  k.max_dp_bar = -1e300;
+  const std::size_t n = std::size_t(c.nx) * c.ny;
+  for (int t = 0; t < T; ++t)
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = dp[std::size_t(t) * n + i];
+      if (c.permx[i] <= 0 || !(v > k.max_dp_bar)) continue;
+      const int y = int(i % c.ny);
+      k.max_dp_bar = v;
+      k.max_dp_radius_m = (g.r_in[y] + g.r_out[y]) / 2;
+      k.max_dp_depth_m = g.z_mid[i / c.ny];
+      k.max_dp_year = times[t] / kDaysPerYear;
+    }
+  k.max_dp_field_bar = k.max_dp_bar;
+  k.aor_field_radius_m = k.aor_radius_m;
+  return k;
+}
+
+std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<float>& sg,
+                                      double threshold) {
+  const std::size_t n = std::size_t(c.nx) * c.ny;
+  if (n == 0 || sg.size() % n)
+    throw InputError(c.path, "SG", "the field is not a whole number of the case's grids");
+  const Geometry g = geometry(c);
+  std::vector<double> radii;
+  std::vector<double> v(n);
+  for (std::size_t off = 0; off < sg.size(); off += n) {
+    for (std::size_t i = 0; i < n; ++i)
+      v[i] = c.permx[i] > 0 ? std::clamp(double(sg[off + i]), 0.0, 1.0 - c.swi) : 0.0;
+    const auto plume = connected_to_perforations(c, above(c, v, threshold));
+    const double r = front_radius(c, g, v, plume, threshold);
+    radii.push_back(radii.empty() ? r : std::max(r, radii.back()));
+  }
+  return radii;
+}
+
+}  // namespace ufno

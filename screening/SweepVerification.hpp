@@ -1,0 +1,27 @@
+#pragma once
+// A sweep's verification with OPM Flow (`"verify": {"scenarios": N}`, docs/sweeps.md): Flow runs
+// N evenly spread scenarios beside the predictions, each writing one KPI row under out/verify/
+// (a failed run a .failed note), and verification.csv compares them with ufno's rows KPI by KPI.
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/CaseFile.hpp"
+#include "screening/Sweep.hpp"
+
+namespace ufno {
+
+// The verified scenarios still to run, read on the calling thread: HDF5 is not thread-safe,
+// and the predictions use it while the Flow runs go on.
+std::vector<std::pair<std::string, ReservoirCase>> cases_to_verify(const SweepConfig& c, int n);
+
+// Runs Flow on each, one after the other, until done or `stop` is set (checked between runs).
+void verify_with_flow(const SweepConfig& c,
+                      const std::vector<std::pair<std::string, ReservoirCase>>& todo,
+                      const std::atomic<bool>& stop);
+
+// Writes verification.csv, prints its summary line; returns the number of failed scenarios.
+int write_verification(const SweepConfig& c, int n);
+
+}  // namespace ufno
