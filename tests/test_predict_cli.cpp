@@ -150,6 +150,26 @@ TEST_CASE("ufno_predict --case with an SG and a dP model writes both fields", "[
 TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
   const std::string model = test::data_path("ufno_small.h5");
   const std::string io = test::data_path("ufno_small_io.h5");
+  SECTION("execution options out of range") {
+    const std::string run = "--model " + model + " --tensor " + io;
+    expect_failure(run + " --plan gpu", "--plan", "gpu", "not in");
+    expect_failure(run + " --cases-per-pass 0", "--cases-per-pass", "0", "not in range");
+    expect_failure(run + " --cases-per-pass 1e9", "--cases-per-pass", "1e9", "");
+    expect_failure("--tf32=maybe " + run, "--tf32", "maybe", "");
+    expect_failure("--plan whole-tensor --plan streaming " + run, "--plan", "", "");
+  }
+  SECTION("an unknown execution plan in the environment") {
+    fs::remove("out_bad.h5");
+    Run r = test::run_command("UFNO_PLAN=fastest " + std::string(UFNO_PREDICT_EXE) +
+                              " --threads 1 --model " + model + " --tensor " + io +
+                              " --out out_bad.h5");
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("UFNO_PLAN: fastest: is neither streaming nor whole-tensor") !=
+          std::string::npos);
+    CHECK(no_output_left("out_bad.h5"));
+  }
   SECTION("missing model file") {
     expect_failure("--model nope.h5 --tensor " + io, "nope.h5", "--model", "does not exist");
   }
