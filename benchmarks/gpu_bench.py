@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The GPU benchmark (issue 17), run by scripts/gpu-run.sh on the lent GPU machine with the
+"""The GPU benchmark, run by scripts/gpu-run.sh on a GPU machine with the
 machine's own python3 (PyTorch with CUDA, h5py). ufno's GPU programs against PyTorch eager on the
 same GPU and the same input:
 
 - the paper-size U-FNO and FNO (96 x 200 x 24, width 36, modes 10; weights and input from
-  make_bench_inputs.py): ufno's bench_model (FP32: cuBLAS without TF32, cuFFT, cuDNN FMA) and
+  make_bench_inputs.py): ufno's bench_model (FP32: cuBLAS without TF32, cuFFT, cuDNN FMA; then
+  with UFNO_TF32=1) and
   python/ufno/models/net3d.Net3d in FP32 with TF32 off, then TF32 on, then bf16 autocast; batch 1 and 8;
 - the 4-D FNO at the LGR1 size (benchmarks/fno4d_bench.py's model and input): ufno_predict
   --tensor (FP32; its time includes reading each layer's spectral weights from the file) and
@@ -116,21 +117,32 @@ def paper_models(a):
             with h5py.File(inp, "w") as f:
                 f.create_dataset("input", data=np.repeat(x1, batch, axis=0))
         for kind in ("ufno", "fno"):
-            ufno_out = os.path.join(d, "%s_b%d_ufno.h5" % (kind, batch))
-            with GpuMemoryPeak() as mem:
-                p = subprocess.run([os.path.join(a.bin, "bench_model"), "--model",
-                                    os.path.join(d, kind + "_paper.h5"), "--tensor", inp,
-                                    "--threads", "4", "--repeat", str(a.repeat), "--skip-peak",
-                                    "--save-output", ufno_out], capture_output=True, text=True)
-            m = re.search(r"seconds_per_case=([\d.eE+-]+)", p.stdout)
-            if p.returncode != 0 or not m:
-                log("bench_model %s b%d failed: %s" % (kind, batch, (p.stderr or p.stdout)[-400:]))
-                ROWS.append(("%s b%d" % (kind, batch), "ufno fp32", "failed", "-", "-"))
+            y_ufno = None
+            # FP32, then TF32 (UFNO_TF32=1: cuBLAS and cuDNN on tensor cores), as PyTorch below.
+            for mode, env in (("fp32", {}), ("tf32", {"UFNO_TF32": "1"})):
+                ufno_out = os.path.join(d, "%s_b%d_ufno_%s.h5" % (kind, batch, mode))
+                with GpuMemoryPeak() as mem:
+                    p = subprocess.run([os.path.join(a.bin, "bench_model"), "--model",
+                                        os.path.join(d, kind + "_paper.h5"), "--tensor", inp,
+                                        "--threads", "4", "--repeat", str(a.repeat),
+                                        "--skip-peak", "--save-output", ufno_out],
+                                       capture_output=True, text=True,
+                                       env=dict(os.environ, **env))
+                m = re.search(r"seconds_per_case=([\d.eE+-]+)", p.stdout)
+                if p.returncode != 0 or not m:
+                    log("bench_model %s b%d %s failed: %s"
+                        % (kind, batch, mode, (p.stderr or p.stdout)[-400:]))
+                    ROWS.append(("%s b%d" % (kind, batch), "ufno " + mode, "failed", "-", "-"))
+                    continue
+                with h5py.File(ufno_out) as f:
+                    y = f["output"][()]
+                if y_ufno is None:
+                    y_ufno = y
+                ROWS.append(("%s b%d" % (kind, batch), "ufno " + mode, "%.4f" % float(m.group(1)),
+                             "%.0f" % mem.peak_mb,
+                             "-" if y is y_ufno else "%.1e" % rel_l2(y, y_ufno)))
+            if y_ufno is None:
                 continue
-            with h5py.File(ufno_out) as f:
-                y_ufno = f["output"][()]
-            ROWS.append(("%s b%d" % (kind, batch), "ufno fp32", "%.4f" % float(m.group(1)),
-                         "%.0f" % mem.peak_mb, "-"))
             model, _ = torch_bench.load_model(os.path.join(d, kind + "_paper.pt"), kind == "ufno",
                                               8)
             model = model.cuda()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resumable background generation of the training data (python/ufno/data/cases.py sampler v3, seed 2)
 # with OPM Flow at low priority, one run at a time (JOBS=2 for both cores when nothing else
-# runs). Long jobs end with a session: start this again at the start of each one; finished and
+# runs). Resumable: a job that was stopped is started again with the same command; finished and
 # failed cases are skipped. Usage: scripts/generate-data.sh [DATA_ROOT (default /work/data)] [END (6000)]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -3,8 +3,8 @@
 # scripts/generate-data.sh is producing, at low priority, one thread each. It trains in rounds:
 # each round re-assembles the finished cases (the split is by case hash, so new cases never move
 # old ones between sets) and runs each variable for ROUND minutes, resuming its checkpoint. A run
-# with no checkpoint starts from the shipped model (--init), so the work of earlier sessions is
-# kept in models/ even though data and checkpoints are not.
+# with no checkpoint starts from the shipped model (--init), so the training done before is kept
+# in models/ even where data and checkpoints are not.
 # Usage: scripts/train-models.sh [DATA_ROOT (default /work/data)] [MINUTES (default 100)]
 # Environment: ROUND (minutes per variable and round, 20), LR (5e-4), EPOCHS (60).
 set -euo pipefail
