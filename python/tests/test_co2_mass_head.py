@@ -15,7 +15,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 from cli_checks import CliChecks
-from heads_support import check_model_kept, train, write_data
+from heads_support import check_model_kept, encoded, train, write_data
 from ufno.heads import co2_mass as co2_mass_head
 from ufno.heads import common as kpi_head
 
@@ -38,12 +38,7 @@ def test_co2_mass_head():
     work = tempfile.mkdtemp(prefix="ufno_co2_head_")
     try:
         n, X, Y, T = 40, 4, 16, 3
-        x = np.zeros((n, X, Y, 12), np.float32)
-        x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y))
-        x[..., 1] = x[..., 0] - 0.1
-        x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y))
-        x[:, :2, 0, 3] = 1
-        x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
+        x = encoded(rng, n, X, Y)
         ratio = 0.6 + 0.25 * x[:, 0, 0, 5].astype(np.float64)  # the free share grows with temperature
         ids = ["t_i%06d" % i for i in range(n)]
         data = write_data(os.path.join(work, "data.h5"), np.repeat(x[:, :, :, None, :], T, axis=3),

@@ -16,7 +16,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 from cli_checks import CliChecks
-from heads_support import check_model_kept, train, write_data
+from heads_support import check_model_kept, encoded, train, write_data
 from ufno.heads import common as kpi_head
 from ufno.heads import plume_radius as plume_radius_head
 from ufno.data import cases as ufno_cases
@@ -50,16 +50,6 @@ def radius_rule():
     sg2[1, 0, 0] = 0.4  # now connected through the perforated layer above it
     check("gas reached through a perforated neighbour is plume, to the grid's edge",
           plume_radius_head.plume_radii(sg2, active, perf, 0.2, dr)[0] == 60.0)
-
-
-def encoded(rng, n, X, Y):
-    x = np.zeros((n, X, Y, 12), np.float32)
-    x[..., 0] = rng.uniform(0.1, 0.5, (n, X, Y))
-    x[..., 1] = x[..., 0] - 0.1
-    x[..., 2] = rng.uniform(0.1, 0.3, (n, X, Y))
-    x[:, :2, 0, 3] = 1
-    x[..., 4:9] = rng.uniform(0, 1, (n, 1, 1, 5))
-    return x
 
 
 def field_radii_run(rng, work, model):
