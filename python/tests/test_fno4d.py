@@ -388,6 +388,44 @@ def test_attributes():
         assert list(f.attrs["padding"]) == [2, 0, 1, 3] and attr(f, "output_units") == "1"
 
 
+def test_level():
+    """--level writes the nested chain's level as the string attribute `level`; without it there
+    is none; an unknown level is one line, exit 2, no file; a U-FNO/FNO refuses it (exit 1)."""
+    sd = tiny_model(seed=5).state_dict()
+    ck = path("lv", "m.pt")
+    torch.save(sd, ck)
+    plain = path("lv", "plain.h5")
+    convert_ok(ck, plain)
+    with h5py.File(plain, "r") as f:
+        assert "level" not in f.attrs
+    for level in ("GLOBAL", "LGR1", "LGR2", "LGR3", "LGR4"):
+        out = path("lv", level + ".h5")
+        r = convert_ok(ck, out, "--level", level, variable="dP")
+        assert r.stdout.rstrip().endswith("level " + level), r.stdout
+        with h5py.File(out, "r") as f:
+            a = f.attrs["level"]
+            assert isinstance(a, bytes) and a.decode("ascii") == level, a
+            assert attr(f, "variable") == "dP"
+            assert sorted(f.keys()) == sorted(h5py.File(plain, "r").keys())
+    for bad in ("LGR5", "lgr1", "", "GLOBAL "):
+        out = path("lv", "bad.h5")
+        r = run_convert(ck, out, "--level", bad)
+        lines = r.stderr.strip("\n").split("\n")
+        assert r.returncode == 2, (bad, r.returncode, r.stderr)
+        assert len(lines) == 1 and lines[0].startswith("ufno_convert: m.pt: unknown --level"), \
+            r.stderr
+        assert not os.path.exists(out) and not os.path.exists(out + ".tmp"), bad
+    # A U-FNO/FNO has no level.
+    from ufno.models.net3d import Net3d
+    torch.manual_seed(5)
+    net = Net3d(width=4, modes=(2, 2, 2), n_fourier=1, n_ufourier=0, hidden=8)
+    ck3 = path("lv", "u.pt")
+    torch.save(net.state_dict(), ck3)
+    out = path("lv", "u.h5")
+    r = run_convert(ck3, out, "--level", "GLOBAL", grid=["8", "8", "4"])
+    assert_failure(r, "u.pt", out, contains="--level applies to an FNO4D")
+
+
 def test_normalizer_pickles():
     """UnitGaussianNormalizer pickles (torch.save zip and legacy, plain pickle; mean/std of the
     grid's shape, also with a leading or trailing axis of size 1) are stored as (A1, A2, A3, T)."""

@@ -4,7 +4,8 @@
 Usage:
     ufno_convert.py CHECKPOINT OUT.h5 --variable SG|dP [--fno] [--grid X Y T] [--padding P]
     ufno_convert.py CHECKPOINT OUT.h5 --variable SG|dP --grid A1 A2 A3 T [--padding P1 P2 P3 P4]
-                    [--input-normalizer N.pickle] [--output-normalizer N.pickle]     (FNO4d)
+                    [--input-normalizer N.pickle] [--output-normalizer N.pickle]
+                    [--level GLOBAL|LGR1|LGR2|LGR3|LGR4]                                 (FNO4d)
 
 CHECKPOINT is either a state_dict (keys `conv1.*` for the U-FNO/FNO, `fc0.*` and `conv.*` for the
 4-D FNO of nested FNO; optionally under a `module.` prefix) or a whole pickled Net3d / FNO4d as
@@ -17,7 +18,8 @@ pickles are otherwise trusted exactly as torch.load trusts them: convert only ch
 would also torch.load.
 
 On any error: one line `ufno_convert: <file>: <what> (<key>)` on stderr, exit status 1, and no
-output file (the file is written to OUT.h5.tmp and renamed only when complete).
+output file (the file is written to OUT.h5.tmp and renamed only when complete). A --level that is
+not one of LEVELS is refused the same way with exit status 2, before anything is read.
 The file format is described in docs/model-format.md (write_model_file() and
 write_fno4d_model_file() below write it).
 """
@@ -52,6 +54,9 @@ VARIABLES = {
     "dP": (18.772821433027488, 4.172939172019009, "bar"),
     "SG": (1.0, 0.0, "1"),
 }
+
+# The levels of the nested chain (docs/nested-sites.md): an FNO4D model file's optional `level`.
+LEVELS = ("GLOBAL", "LGR1", "LGR2", "LGR3", "LGR4")
 
 UNET_CONV_BLOCKS = ("conv1", "conv2", "conv2_1", "conv3", "conv3_1")
 UNET_DECONV_BLOCKS = ("deconv2", "deconv1", "deconv0")
@@ -630,10 +635,13 @@ def check_normalizer(obj, name, label, grid):
 
 
 def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
-                           normalizers=None, normalizer_eps=NORMALIZER_EPS):
+                           normalizers=None, normalizer_eps=NORMALIZER_EPS, level=None):
     """Write an FNO4D model file atomically and deterministically (sorted datasets, no
     timestamps). `normalizers` maps "input_normalizer"/"output_normalizer" to (mean, std)
-    float32 arrays of the grid's shape."""
+    float32 arrays of the grid's shape; `level` (one of LEVELS, or None) is the nested chain's
+    level, written as the string attribute `level`."""
+    if level is not None and level not in LEVELS:
+        raise ValueError("level %r is not one of %s" % (level, ", ".join(LEVELS)))
     units = VARIABLES[variable][2]
     datasets = {k: (_as_array(k, v), "1") for k, v in sd.items()}
     for label, (mean, std) in sorted((normalizers or {}).items()):
@@ -648,6 +656,8 @@ def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
         a.create("format_version", np.int32(FORMAT_VERSION))
         a.create("architecture", _str_attr(FNO4D))
         a.create("variable", _str_attr(variable))
+        if level is not None:
+            a.create("level", _str_attr(level))
         a.create("width", np.int32(arch.width))
         a.create("modes", np.array(arch.modes, dtype=np.int32))
         a.create("padding", np.array(padding, dtype=np.int32))
@@ -665,7 +675,7 @@ def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
 
 
 def convert_fno4d(sd, out_path, variable, grid, padding, name, source,
-                  input_normalizer=None, output_normalizer=None):
+                  input_normalizer=None, output_normalizer=None, level=None):
     """Check and write an FNO4d (sd: as loaded). The normalisers are pickle paths or objects
     with mean, std and eps. Returns the Fno4dArchitecture."""
     sd = canonical_fno4d_keys(sd)
@@ -699,25 +709,28 @@ def convert_fno4d(sd, out_path, variable, grid, padding, name, source,
                            % (eps_of["output_normalizer"][0], eps_of["input_normalizer"][0]))
     eps = eps_values[0] if eps_values else NORMALIZER_EPS
     write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source or name,
-                           normalizers, eps)
+                           normalizers, eps, level)
     return arch
 
 
 def convert(checkpoint, out_path, variable, grid=None, padding=None, fno=False,
             state_dict=None, source=None, log=sys.stderr, scaling=None,
-            input_normalizer=None, output_normalizer=None):
+            input_normalizer=None, output_normalizer=None, level=None):
     """Convert `checkpoint` (or an in-memory `state_dict`) and write `out_path`.
 
     The architecture comes from the keys: an FNO4d (`conv.*`) or a U-FNO/FNO (`conv1.*`).
     U-FNO/FNO: grid (X, Y, T), default (96, 200, 24); padding an int, default 8.
     FNO4d: grid (A1, A2, A3, T), required; padding 4 ints, default (8, 16, 16, 8); optional
-    normalisers (pickle paths, or objects with mean, std and eps).
+    normalisers (pickle paths, or objects with mean, std and eps); optional level (one of LEVELS,
+    the nested chain's level).
     Returns the Architecture / Fno4dArchitecture. Raises ConvertError. `source` defaults to the
     checkpoint's basename.
     """
     name = os.path.basename(checkpoint) if checkpoint else (source or "<state_dict>")
     if variable not in VARIABLES:
         raise ConvertError(name, "unknown variable %r (SG or dP)" % variable)
+    if level is not None and level not in LEVELS:
+        raise ConvertError(name, "unknown level %r (%s)" % (level, ", ".join(LEVELS)))
     if state_dict is None:
         state_dict = load_state_dict(checkpoint)
     if is_fno4d(state_dict):
@@ -727,7 +740,10 @@ def convert(checkpoint, out_path, variable, grid=None, padding=None, fno=False,
             raise ConvertError(name, "--output-scaling applies to a U-FNO/FNO; an FNO4D"
                                " de-scales with --output-normalizer")
         return convert_fno4d(state_dict, out_path, variable, grid, padding, name, source,
-                             input_normalizer, output_normalizer)
+                             input_normalizer, output_normalizer, level)
+    if level is not None:
+        raise ConvertError(name, "--level applies to an FNO4D checkpoint (the nested chain),"
+                           " not a U-FNO/FNO")
     if input_normalizer is not None or output_normalizer is not None:
         raise ConvertError(name, "normalisers apply to an FNO4D checkpoint, not a U-FNO/FNO")
     grid = (96, 200, 24) if grid is None else grid
@@ -777,23 +793,32 @@ def main(argv=None):
                    help="FNO4d: UnitGaussianNormalizer of the last input channel")
     p.add_argument("--output-normalizer", metavar="PICKLE",
                    help="FNO4d: UnitGaussianNormalizer of the output")
+    p.add_argument("--level", metavar="LEVEL",
+                   help="FNO4d: the nested chain's level, written as the attribute `level`: %s"
+                        % ", ".join(LEVELS))
     args = p.parse_args(argv)
+    if args.level is not None and args.level not in LEVELS:
+        print("ufno_convert: %s: unknown --level %r (%s)"
+              % (os.path.basename(args.checkpoint), args.level, ", ".join(LEVELS)),
+              file=sys.stderr)
+        return 2
     try:
         arch = convert(args.checkpoint, args.output, args.variable, args.grid, args.padding,
                        args.fno, scaling=args.output_scaling,
                        input_normalizer=args.input_normalizer,
-                       output_normalizer=args.output_normalizer)
+                       output_normalizer=args.output_normalizer, level=args.level)
     except ConvertError as e:
         print(e.line(), file=sys.stderr)
         return 1
     if arch.name == FNO4D:
         print("ufno_convert: wrote %s: %s width %d modes %s in_channels %d hidden %d variable %s"
-              " normalisers %s" % (args.output, arch.name, arch.width,
-                                    "x".join(map(str, arch.modes)), arch.in_channels,
-                                    arch.hidden, args.variable,
-                                    "+".join(n for n, v in (("input", args.input_normalizer),
-                                                            ("output", args.output_normalizer))
-                                             if v) or "none"))
+              " normalisers %s%s" % (args.output, arch.name, arch.width,
+                                      "x".join(map(str, arch.modes)), arch.in_channels,
+                                      arch.hidden, args.variable,
+                                      "+".join(n for n, v in (("input", args.input_normalizer),
+                                                              ("output", args.output_normalizer))
+                                               if v) or "none",
+                                      "" if args.level is None else " level " + args.level))
     else:
         print("ufno_convert: wrote %s: %s width %d modes %s layers %d+%d hidden %d variable %s"
               % (args.output, arch.name, arch.width, "x".join(map(str, arch.modes)),
