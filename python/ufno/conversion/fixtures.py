@@ -28,6 +28,10 @@ Files (all float32 unless noted; see python/README.md for the layouts):
   max_dp_envelope_head_small.h5     a maximum-dP head that also reads the network's envelope
                                     (--network-envelope: 52 inputs, 2 members, hidden 8) with its
                                     inputs (the examples' Flow envelopes) and estimates
+  nested/                           the nested chain's fixture: a synthetic two-well site file,
+                                    the nine FNO4D model files (with `level`) and the PyTorch
+                                    chain's prediction file (python/ufno/conversion/
+                                    nested_fixtures.py lists the layout)
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -443,6 +447,16 @@ def main():
         total += size
         print("  %-20s %9d bytes" % (n, size))
     print("  %-20s %9d bytes" % ("total", total))
+
+    from ufno.conversion import nested_fixtures
+    nested = os.path.join(args.out, "nested")
+    nested_fixtures.make_nested_fixture(nested)
+    total = 0
+    for n in nested_fixtures.fixture_files(nested):
+        size = os.path.getsize(os.path.join(nested, n))
+        total += size
+        print("  nested/%-20s %9d bytes" % (n, size))
+    print("  nested/%-20s %9d bytes" % ("total", total))
 
     ckpt_dir = args.ckpt_dir or tempfile.mkdtemp(prefix="ufno_ckpt_")
     make_checkpoints(ckpt_dir, SEED + 4)
