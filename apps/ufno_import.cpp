@@ -1,8 +1,9 @@
 // ufno_import: turns an ECLIPSE / OPM Flow deck (radial r-z, one CO2 injector) into the project's
 // case file, and optionally its Flow results (UNRST) into a target file with SG and dP at every
 // report step. With --like, the case is resampled onto the grid of a reference case file (the
-// model's grid) and the tool says so. Exit codes: 0, 2 bad input (one line naming file and
-// keyword), 1 anything else.
+// model's grid) and the tool says so. A 3-D Cartesian deck with one CARFIN nest per well becomes
+// a nested site file instead (docs/nested-sites.md). Exit codes: 0, 2 bad input (one line naming
+// file and keyword), 1 anything else.
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "io/CaseWriter.hpp"
 #include "io/EclipseDeck.hpp"
 #include "io/EclipseResults.hpp"
+#include "io/EclipseSiteDeck.hpp"
 #include "io/GridResampler.hpp"
 #include "io/OutputFile.hpp"
 #include "io/OutputPath.hpp"
@@ -93,13 +95,35 @@ void write_targets(const std::string& path, const ufno::ReservoirCase& c, const 
   f.commit();
 }
 
+// A 3-D deck with CARFIN nests: every level's channels into one site file
+// (docs/nested-sites.md).
+int import_site(const std::string& deck, const std::string& out, const std::string& targets,
+                const std::string& like, double density) {
+  if (!targets.empty() || !like.empty())
+    throw ufno::InputError(deck, "CARFIN",
+                           "--targets and --like are for radial decks; a 3-D site takes neither");
+  const ufno::ImportedSite s = ufno::import_site_deck(deck, density);
+  ufno::check_output_path(out, {deck});
+  ufno::write_nested_site(out, s.site, s.data, deck);
+  for (const auto& n : s.notes) std::cerr << "ufno_import: " << deck << ": " << n << "\n";
+  const auto& g = s.site.global().shape;
+  std::printf(
+      "ufno_import: %s -> %s (3-D site: GLOBAL %d x %d x %d, %zu wells with LGR1..LGR4, "
+      "%zu report times)\n",
+      deck.c_str(), out.c_str(), g[0], g[1], g[2], s.site.wells.size(), s.site.times_days.size());
+  return 0;
+}
+
 int run(int argc, char** argv) {
   CLI::App app{"ufno_import: ECLIPSE/OPM deck (and its UNRST results) -> ufno case (and targets)"};
   std::string deck, out, targets, unrst, like;
   double density = 1.872;
-  app.add_option("deck", deck, "the .DATA file, or a case file (.h5) to resample with --like")
+  app.add_option("deck", deck,
+                 "the .DATA file (radial, or 3-D with CARFIN nests: docs/nested-sites.md), or a "
+                 "case file (.h5) to resample with --like")
       ->required();
-  app.add_option("--out", out, "case file to write (HDF5, docs/case-format.md)")->required();
+  app.add_option("--out", out, "case or site file to write (HDF5, docs/case-format.md)")
+      ->required();
   app.add_option("--targets", targets, "also write SG and dP of the Flow results here");
   app.add_option("--unrst", unrst, "unified restart file (default: next to the deck or in run/)");
   app.add_option("--like", like, "resample onto the grid (DR, DZ) of this case file");
@@ -118,6 +142,8 @@ int run(int argc, char** argv) {
   if (case_input && like.empty())
     throw ufno::InputError(deck, "",
                            "a case file as input needs --like (the grid to resample onto)");
+  if (!case_input && ufno::deck_declares_refinements(deck))
+    return import_site(deck, out, targets, like, density);
   if (case_input && !targets.empty())
     throw ufno::InputError(deck, "", "--targets needs a deck with Flow results, not a case file");
   ufno::ImportedDeck d;

@@ -55,6 +55,13 @@ Handle access_list(MPI_Comm comm) {
   return fapl;
 }
 
+// Dataset creation that makes the groups of a path such as "GLOBAL/input" on the way.
+Handle link_list() {
+  Handle lcpl(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(lcpl.id(), 1);
+  return lcpl;
+}
+
 Handle transfer_list(bool parallel) {
   Handle dxpl(H5Pcreate(H5P_DATASET_XFER));
   if (parallel) H5Pset_dxpl_mpio(dxpl.id(), H5FD_MPIO_COLLECTIVE);
@@ -255,8 +262,8 @@ void File::write_floats(const std::string& name, const std::vector<std::size_t>&
                         const float* data) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle sp(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, sp.id(), H5P_DEFAULT, H5P_DEFAULT,
-                      H5P_DEFAULT));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, sp.id(), link_list().id(),
+                      H5P_DEFAULT, H5P_DEFAULT));
   if (!d.valid() || H5Dwrite(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     throw InputError(path_, name, "dataset could not be written (disk full?)");
 }
@@ -331,8 +338,8 @@ void File::write_block(const std::string& name, const std::vector<std::size_t>& 
                        const float* data) {
   std::vector<hsize_t> dims(global.begin(), global.end());
   Handle fs(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, fs.id(), H5P_DEFAULT, H5P_DEFAULT,
-                      H5P_DEFAULT));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, fs.id(), link_list().id(),
+                      H5P_DEFAULT, H5P_DEFAULT));
   if (!d.valid()) throw InputError(path_, name, "dataset could not be created");
   std::size_t n = 1;
   for (auto c : count) n *= c;
@@ -351,8 +358,8 @@ void File::write_doubles(const std::string& name, const std::vector<std::size_t>
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle sp(dims.empty() ? H5Screate(H5S_SCALAR)
                          : H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F64LE, sp.id(), H5P_DEFAULT, H5P_DEFAULT,
-                      H5P_DEFAULT));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F64LE, sp.id(), link_list().id(),
+                      H5P_DEFAULT, H5P_DEFAULT));
   if (!d.valid() || H5Dwrite(d.id(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     throw InputError(path_, name, "dataset could not be written (disk full?)");
 }
@@ -366,6 +373,16 @@ void File::write_string_attribute(const std::string& object, const std::string& 
   Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), t.id(), sp.id(), H5P_DEFAULT,
                              H5P_DEFAULT, H5P_DEFAULT));
   if (!a.valid() || H5Awrite(a.id(), t.id(), value.c_str()) < 0)
+    throw InputError(path_, attr, "attribute could not be written");
+}
+
+void File::write_int_attribute(const std::string& object, const std::string& attr,
+                               const std::vector<int>& values) {
+  const hsize_t n = values.size();
+  Handle sp(H5Screate_simple(1, &n, nullptr));
+  Handle a(H5Acreate_by_name(file_.id(), object.c_str(), attr.c_str(), H5T_STD_I32LE, sp.id(),
+                             H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  if (!a.valid() || H5Awrite(a.id(), H5T_NATIVE_INT, values.data()) < 0)
     throw InputError(path_, attr, "attribute could not be written");
 }
 

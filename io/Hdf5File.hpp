@@ -71,6 +71,7 @@ class File {
   std::string string_attribute_required(const std::string& attr,
                                         const std::string& object = "/") const;
 
+  // Writers create the groups of a path ("GLOBAL/input") as needed.
   void write_floats(const std::string& name, const std::vector<std::size_t>& shape,
                     const float* data);
   // float64 dataset; an empty shape writes a scalar.
@@ -96,6 +97,8 @@ class File {
   void write_string_attribute(const std::string& object, const std::string& attr,
                               const std::string& value);
   void write_double_attribute(const std::string& object, const std::string& attr, double value);
+  void write_int_attribute(const std::string& object, const std::string& attr,
+                           const std::vector<int>& values);  // int32[n]
   void close();
 
  private:

@@ -30,7 +30,8 @@ class OutputFile {
                    const std::string& description);
   void write_times(const std::vector<double>& days);
   void set_attribute(const std::string& name, const std::string& value);
-  void commit();  // collective
+  void commit();                    // collective
+  h5::File& h5() { return file_; }  // for groups' attributes and float64 datasets
   const std::string& temporary_path() const { return tmp_; }
 
  private:

@@ -1,0 +1,111 @@
+#include "io/EclipseParse.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+
+#include <opm/input/eclipse/Parser/ErrorGuard.hpp>
+#include <opm/input/eclipse/Parser/ParseContext.hpp>
+#include <opm/input/eclipse/Parser/Parser.hpp>
+
+#include "core/InputError.hpp"
+
+namespace ufno {
+
+namespace {
+
+// The INCLUDE file names of one deck file (quoted or bare, up to the '/'); names with $ aliases
+// (PATHS) are left to OPM.
+std::vector<std::string> include_names(const std::string& file) {
+  std::ifstream f(file);
+  std::vector<std::string> names;
+  std::string line;
+  bool want = false;
+  while (std::getline(f, line)) {
+    line = line.substr(0, line.find("--"));
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    std::string text = line.substr(first);
+    if (!want) {
+      want =
+          text.rfind("INCLUDE", 0) == 0 && text.find_first_not_of(" \t\r", 7) == std::string::npos;
+      continue;
+    }
+    text = text.substr(0, text.find('/') == 0 ? 0 : text.rfind('/'));
+    text.erase(text.find_last_not_of(" \t\r") + 1);
+    if (!text.empty() && (text.front() == '\'' || text.front() == '"'))
+      text = text.substr(1, text.find(text.front(), 1) - 1);
+    if (!text.empty() && text.find('$') == std::string::npos) names.push_back(text);
+    want = false;
+  }
+  return names;
+}
+
+// Before OPM parses anything: every INCLUDE exists and is a regular file, none includes itself
+// (directly or through others; OPM would recurse until memory runs out), and the tree is of a
+// bounded size. Relative names resolve against the top deck's directory, as OPM does.
+void check_include_tree(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(path).parent_path();
+  constexpr int kMaxFiles = 10000, kMaxDepth = 64;
+  int files = 0;
+  std::function<void(const fs::path&, std::vector<fs::path>&)> visit =
+      [&](const fs::path& file, std::vector<fs::path>& chain) {
+        if (++files > kMaxFiles || int(chain.size()) > kMaxDepth)
+          throw InputError(path, "INCLUDE",
+                           "more than " + std::to_string(kMaxFiles) + " files or " +
+                               std::to_string(kMaxDepth) + " levels of includes");
+        for (const auto& name : include_names(file.string())) {
+          const fs::path inc = fs::path(name).is_absolute() ? fs::path(name) : root / name;
+          std::error_code ec;
+          if (!fs::is_regular_file(inc, ec))
+            throw InputError(path, "INCLUDE",
+                             "file " + inc.string() + " (included from " + file.string() +
+                                 ") is missing or not a file");
+          const fs::path canon = fs::canonical(inc);
+          if (std::find(chain.begin(), chain.end(), canon) != chain.end())
+            throw InputError(path, "INCLUDE",
+                             inc.string() + " includes itself (from " + file.string() + ")");
+          chain.push_back(canon);
+          visit(inc, chain);
+          chain.pop_back();
+        }
+      };
+  std::vector<fs::path> chain{fs::canonical(path)};
+  visit(path, chain);
+}
+
+// One printable line of an OPM message: OPM echoes the deck's bytes, which may be anything.
+}  // namespace
+
+std::string printable(const std::exception& e) {
+  std::string m = e.what();
+  for (auto& ch : m)
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
+  return m.substr(0, 300);
+}
+
+std::unique_ptr<Opm::Deck> parse_deck(const std::string& path) {
+  {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw InputError(path, "",
+                       std::filesystem::exists(path, ec)
+                           ? "is not a regular file (a directory, device or FIFO)"
+                           : "cannot be opened (missing or unreadable)");
+    std::ifstream probe(path);
+    if (!probe) throw InputError(path, "", "cannot be opened (missing or unreadable)");
+  }
+  check_include_tree(path);
+  Opm::Parser parser;
+  Opm::ParseContext ctx;
+  Opm::ErrorGuard errors;
+  try {
+    return std::make_unique<Opm::Deck>(parser.parseFile(path, ctx, errors));
+  } catch (const std::exception& e) {
+    throw InputError(path, "", "the deck cannot be parsed: " + printable(e));
+  }
+}
+
+}  // namespace ufno
