@@ -183,6 +183,18 @@ def nest_boxes(well):
     return out
 
 
+def coarse_window(rec):
+    """A CARFIN record's coarse window (i0, i1, j0, j1, k0, k1; the parent's cells, 0-based,
+    half-open) and repeat (rx, ry, rz) by docs/nested-sites.md: the box widened by
+    w = (NX - (I2 - I1 + 1)) / 2 in x and likewise in y, over the box's layers; vertical repeat
+    NZ / (K2 - K1 + 1)."""
+    b, s = rec["box"], rec["shape"]
+    wx = (s[0] - (b[1] - b[0] + 1)) // 2
+    wy = (s[1] - (b[3] - b[2] + 1)) // 2
+    window = (b[0] - 1 - wx, b[1] + wx, b[2] - 1 - wy, b[3] + wy, b[4] - 1, b[5])
+    return window, (1, 1, s[2] // (b[5] - b[4] + 1))
+
+
 def level_blocks(site):
     """Every level's cells as blocks of fine cells: {"GLOBAL": geom, (well, "LGRk"): geom} with
     geom = {"start": (fx0, fy0, fz0), "step": (sx, sy, sz), "shape": (nx, ny, nz)}: level cell

@@ -1,0 +1,253 @@
+"""Train the nine small FNO4d models of the nested chain (GLOBAL dP; LGR1..LGR4 dP and SG) on
+(site file, target file) pairs, and convert each into a model file that `ufno_predict --models`
+finds by its level and variable (docs/nested-sites.md).
+
+Usage (`python3 -m ufno.train_nested`):
+  PYTHONPATH=python /usr/bin/python3 -m ufno.train_nested --data nested-proof/train --out DIR
+      [--epochs 30] [--width 12] [--threads 2] [--max-minutes M] [--only LGR2_SG ...]
+
+--data DIR finds DIR/site_*/site.h5 (ufno_import's site file) with DIR/site_*/target.h5
+(python/ufno/data/nested_sites.py: Flow's fine fields averaged over each level's cells); --pair
+SITE.h5 TARGET.h5 adds one pair. A level is trained on one sample per site (GLOBAL) or per well
+(LGR1..LGR4): its 8 site channels plus, as the 9th, the TRUE coarser level's field (teacher
+forcing, as nested FNO trains): GLOBAL dP for LGR1 (both variables), the same well's LGR(k-1)
+field of the same variable for LGRk, cropped to the level's coarse_window and repeated
+coarse_repeat times (the chain's rule).
+
+Normalisers (UnitGaussianNormalizer, eps 1e-5; mean and std of the grid's shape (nx, ny, nz, T)):
+the output's and, on LGR levels, the coarse channel's, fit on the training samples with one mean
+and one std per report time (over samples and cells), broadcast over the cells: with a handful
+of sites a per-cell std is 0 wherever the training plumes never reach, and would blow up a
+held-out plume that does. GLOBAL has no input normaliser (its last channel is permeability).
+Loss: relative L2 per sample of the decoded output; Adam (lr 1e-3), StepLR(step 10, 0.7).
+
+Per model, DIR/<LEVEL>_<VAR>/ holds checkpoint.pt (after every epoch; a rerun resumes it),
+model.pt (the state_dict), input_normalizer.pickle (LGR), output_normalizer.pickle and
+metrics.json; DIR/models/<LEVEL>_<VAR>.h5 is the converted model file (`python3 -m ufno.convert
+... --level LEVEL`). Finished models (their .h5 exists) are skipped. --max-minutes stops after
+the epoch that passes it, exit status 3 (rerun to continue).
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import torch
+
+from ufno.models import fno4d
+
+LGR_LEVELS = ("LGR1", "LGR2", "LGR3", "LGR4")
+MODELS = (("GLOBAL", "dP"),) + tuple((lv, v) for lv in LGR_LEVELS for v in ("dP", "SG"))
+PADDING = (4, 4, 2, 8)
+MODES = {"GLOBAL": (6, 4, 2, 6), "LGR": (4, 4, 4, 6)}
+EXIT_UNFINISHED = 3
+REPO_PYTHON = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _s(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def find_pairs(data_dirs):
+    """(site.h5, target.h5) of every DIR/site_*/ that has both."""
+    pairs = []
+    for d in data_dirs:
+        for sd in sorted(glob.glob(os.path.join(d, "site_*"))):
+            s, t = os.path.join(sd, "site.h5"), os.path.join(sd, "target.h5")
+            if os.path.exists(s) and os.path.exists(t):
+                pairs.append((s, t))
+    return pairs
+
+
+def coarse_channel(source, window, repeat):
+    """source (nx', ny', nz', T) cropped to window (i0, i1, j0, j1, k0, k1; 0-based, half-open)
+    and each cell repeated (rx, ry, rz) times: docs/nested-sites.md, "The chain"."""
+    i0, i1, j0, j1, k0, k1 = [int(v) for v in window]
+    c = source[i0:i1, j0:j1, k0:k1]
+    for axis, r in enumerate(repeat):
+        c = np.repeat(c, int(r), axis=axis)
+    return c
+
+
+def _target(tf, path, var):
+    """A target field as (nx, ny, nz, T) float32."""
+    return np.ascontiguousarray(np.moveaxis(tf[path + "/" + var][()], 0, -1), dtype=np.float32)
+
+
+def level_samples(pairs, level, var):
+    """X (N, nx, ny, nz, T, C) and Y (N, nx, ny, nz, T) float32 of one model's samples."""
+    xs, ys = [], []
+    for site_path, target_path in pairs:
+        with h5py.File(site_path, "r") as sf, h5py.File(target_path, "r") as tf:
+            if level == "GLOBAL":
+                xs.append(sf["GLOBAL/input"][0])
+                ys.append(_target(tf, "GLOBAL", "dP"))
+                continue
+            wells = _s(sf.attrs["wells"]).split()
+            k = LGR_LEVELS.index(level)
+            for w in wells:
+                g = sf["%s/%s" % (w, level)]
+                if k == 0:
+                    src = _target(tf, "GLOBAL", "dP")
+                else:
+                    src = _target(tf, "%s/%s" % (w, LGR_LEVELS[k - 1]), var)
+                c = coarse_channel(src, g.attrs["coarse_window"], g.attrs["coarse_repeat"])
+                x = g["input"][0]
+                if c.shape != x.shape[:4]:
+                    raise ValueError("%s %s/%s: coarse channel %s, level %s" % (
+                        site_path, w, level, c.shape, x.shape[:4]))
+                xs.append(np.concatenate([x, c[..., None]], axis=-1))
+                ys.append(_target(tf, "%s/%s" % (w, level), var))
+    return np.stack(xs).astype(np.float32), np.stack(ys).astype(np.float32)
+
+
+def per_time_normalizer(a):
+    """UnitGaussianNormalizer with one mean and std per report time (a: (N, nx, ny, nz, T)),
+    broadcast to (nx, ny, nz, T)."""
+    a = torch.as_tensor(a, dtype=torch.float32)
+    mean = a.mean(dim=(0, 1, 2, 3))
+    std = a.std(dim=(0, 1, 2, 3))
+    shape = a.shape[1:]
+    return fno4d.UnitGaussianNormalizer(mean.expand(shape).clone(), std.expand(shape).clone())
+
+
+def relative_l2(pred, y):
+    """Mean over samples of ||pred - y|| / ||y||."""
+    b = y.shape[0]
+    diff = (pred - y).reshape(b, -1).norm(dim=1)
+    ref = y.reshape(b, -1).norm(dim=1).clamp_min(1e-12)
+    return (diff / ref).mean()
+
+
+def modes_for(level, grid):
+    m = MODES["GLOBAL" if level == "GLOBAL" else "LGR"]
+    padded = [g + 2 * p for g, p in zip(grid, PADDING)]
+    limit = (padded[0] // 2, padded[1] // 2, padded[2] // 2, padded[3] // 2 + 1)
+    return tuple(min(a, b) for a, b in zip(m, limit))
+
+
+def train_one(level, var, pairs, out, a, deadline):
+    """Trains (or resumes) one model; returns True when its model file is written."""
+    name = "%s_%s" % (level, var)
+    d = os.path.join(out, name)
+    final = os.path.join(out, "models", name + ".h5")
+    if os.path.exists(final):
+        print("%s: done (%s)" % (name, final), flush=True)
+        return True
+    os.makedirs(d, exist_ok=True)
+    x, y = level_samples(pairs, level, var)
+    grid = tuple(y.shape[1:])
+    x, y = torch.from_numpy(x), torch.from_numpy(y)
+    in_norm = None if level == "GLOBAL" else per_time_normalizer(x[..., -1])
+    out_norm = per_time_normalizer(y)
+    if in_norm is not None:
+        x[..., -1] = in_norm.encode(x[..., -1])
+    torch.manual_seed(a.seed)
+    model = fno4d.FNO4d(width=a.width, modes=modes_for(level, grid), in_channels=x.shape[-1],
+                        padding=PADDING)
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr)
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=10, gamma=0.7)
+    ckpt = os.path.join(d, "checkpoint.pt")
+    epoch, history, spent = 0, [], 0.0
+    if os.path.exists(ckpt):
+        st = torch.load(ckpt)
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        sched.load_state_dict(st["sched"])
+        epoch, history, spent = st["epoch"], st["history"], st["seconds"]
+        print("%s: resuming at epoch %d" % (name, epoch), flush=True)
+    n = x.shape[0]
+    gen = torch.Generator().manual_seed(a.seed)
+    for _ in range(epoch):
+        torch.randperm(n, generator=gen)   # the same order as an uninterrupted run
+    while epoch < a.epochs:
+        t0 = time.monotonic()
+        model.train()
+        perm = torch.randperm(n, generator=gen)
+        total = 0.0
+        for b0 in range(0, n, a.batch):
+            idx = perm[b0:b0 + a.batch]
+            opt.zero_grad()
+            pred = out_norm.decode(model(x[idx]))
+            loss = relative_l2(pred, y[idx])
+            loss.backward()
+            opt.step()
+            total += float(loss) * len(idx)
+        sched.step()
+        epoch += 1
+        spent += time.monotonic() - t0
+        history.append(total / n)
+        torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
+                    "sched": sched.state_dict(), "epoch": epoch, "history": history,
+                    "seconds": spent}, ckpt + ".tmp")
+        os.replace(ckpt + ".tmp", ckpt)
+        print("%s: epoch %d/%d  train rel L2 %.4f  (%.1f s)" % (
+            name, epoch, a.epochs, history[-1], time.monotonic() - t0), flush=True)
+        if deadline is not None and time.monotonic() > deadline and epoch < a.epochs:
+            return False
+    torch.save(model.state_dict(), os.path.join(d, "model.pt"))
+    conv = [sys.executable, "-m", "ufno.convert", os.path.join(d, "model.pt"), final + ".part",
+            "--variable", var, "--grid"] + [str(g) for g in grid] + \
+           ["--padding"] + [str(p) for p in PADDING] + ["--level", level]
+    fno4d.save_normalizer_pickle(out_norm, os.path.join(d, "output_normalizer.pickle"))
+    conv += ["--output-normalizer", os.path.join(d, "output_normalizer.pickle")]
+    if in_norm is not None:
+        fno4d.save_normalizer_pickle(in_norm, os.path.join(d, "input_normalizer.pickle"))
+        conv += ["--input-normalizer", os.path.join(d, "input_normalizer.pickle")]
+    with open(os.path.join(d, "metrics.json"), "w") as f:
+        json.dump({"level": level, "variable": var, "samples": n, "grid": grid,
+                   "width": a.width, "modes": modes_for(level, grid), "padding": PADDING,
+                   "epochs": epoch, "train_seconds": spent, "train_rel_l2": history,
+                   "sites": [p[0] for p in pairs]}, f, indent=1)
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO_PYTHON + (os.pathsep + env["PYTHONPATH"]
+                                       if env.get("PYTHONPATH") else "")
+    r = subprocess.run(conv, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit("train_nested: converting %s failed: %s" % (name, r.stderr.strip()))
+    os.replace(final + ".part", final)
+    print("%s: %d samples, %d epochs in %.0f s, train rel L2 %.4f -> %s" % (
+        name, n, epoch, spent, history[-1], final), flush=True)
+    return True
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m ufno.train_nested",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--data", nargs="*", default=[], help="directories of site_*/ folders")
+    p.add_argument("--pair", nargs=2, action="append", default=[], metavar=("SITE", "TARGET"))
+    p.add_argument("--out", required=True)
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--width", type=int, default=12)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--max-minutes", type=float, default=None)
+    p.add_argument("--only", nargs="*", default=None, metavar="LEVEL_VAR",
+                   help="train only these models (e.g. GLOBAL_dP LGR1_SG)")
+    a = p.parse_args(argv)
+    torch.set_num_threads(a.threads)
+    pairs = find_pairs(a.data) + [tuple(x) for x in a.pair]
+    if not pairs:
+        print("train_nested: no (site.h5, target.h5) pairs", file=sys.stderr)
+        return 2
+    print("train_nested: %d sites" % len(pairs), flush=True)
+    deadline = None if a.max_minutes is None else time.monotonic() + 60.0 * a.max_minutes
+    todo = [(lv, v) for lv, v in MODELS if a.only is None or "%s_%s" % (lv, v) in a.only]
+    for lv, v in todo:
+        if not train_one(lv, v, pairs, a.out, a, deadline):
+            print("train_nested: stopped after --max-minutes; rerun to continue", flush=True)
+            return EXIT_UNFINISHED
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
