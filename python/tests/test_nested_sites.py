@@ -254,3 +254,42 @@ def test_train_nested_writes_model_files_and_skips_finished_ones(tmp_path):
     assert tn.main(args + ["--only", "GLOBAL_dP", "LGR4_SG", "LGR1_dP"]) == 0
     assert sorted(os.listdir(out / "models")) == ["GLOBAL_dP.h5", "LGR1_dP.h5", "LGR4_SG.h5"]
     assert os.path.getmtime(out / "models" / "GLOBAL_dP.h5") == before
+
+
+def test_ufno_import_reads_the_nested_deck_as_the_site_says(tmp_path):
+    """ufno_import's site file of a nested deck: every level's shape, coarse window and repeat,
+    cell centres, and LGR4's injection column are the ones the level geometry here gives (the
+    averaging of the targets uses the same geometry)."""
+    import subprocess
+    exe = os.environ.get("UFNO_IMPORT", os.path.join(
+        os.path.dirname(__file__), "..", "..", "build", "apps", "ufno_import"))
+    if not os.path.exists(exe):
+        pytest.skip("no ufno_import (%s)" % exe)
+    site = ns.sample_site(1, 6)
+    ns.write_site(site, str(tmp_path))
+    out = tmp_path / "site.h5"
+    r = subprocess.run([exe, str(tmp_path / "SITE.DATA"), "--out", str(out)],
+                       capture_output=True, text=True)
+    if r.returncode != 0 and "RADIAL" in r.stderr:
+        pytest.skip("this ufno_import reads radial decks only")
+    assert r.returncode == 0, r.stderr
+    blocks = ns.level_blocks(site)
+    with h5py.File(out, "r") as f:
+        np.testing.assert_array_equal(f["times_days"][()], ns.report_times())
+        for key, g in blocks.items():
+            grp = f[key if key == "GLOBAL" else "%s/%s" % key]
+            assert grp["input"].shape == (1,) + tuple(g["shape"]) + (ns.NT, 8)
+            for name, v in zip(("cell_x", "cell_y", "cell_depth"),
+                               ns.level_coordinates(site, g)):
+                np.testing.assert_allclose(grp[name][()], v, atol=1e-5)
+        for w in site["wells"]:
+            for rec in ns.nest_boxes(w):
+                grp = f["%s/%s" % (w["name"], rec["level"])]
+                win, rep = ns.coarse_window(rec)
+                assert tuple(grp.attrs["coarse_window"]) == win
+                assert tuple(grp.attrs["coarse_repeat"]) == rep
+            g = blocks[(w["name"], "LGR4")]
+            inj = f["%s/LGR4/input" % w["name"]][0, ..., 0, 4]
+            cols = {tuple(c[:2]) for c in np.argwhere(inj > 0)}
+            ci, cj = ns.well_fine_column(w)
+            assert cols == {(ci - g["start"][0], cj - g["start"][1])}
