@@ -338,6 +338,10 @@ def predict_site(site_path, models_dir, out_path, dtype=torch.float32, log=None,
     preds = run_chain(site, models, dtype, log)
     producer = "ufno.nested_chain (PyTorch, %s)" % ("float64" if dtype == torch.float64
                                                      else "float32")
-    write_prediction(out_path, site, preds, site_path if source is None else source,
-                     models_dir if models_name is None else models_name, producer)
+    try:
+        write_prediction(out_path, site, preds, site_path if source is None else source,
+                         models_dir if models_name is None else models_name, producer)
+    except OSError as e:
+        raise ChainError(os.path.basename(out_path), "cannot write the prediction file (%s)"
+                         % e)
     return site, preds
