@@ -14,6 +14,7 @@
 #include "decomposition/CollectiveErrors.hpp"
 #include "decomposition/Repartition.hpp"
 #include "io/ModelAttributes.hpp"
+#include "io/NestedSite.hpp"
 #include "io/OutputPath.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
@@ -21,6 +22,7 @@
 #include "runtime/DefaultModels.hpp"
 #include "runtime/Fno4dRun.hpp"
 #include "runtime/MpiMain.hpp"
+#include "runtime/NestedChain.hpp"
 #include "runtime/PredictionWriter.hpp"
 #include "runtime/Predictor.hpp"
 #include "runtime/RunOptionsFromEnvironment.hpp"
@@ -36,6 +38,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 struct Options {
   std::vector<std::string> models;
   std::string tensor, case_path, cases, out, grid_spec = "auto", exchange = "alltoallv", plan;
+  std::string models_dir;  // the nested chain's nine models
+  bool nested = false;     // --case is a nested site file
   int ranks_per_case = 1, threads = 0, cases_per_pass = 0;
   bool bf16 = false, tf32 = false;
   std::string threads_from;  // where the thread count came from, for the summary line
@@ -49,8 +53,11 @@ void add_options(CLI::App& app, Options& o) {
   auto* opt_tensor = app.add_option("--tensor", o.tensor,
                                     "encoded input: dataset /input (B,X,Y,T,12) for a U-FNO/FNO, "
                                     "(B,A1,A2,A3,T,C) for a 4-D FNO (FNO4D)");
-  auto* opt_case =
-      app.add_option("--case", o.case_path, "reservoir case file (docs/case-format.md)");
+  auto* opt_case = app.add_option(
+      "--case", o.case_path,
+      "reservoir case file (docs/case-format.md), or a 3-D site file (docs/nested-sites.md)");
+  app.add_option("--models", o.models_dir,
+                 "with a 3-D site: the directory of the nested chain's nine FNO4D models");
   auto* opt_cases =
       app.add_option("--cases", o.cases, "batch: a directory of case files, or a list file");
   opt_tensor->excludes(opt_case);
@@ -93,6 +100,20 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
   };
   if (int(!o.tensor.empty()) + int(!o.case_path.empty()) + int(!o.cases.empty()) != 1)
     return refuse("give exactly one of --tensor, --case or --cases");
+  o.nested = !o.case_path.empty() && ufno::is_nested_site_file(o.case_path);
+  if (o.nested != !o.models_dir.empty())
+    return refuse(o.nested
+                      ? "--case: a 3-D site file needs --models DIR (the nested models)"
+                      : "--models: only with a 3-D site file as --case (docs/nested-sites.md)");
+  if (o.nested && !o.models.empty())
+    return refuse("--model: a 3-D site takes its models from --models DIR, not --model");
+  if (o.nested) {
+    ufno::dist::collectively(MPI_COMM_WORLD, [&] {
+      ufno::check_output_path(o.out, {o.case_path, o.models_dir});
+      ufno::check_thread_count(o.threads);
+    });
+    return true;
+  }
   if (o.models.empty()) o.models = ufno::default_models();
   // A 4-D FNO predicts tensors, alone; U-FNO / FNO models go the case and tensor paths.
   fno4d_models = 0;
@@ -162,6 +183,22 @@ int predict_fno4d(const Options& o, int rank, int size) {
   return 0;
 }
 
+int predict_nested(const Options& o, int rank, int size) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const ufno::NestedChainSummary s =
+      ufno::run_nested_chain(o.case_path, o.models_dir, o.out, o.grid_spec,
+                             ufno::dist::parse_exchange_algorithm(o.exchange), MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf(
+        "ufno_predict: 3-D site of %d well(s), %d levels (nested chain) in %.3f s (load %.3f s, "
+        "predict %.3f s, write %.3f s), %d rank(s) as %s x %d thread(s) (%s), peak memory %.0f "
+        "MB per rank (largest) -> %s\n",
+        s.wells, s.levels, seconds_since(t0), s.seconds_load, s.seconds_predict, s.seconds_write,
+        size, s.process_grid.c_str(), o.threads, o.threads_from.c_str(), s.peak_rss_mb_max,
+        o.out.c_str());
+  return 0;
+}
+
 // One case file or one encoded tensor, through the U-FNO / FNO models.
 int predict_one(const Options& o, const ufno::RunOptions& run, int rank) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -214,6 +251,7 @@ int run(int argc, char** argv, int rank, int size) {
   if (!check_options(o, rank, fno4d_models)) return 2;
   const ufno::RunOptions run = process_options(o, rank, size);
   if (!o.cases.empty()) return predict_batch(o, run, rank);
+  if (o.nested) return predict_nested(o, rank, size);
   if (fno4d_models == 1) return predict_fno4d(o, rank, size);
   return predict_one(o, run, rank);
 }

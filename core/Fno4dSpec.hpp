@@ -12,6 +12,7 @@ namespace ufno {
 struct Fno4dSpec {
   std::string variable = "SG";  // "SG" or "dP"
   std::string output_units = "1";
+  std::string level;  // GLOBAL or LGR1..LGR4 in a nested chain (docs/nested-sites.md), else empty
   int width = 28;
   int in_channels = 9;
   int hidden = 112;  // fc1 outputs

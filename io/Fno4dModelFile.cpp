@@ -22,6 +22,11 @@ void Fno4dModelFile::read_spec() {
   if (s.variable != "SG" && s.variable != "dP")
     throw InputError(f.path(), "variable", "must be \"SG\" or \"dP\", not \"" + s.variable + "\"");
   s.output_units = f.string_attribute_required("output_units");
+  s.level = f.string_attribute("/", "level").value_or("");
+  if (!s.level.empty() && s.level != "GLOBAL" &&
+      !(s.level.size() == 4 && s.level.rfind("LGR", 0) == 0 && s.level[3] >= '1' &&
+        s.level[3] <= '4'))
+    throw InputError(f.path(), "level", "must be GLOBAL or LGR1..LGR4, not \"" + s.level + "\"");
   s.width = int_attr(f, "width", 1);
   s.in_channels = int_attr(f, "in_channels", 1);
   s.hidden = int_attr(f, "hidden", 1);

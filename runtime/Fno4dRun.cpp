@@ -26,8 +26,9 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// (B, 1, a1, a2, a3, t) channel-first block -> (B, t, a1, a2, a3) time-major host values.
-std::vector<float> time_major(const GridView<4>& y) {
+}  // namespace
+
+std::vector<float> fno4d_time_major(const GridView<4>& y) {
   auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
   const std::size_t B = y.extent(0), a = y.extent(2), b = y.extent(3), c = y.extent(4),
                     T = y.extent(5);
@@ -41,6 +42,8 @@ std::vector<float> time_major(const GridView<4>& y) {
   return v;
 }
 
+namespace {
+
 std::string gigabytes(double bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.1f GB", bytes / 1e9);
@@ -53,10 +56,8 @@ std::string padded_grid_string(const Fno4dSpec& s) {
          " x " + std::to_string(p[3]);
 }
 
-// Collective. Refuses, before anything large is allocated, a run that this node's ranks cannot
-// hold: host memory on a CPU (with overcommit the allocations would succeed and the OOM killer
-// would end the run when they are touched), the GPU's free memory where the tensors live on one
-// (a failed allocation part-way would leave a half-done run).
+}  // namespace
+
 void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks,
                                 const std::string& model, const std::string& tensor,
                                 MPI_Comm comm) {
@@ -83,10 +84,8 @@ void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks
                        "; spread the ranks over more nodes (ranks on one node share its memory)");
 }
 
-// The process grid of a run: --grid, or for "auto" one that leaves A1 whole if it can (the
-// Fourier layers then stream A1 rows, DistributedFft, and per-rank memory falls about as 1/P).
-template <class Grid>
-std::string process_grid_spec(const std::string& grid_spec, const Grid& g, MPI_Comm comm) {
+std::string process_grid_spec(const std::string& grid_spec, const std::array<int, 4>& g,
+                              MPI_Comm comm) {
   if (!grid_spec.empty() && grid_spec != "auto") return grid_spec;
   int size = 1;
   MPI_Comm_size(comm, &size);
@@ -94,6 +93,8 @@ std::string process_grid_spec(const std::string& grid_spec, const Grid& g, MPI_C
   if (p[0] != 1) p = dist::ProcessGrid::automatic(size, {g[0], g[1], g[2], g[3]});
   return std::to_string(p[0]) + "x" + std::to_string(p[1]) + "x" + std::to_string(p[2]);
 }
+
+namespace {
 
 // This rank's block b of the B cases' output, time-major (B, T, A1, A2, A3), into `out`.
 void write_fno4d_output(const std::string& out, const std::string& tensor, const Fno4dSpec& s,
@@ -165,7 +166,7 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   x = HostArray();
   std::vector<float> values;
   try {
-    values = time_major(net->forward(xd));
+    values = fno4d_time_major(net->forward(xd));
   } catch (const std::exception& e) {
     // Kokkos reports a failed allocation as a runtime_error of several lines; say it in one.
     if (std::string(e.what()).find("allocate") == std::string::npos) throw;

@@ -5,8 +5,12 @@
 // float32 time-major with units, into the one output file (temporary name, renamed when complete).
 #include <mpi.h>
 
+#include <array>
 #include <string>
+#include <vector>
 
+#include "core/Fno4dSpec.hpp"
+#include "core/Tensor.hpp"
 #include "decomposition/Repartition.hpp"
 
 namespace ufno {
@@ -17,6 +21,20 @@ struct Fno4dRunSummary {
   double seconds_load = 0, seconds_predict = 0, seconds_write = 0;
   double peak_rss_mb_max = 0;  // the largest peak resident set of any rank, MiB
 };
+
+// What a 4-D FNO run (one model, or a level of the nested chain) is made of:
+// (B, 1, a1, a2, a3, t) channel-first block -> (B, t, a1, a2, a3) time-major host values.
+std::vector<float> fno4d_time_major(const GridView<4>& y);
+// The process grid of a run: --grid, or for "auto" one that leaves A1 whole if it can (the
+// Fourier layers then stream A1 rows, DistributedFft, and per-rank memory falls about as 1/P).
+std::string process_grid_spec(const std::string& grid_spec, const std::array<int, 4>& g,
+                              MPI_Comm comm);
+// Collective. Refuses, before anything large is allocated, a run that this node's ranks cannot
+// hold: host memory on a CPU (with overcommit the allocations would succeed and the OOM killer
+// would end the run when they are touched), the GPU's free memory where the tensors live on one
+// (a failed allocation part-way would leave a half-done run). `input` names the input in errors.
+void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks,
+                                const std::string& model, const std::string& input, MPI_Comm comm);
 
 Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& tensor,
                                  const std::string& out, const std::string& grid_spec,
