@@ -46,11 +46,11 @@ json edges(const std::vector<double>& widths, double start) {
 }  // namespace
 
 PredictionService::PredictionService(const ServiceOptions& o) : opts_(o) {
-  predictor_ = std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
-                                           dist::ExchangeAlgorithm::Alltoallv, o.run);
   heads_ = HeadRegistry::from_model_files(o.models);
   for (const auto& note : heads_.notes) std::cerr << "ufno_server: note: " << note << "\n";
-  for (const auto& note : predictor_->notes()) std::cerr << "ufno_server: note: " << note << "\n";
+  predictor_ =
+      std::make_unique<Predictor>(o.models, MPI_COMM_SELF, "auto",
+                                  dist::ExchangeAlgorithm::Alltoallv, o.run, heads_.field_stage());
   const auto& g = predictor_->spec().grid;
   for (const auto& s : o.sites) {
     ReservoirCase c = read_case(s, g[0], g[1]);

@@ -249,7 +249,7 @@ BatchSummary run_batch(const BatchOptions& o) {
   MPI_Comm_rank(comm, &grank);
   const bool leader = grank == 0;
   const bool bar = world == 0 && groups == 1 && isatty(STDERR_FILENO);
-  Predictor predictor(o.models, comm, o.grid, o.exchange, o.run);
+  Predictor predictor(o.models, comm, o.grid, o.exchange, o.run, o.field_heads);
   if (world == 0)
     for (const auto& note : predictor.notes()) std::cerr << "ufno_predict: note: " << note << "\n";
 

@@ -6,13 +6,14 @@
 // when a job was killed; a bad case is reported and skipped without stopping the others.
 #include <mpi.h>
 
+#include <optional>
 #include <string>
-
 #include <vector>
+
 #include "core/ExecutionPlan.hpp"
 #include "core/RunOptions.hpp"
-
 #include "decomposition/Repartition.hpp"
+#include "runtime/Heads.hpp"
 
 namespace ufno {
 
@@ -26,6 +27,9 @@ struct BatchOptions {
   RunOptions run;  // the kernel choices for the models
   // Cases stacked into one pass of the models (same report times); 0: default_cases_per_pass().
   int cases_per_pass = 0;
+  // The field-stage heads (a HeadRegistry's); without, the model files' own
+  // (runtime/Predictor.hpp).
+  std::optional<Heads> field_heads = std::nullopt;
 };
 
 // One case a pass on the streaming plan (a CPU gains nothing from more: its kernels are

@@ -1,12 +1,13 @@
 #pragma once
-// A head: a small estimator that a model file carries (python/kpi_head.py fits it to OPM Flow)
-// and that corrects what the network's field alone gets wrong. Each head acts at one stage of a
-// case's evaluation (docs/architecture.md):
+// A head: a small estimator that a model file carries (python3 -m ufno.<kind>_head fits it to
+// OPM Flow) and that corrects what the network's field alone gets wrong. Each head acts at one
+// stage of a case's evaluation (docs/architecture.md):
 // - HeadStage::Field, on the network's dP field inside the prediction, before the field is
 //   written or read: the dP field-scale head (runtime/DpFieldScale.hpp);
 // - HeadStage::Kpis, on the KPIs computed from the fields: the maximum-dP, plume-radius,
 //   CO2-mass and dP-envelope heads (screening/KpiHeads.hpp).
-// screening/HeadRegistry.hpp holds a run's heads, all five kinds.
+// screening/HeadRegistry.hpp holds a run's heads, all five kinds, and hands its field stage to
+// the prediction (runtime/Heads.hpp).
 #include <mpi.h>
 
 #include <string>

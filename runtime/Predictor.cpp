@@ -11,6 +11,7 @@
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
 #include "io/TensorFile.hpp"
+#include "runtime/FieldNames.hpp"
 
 namespace ufno {
 
@@ -29,7 +30,7 @@ float physical_value(bool saturation, float raw, const float* channels) {
 
 Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
                      const std::string& grid_spec, dist::ExchangeAlgorithm alg,
-                     const RunOptions& options)
+                     const RunOptions& options, std::optional<Heads> field_heads)
     : comm_(comm), paths_(paths) {
   dist::collectively(comm, [&] {
     if (paths.empty()) throw InputError("--model", "", "no model file given");
@@ -54,14 +55,11 @@ Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
     dist::collectively(comm, [&] {
       models_.push_back(std::make_unique<DistributedNet3d>(mf->spec(), *mf, *grid_, alg, options));
     });
-    dist::collectively(comm, [&] {
-      std::string note;
-      field_scales_.push_back(models_.back()->spec().variable == "dP"
-                                  ? DpFieldScale::from_model_file(path, note)
-                                  : std::nullopt);
-      if (!note.empty()) notes_.push_back(note);
-    });
   }
+  dist::collectively(comm, [&] {
+    field_heads_ =
+        field_heads ? field_heads->of_stage(HeadStage::Field) : read_field_heads(paths, notes_);
+  });
   dist::collectively(comm, [&] { fingerprint_ = files_fingerprint(paths); });
 }
 
@@ -152,9 +150,9 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
           ": the model's output is not finite or physically impossible (|dP| > " +
           std::to_string(int(kMaxPressureBuildupBar)) + " bar) in " + std::to_string(any) +
           " cell(s): the input or the model is far outside what it can predict");
-    if (field_scales_[mi]) {
+    if (field_kind(f.name) == FieldKind::dP) {
       FieldHeadInput field_stage(f.values, in, block(), spec().grid[0], spec().grid[1], comm_);
-      field_scales_[mi]->apply(field_stage);
+      field_heads_.apply(field_stage);
     }
     p.fields.push_back(std::move(f));
   }

@@ -13,7 +13,7 @@
 #include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
 #include "operators/DistributedNet3d.hpp"
-#include "runtime/DpFieldScale.hpp"
+#include "runtime/Heads.hpp"
 
 namespace ufno {
 
@@ -33,11 +33,14 @@ struct Prediction {
 class Predictor {
  public:
   // Loads each model file for the process grid `grid_spec` ("2x2", "auto") over `comm`; the
-  // models' grids must agree and their variables differ. Collective; input errors are agreed.
+  // models' grids must agree and their variables differ. `field_heads`: the field stage applied
+  // to the dP field (a HeadRegistry's, screening/HeadRegistry.hpp, which reports their notes);
+  // without, the model files' own (read_field_heads, their notes in notes()). Collective; input
+  // errors are agreed.
   Predictor(const std::vector<std::string>& model_paths, MPI_Comm comm,
             const std::string& grid_spec = "auto",
             dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv,
-            const RunOptions& options = {});
+            const RunOptions& options = {}, std::optional<Heads> field_heads = std::nullopt);
 
   const ModelSpec& spec() const { return models_.front()->spec(); }
   const dist::ProcessGrid& grid() const { return *grid_; }
@@ -45,7 +48,8 @@ class Predictor {
   // A fingerprint of the model files' contents: outputs carry it, so that a batch rerun with
   // other models predicts again instead of taking an old output as done.
   const std::string& models_fingerprint() const { return fingerprint_; }
-  // Heads found but not used, one line each (a dP field-scale head fitted to another network).
+  // Field-stage heads this Predictor read and left out, one line each (a dP field-scale head
+  // fitted to another network).
   const std::vector<std::string>& notes() const { return notes_; }
   CaseBlock block() const;                                         // this rank's (X, Y) block
   std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
@@ -77,8 +81,8 @@ class Predictor {
   std::vector<std::string> paths_;  // the model files, for messages
   std::unique_ptr<dist::ProcessGrid> grid_;
   std::vector<std::unique_ptr<DistributedNet3d>> models_;
-  // Per model: the dP field-scale head its file carries, applied to its field (DpFieldScale.hpp).
-  std::vector<std::optional<DpFieldScale>> field_scales_;
+  // The field stage, applied to the dP field (runtime/Heads.hpp).
+  Heads field_heads_;
   std::vector<std::string> notes_;
   std::string fingerprint_;
 };

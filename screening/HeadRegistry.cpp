@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "io/KpiHeadFile.hpp"
-#include "runtime/DpFieldScale.hpp"
 #include "screening/KpiHeads.hpp"
 
 namespace ufno {
@@ -56,29 +55,10 @@ HeadRegistry HeadRegistry::from_model_files(const std::vector<std::string>& path
                         kKpiHeadKinds[k].fallback);
       kpi_heads[k].reset();
     }
-  if (with_field_stage)
-    for (const auto& p : paths) {
-      // Only a dP model carries one (python/dp_field_scale_head.py writes it there).
-      std::string note;
-      if (auto s = DpFieldScale::from_model_file(p, note)) {
-        r.heads_.push_back(std::make_unique<DpFieldScale>(std::move(*s)));
-        break;
-      }
-    }
+  if (with_field_stage) r.heads_ = read_field_heads(paths, r.notes);
   for (auto& h : kpi_heads)
-    if (h) r.heads_.push_back(std::move(h));
+    if (h) r.heads_.add(std::move(h));
   return r;
-}
-
-void HeadRegistry::apply(HeadInput& in) const {
-  for (const auto& h : heads_)
-    if (h->stage() == in.stage) h->apply(in);
-}
-
-const Head* HeadRegistry::find(const std::string& group) const {
-  for (const auto& h : heads_)
-    if (h->group() == group) return h.get();
-  return nullptr;
 }
 
 const KpiHeadEstimator* HeadRegistry::estimator(const std::string& group) const {

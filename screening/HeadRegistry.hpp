@@ -1,14 +1,17 @@
 #pragma once
-// The heads of a run's model files, all five kinds in one place (runtime/Head.hpp): the dP
-// field-scale head (field stage) and the maximum-dP, plume-radius, CO2-mass and dP-envelope
-// heads (KPI stage). Each kind is taken from the first model file that carries it, read and
-// validated when the registry is made, before anything runs; a head fitted to another network
-// than its file's is left out with one note.
+// The heads of a run's model files, all five kinds in one place (runtime/Head.hpp), each with
+// its stage: the dP field-scale head (field stage) and the maximum-dP, plume-radius, CO2-mass and
+// dP-envelope heads (KPI stage). Each kind is taken from the first model file that carries it,
+// read and validated when the registry is made, before anything runs; a head fitted to another
+// network than its file's is left out with one note. The registry applies the KPI stage
+// (screening/Evaluate.hpp) and hands its field stage to the prediction, which applies it inside
+// (runtime/Predictor.hpp).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/Head.hpp"
+#include "runtime/Heads.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 
 namespace ufno {
@@ -25,23 +28,23 @@ class HeadRegistry {
   static HeadRegistry from_model_files(const std::vector<std::string>& paths,
                                        bool with_field_stage = true);
 
-  // Applies the heads of in's stage, in the registry's order. The field stage runs inside the
-  // prediction (runtime/Predictor.cpp, which holds its own field-scale heads below screening/);
-  // the registry's is read here so that a run refuses a malformed one before it starts.
-  void apply(HeadInput& in) const;
+  // Applies the heads of in's stage, in the registry's order.
+  void apply(HeadInput& in) const { heads_.apply(in); }
+  // The field stage, for the Predictor that runs the registry's models (the same head objects).
+  Heads field_stage() const { return heads_.of_stage(HeadStage::Field); }
 
-  const std::vector<std::unique_ptr<Head>>& heads() const { return heads_; }
+  // All the heads, the field stage's first.
+  const std::vector<std::shared_ptr<const Head>>& heads() const { return heads_.all(); }
   // The head of a group, or null.
-  const Head* find(const std::string& group) const;
+  const Head* find(const std::string& group) const { return heads_.find(group); }
   // The estimator of a KPI-stage head's group, or null.
   const KpiHeadEstimator* estimator(const std::string& group) const;
 
-  // KPI heads found but not used, one line each (fitted to another network). A field-scale head
-  // fitted to another network is reported by the prediction that leaves it out.
+  // Heads found but not used, one line each (fitted to another network), of both stages.
   std::vector<std::string> notes;
 
  private:
-  std::vector<std::unique_ptr<Head>> heads_;
+  Heads heads_;
 };
 
 }  // namespace ufno

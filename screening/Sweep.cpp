@@ -106,8 +106,9 @@ int write_kpi_table(const SweepConfig& c, const std::vector<Scenario>& scen) {
   return failed;
 }
 
-// The predictions of the pending scenarios, on every rank.
-BatchSummary predict_pending(const SweepConfig& c, const RunOptions& run, int rank) {
+// The predictions of the pending scenarios, on every rank, with the registry's field stage.
+BatchSummary predict_pending(const SweepConfig& c, const RunOptions& run, const HeadRegistry& heads,
+                             int rank) {
   const fs::path out(c.out);
   int any_pending = 0;
   if (rank == 0) any_pending = fs::file_size(out / "pending.txt") > 0;
@@ -120,6 +121,7 @@ BatchSummary predict_pending(const SweepConfig& c, const RunOptions& run, int ra
                  "auto",
                  dist::ExchangeAlgorithm::Alltoallv,
                  run};
+  o.field_heads = heads.field_stage();
   return run_batch(o);
 }
 
@@ -148,7 +150,7 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
     to_verify = cases_to_verify(c, n);
     verifier.emplace([&](const std::atomic<bool>& stop) { verify_with_flow(c, to_verify, stop); });
   }
-  const BatchSummary b = predict_pending(c, run, rank);
+  const BatchSummary b = predict_pending(c, run, heads, rank);
   int failed = 0;
   if (rank == 0) {
     write_kpi_rows(c, n, heads);
