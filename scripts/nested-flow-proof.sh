@@ -14,7 +14,7 @@
 #      (python3 -m ufno.nested_report), into WORK/report.md and WORK/report.json.
 # Resumable: finished sites, site files and trained models are skipped; rerun after a stop.
 # Usage: scripts/nested-flow-proof.sh      (N=16 SEED=1 HELD_SEED=2 WORK=nested-proof JOBS=1
-#        EPOCHS=30 WIDTH=12 THREADS=2 by default)
+#        EPOCHS=25 WIDTH=8 THREADS=2 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-16}
@@ -22,8 +22,8 @@ SEED=${SEED:-1}
 HELD_SEED=${HELD_SEED:-2}
 WORK=${WORK:-nested-proof}
 JOBS=${JOBS:-1}
-EPOCHS=${EPOCHS:-30}
-WIDTH=${WIDTH:-12}
+EPOCHS=${EPOCHS:-25}
+WIDTH=${WIDTH:-8}
 THREADS=${THREADS:-2}
 BUILD=${BUILD:-build}
 PY=/usr/bin/python3
