@@ -5,7 +5,7 @@ own process. Prints one table row per run: seconds, peak resident memory (PyTorc
 ufno: the largest rank), their ratios and the relative L2 difference of the outputs.
 
 Usage:
-  /usr/bin/python3 benchmarks/fno4d_bench.py --size lgr1 [--threads 2] [--ranks 1]
+  PYTHONPATH=python /usr/bin/python3 benchmarks/fno4d_bench.py --size lgr1 [--threads 2] [--ranks 1]
       [--out DIR] [--skip-torch] [--torch-memory-gb G] [--ufno-memory-gb G] [--repeat N]
       [--torch-repeat N]
   --size lgr1      40 x 40 x 25 x 24, width 28, modes (6, 10, 10, 10), 9 input channels
@@ -34,7 +34,6 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
 
 SIZES = {
     "lgr1": dict(grid=(40, 40, 25, 24), modes=(6, 10, 10, 10), channels=9),

@@ -4,23 +4,19 @@ state_dict on an input file, one forward pass under torch.inference_mode(), torc
 (N) and one interop thread. stdout: one line "torch seconds=S peak_rss_mb=M"; the output goes to
 OUT (/output (B, A1, A2, A3, T) float32).
 
-Usage: fno4d_torch_bench.py MODEL.pt INPUT.h5 OUT.h5 --threads N --modes M1 M2 M3 M4 --channels C
+Usage: PYTHONPATH=python fno4d_torch_bench.py MODEL.pt INPUT.h5 OUT.h5 --threads N --modes M1 M2 M3 M4 --channels C
 """
 
 import argparse
 import os
 import resource
-import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+import h5py
+import numpy as np
+import torch
 
-import h5py  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from ufno.models import fno4d as fno4d_torch  # noqa: E402
+from ufno.models import fno4d as fno4d_torch
 
 
 def main():

@@ -16,7 +16,7 @@ device synchronisations); peak GPU memory is PyTorch's max_memory_allocated for 
 largest nvidia-smi reading during the run for ufno (whole process, CUDA context included);
 parity is the relative L2 difference of the outputs against ufno's. Results: OUT/results.md.
 
-Usage: python3 benchmarks/gpu_bench.py --bin BUNDLE/bin --out DIR [--repeat 5]
+Usage: PYTHONPATH=python python3 benchmarks/gpu_bench.py --bin BUNDLE/bin --out DIR [--repeat 5]
 """
 
 import argparse
@@ -29,12 +29,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
-sys.path.insert(0, HERE)
 
-import h5py  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import h5py
+import numpy as np
+import torch
 
 ROWS = []
 

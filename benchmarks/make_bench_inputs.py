@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Write the inputs of the model benchmark (benchmarks/run_model_bench.sh).
 
-Usage:  /usr/bin/python3 benchmarks/make_bench_inputs.py [--out DIR] [--seed S]
+Usage:  PYTHONPATH=python /usr/bin/python3 benchmarks/make_bench_inputs.py [--out DIR] [--seed S]
 
 Files written into DIR (default build/bench):
   ufno_paper.pt, fno_paper.pt   state_dicts of python/ufno/models/net3d.Net3d at paper size: width 36,
@@ -27,14 +27,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "python"))
 
-import h5py  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import h5py
+import numpy as np
+import torch
 
-from ufno.conversion import convert as ufno_convert  # noqa: E402
-from ufno.models.net3d import Net3d, init_random_weights  # noqa: E402
+from ufno.conversion import convert as ufno_convert
+from ufno.models.net3d import Net3d, init_random_weights
 
 GRID = (96, 200, 24)
 PADDING = 8

@@ -67,6 +67,8 @@ if [ "$torch_only" -eq 0 ]; then
 fi
 
 export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads MKL_NUM_THREADS=$threads
+# The Python side imports the ufno package from python/.
+export PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
 
 start=$(date +%s)
 echo "run_model_bench: inputs in $out"

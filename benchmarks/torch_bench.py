@@ -3,7 +3,7 @@
 benchmark, benchmarks/run_model_bench.sh).
 
 Usage:
-  /usr/bin/python3 benchmarks/torch_bench.py --model-pt F.pt (--ufno | --fno) --input input.h5
+  PYTHONPATH=python /usr/bin/python3 benchmarks/torch_bench.py --model-pt F.pt (--ufno | --fno) --input input.h5
       [--threads N] [--repeat R] [--save-output out.h5]
 
 --model-pt is a state_dict of python/ufno/models/net3d.Net3d (as written by make_bench_inputs.py);
@@ -34,14 +34,11 @@ import resource
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+import h5py
+import numpy as np
+import torch
 
-import h5py  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-
-from ufno.models.net3d import Net3d  # noqa: E402
+from ufno.models.net3d import Net3d
 
 def fail(msg):
     print("torch_bench: error: " + msg, file=sys.stderr)

@@ -6,23 +6,19 @@ Each configuration runs twice, alternating: the reference forward (ufno_torch.Ne
 formulation) and python/ufno/models/fast_forward.py's (the same network on fast CPU paths, which
 ufno.train uses), on the same weights and batches.
 
-Usage: /usr/bin/python3 benchmarks/train_speed.py --data train.h5 [--threads 1] [--steps 8]
+Usage: PYTHONPATH=python /usr/bin/python3 benchmarks/train_speed.py --data train.h5 [--threads 1] [--steps 8]
 Prints one line per configuration; measure on a quiet machine and compare within one run.
 """
 import argparse
-import os
-import sys
 import time
 
 import h5py
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "python"))
-from ufno.models import fast_forward as ufno_fast_forward  # noqa: E402
-from ufno.models import net3d as ufno_torch  # noqa: E402
-from ufno.training import train as train_ufno  # noqa: E402
+from ufno.models import fast_forward as ufno_fast_forward
+from ufno.models import net3d as ufno_torch
+from ufno.training import train as train_ufno
 
 CONFIGS = [  # (name, fno, width, modes, batch)
     ("U-FNO w12 m4 b4 (shipped models)", False, 12, (4, 4, 4), 4),

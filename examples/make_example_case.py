@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Build the example reservoir case examples/example_case.h5 (format: docs/case-format.md).
 
-Usage:  /usr/bin/python3 examples/make_example_case.py [--out FILE] [--seed S] [--encode OUT.h5]
+Usage:  PYTHONPATH=python /usr/bin/python3 examples/make_example_case.py [--out FILE] [--seed S] [--encode OUT.h5]
 
 The case is deterministic for a given seed (re-running gives a byte-identical file):
   * the paper's radial grid: 96 layers of 200/96 m (X, from the top) by 200 radial cells
@@ -33,10 +33,8 @@ import sys
 import h5py
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                                "python"))
-from ufno.data import cases as ufno_cases  # noqa: E402  (the case-file writer and reader, and the units of each dataset)
-from ufno.data import encoding as ufno_encoding  # noqa: E402  (the bit-exact port of io/CaseEncoding.cpp)
+from ufno.data import cases as ufno_cases  # (the case-file writer and reader, and the units of each dataset)
+from ufno.data import encoding as ufno_encoding  # (the bit-exact port of io/CaseEncoding.cpp)
 
 NX, NY, NT = 96, 200, 24
 DZ = 200.0 / 96.0                      # m; 2.0833 m layers, 200 m in all

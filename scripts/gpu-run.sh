@@ -110,7 +110,7 @@ run_test test_mpi_model_np2 300 mpirun -n 2 "$B/bin/test_mpi_model"
 run_test test_mpi_fno4d_np2 300 mpirun -n 2 "$B/bin/test_mpi_fno4d"
 
 # 3-4. Parity and benchmarks against PyTorch on the same GPU.
-timeout 420 python3 benchmarks/gpu_bench.py --bin "$B/bin" --out "$OUT/bench" \
+PYTHONPATH=python timeout 420 python3 benchmarks/gpu_bench.py --bin "$B/bin" --out "$OUT/bench" \
   > "$OUT/gpu_bench.log" 2>&1
 say "gpu_bench: exit $? (tables in gpu_bench.log and bench/results.md)"
 cp "$OUT/bench/results.md" "$OUT/results.md" 2>/dev/null || true

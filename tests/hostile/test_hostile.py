@@ -9,8 +9,8 @@ are in web/tests/test_api.py.
 
 Messages must be one printable line (no bytes of a binary input echoed to the terminal).
 
-Usage: test_hostile.py BUILD_DIR [PART ...] (the apps are BUILD_DIR/apps/*; PART is one of PARTS
-below, all of them by default). CTest runs each part as its own test, for the release and the
+Usage: PYTHONPATH=python test_hostile.py BUILD_DIR [PART ...] (the apps are BUILD_DIR/apps/*; PART
+is one of PARTS below, all of them by default). CTest runs each part as its own test, for the release and the
 sanitizer builds (the two signal parts in the release build only), so that the parts run side
 by side. Prints "N passed, M failed"; exit 1 on a failure, 2 on an unknown part.
 """
@@ -556,8 +556,7 @@ def kpis_cases():
 def fixture_head(fixture, g, model, *more):
     """An edit for variant(): group g of a model file replaced by the fixture's, stamped with
     the digest of `model`'s network, then the edits `more`."""
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from ufno.heads import common as kpi_head
+    from ufno.heads import common as kpi_head  # PYTHONPATH=python (CTest sets it)
     digest = kpi_head.network_digest(model)
 
     def edit(f):
