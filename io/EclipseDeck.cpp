@@ -30,7 +30,8 @@ const Opm::DeckKeyword& required(const Opm::Deck& deck, const std::string& path,
   return deck[kw].back();
 }
 
-// "-- UFNO KEY value" header lines written by python/ufno_cases.py (the parser drops comments).
+// "-- UFNO KEY value" header lines written by python/ufno/data/cases.py (the parser drops
+// comments).
 double header_value(const std::string& path, const std::string& key, double fallback, bool* found) {
   std::ifstream f(path);
   std::string line;

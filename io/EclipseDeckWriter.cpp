@@ -15,7 +15,7 @@ namespace ufno {
 
 namespace {
 
-// The fixed settings of python/ufno_cases.py (its module docstring gives the reasons).
+// The fixed settings of python/ufno/data/cases.py (its module docstring gives the reasons).
 constexpr double kDaysPerYear = 365.25;
 constexpr double kCdarcy = 0.008527;  // metric Darcy constant
 constexpr double kRockCompressibility = 4.5e-5;

@@ -1,6 +1,6 @@
 #pragma once
 // A case file as an OPM Flow deck: the inverse of io/EclipseDeck.cpp (ufno_import), and the same
-// deck the training-data generator (python/ufno_cases.py write_deck) writes, line for line: a
+// deck the training-data generator (python/ufno/data/cases.py write_deck) writes, line for line: a
 // radial 10-degree wedge with INRAD 0.1 m, CO2STORE (brine as OIL, CO2 as GAS with DISGAS), the
 // van Genuchten-Mualem / Corey SGOF table, the injector in the well column with one connection per
 // perforated layer, and the case's report times as TSTEP. Comments carry the exact scalars as

@@ -2,8 +2,8 @@
 // A KPI head a model file may carry (a group such as /max_dp_head or /plume_radius_head,
 // docs/model-format.md): an ensemble of small MLPs (features -> hidden -> hidden -> outputs,
 // exact GELU) that estimates log(KPI) per output from features of the case
-// (python/kpi_head.py trains them). Read and checked here; runtime/KpiHeadEstimator.hpp computes
-// the features and evaluates it.
+// (python/ufno/heads/common.py trains them). Read and checked here; runtime/KpiHeadEstimator.hpp
+// computes the features and evaluates it.
 #include <array>
 #include <optional>
 #include <string>
@@ -47,7 +47,7 @@ struct KpiHead {
 std::optional<KpiHead> read_kpi_head(const std::string& path, const std::string& group);
 
 // FNV-1a (64 bit, 16 hex digits) over the network of a model file: its root datasets in name
-// order, each as its name then its values as little-endian float32 (python/kpi_head.py
+// order, each as its name then its values as little-endian float32 (python/ufno/heads/common.py
 // network_digest computes the same). Heads live in groups, so they do not change it.
 std::string network_digest(const std::string& path);
 

@@ -1,6 +1,6 @@
 #pragma once
 // The dP field-scale head a dP model file may carry (/dp_field_scale_head,
-// python/dp_field_scale_head.py; docs/kpis.md, "The dP field-scale head"): one factor per
+// python/ufno/heads/dp_field_scale.py; docs/kpis.md, "The dP field-scale head"): one factor per
 // radial column of a case, estimated from the 32 case features and the network's own envelope,
 // that the network's dP field is multiplied by before anything reads it. The network's field is
 // off by such factors (the far field and the late times), and the head was fitted to the

@@ -1,7 +1,7 @@
 #pragma once
 // Evaluates a KPI head (io/KpiHeadFile.hpp) on a case: the features of
 // runtime/KpiHeadFeatures.hpp, normalised, through every member in double precision, the members'
-// outputs averaged and un-normalised to log(KPI), then exp. Equal to python/kpi_head.py's
+// outputs averaged and un-normalised to log(KPI), then exp. Equal to python/ufno/heads/common.py's
 // Head.predict to rounding.
 #include <optional>
 #include <string>

@@ -1,9 +1,9 @@
 #pragma once
-// The 32 features every KPI head reads (python/kpi_head.py FEATURES): the five scalars, log kh
-// of the perforated and of all layers and log kv h at five radial columns, counts and mean depths
-// of perforated and active layers, mean porosity, pore volume in four radial bands, the largest
-// and smallest perforated kh and the perforated kv h. Computed from the encoded input at the
-// first report time, in the same order and precision as the Python.
+// The 32 features every KPI head reads (python/ufno/heads/common.py FEATURES): the five scalars,
+// log kh of the perforated and of all layers and log kv h at five radial columns, counts and mean
+// depths of perforated and active layers, mean porosity, pore volume in four radial bands, the
+// largest and smallest perforated kh and the perforated kv h. Computed from the encoded input at
+// the first report time, in the same order and precision as the Python.
 #include <string>
 #include <vector>
 
@@ -22,17 +22,17 @@ std::vector<double> kpi_head_features(const float* encoded, int X, int Y, std::s
                                       const std::string& path);
 
 // Names of the network-envelope inputs of a head that reads the dP network's own field
-// ("log_field_envelope_r<column>", python/kpi_head.py envelope_feature_names).
+// ("log_field_envelope_r<column>", python/ufno/heads/common.py envelope_feature_names).
 std::vector<std::string> envelope_feature_names(const std::vector<int>& columns);
 
 // Per radial column, the largest dP over report times and formation layers of dp (T, X, Y of the
-// case's grid), as log(max(envelope, floor)) at `columns` (python/kpi_head.py
+// case's grid), as log(max(envelope, floor)) at `columns` (python/ufno/heads/common.py
 // envelope_features).
 std::vector<double> field_envelope_features(const ReservoirCase& c, const std::vector<float>& dp,
                                             const std::vector<int>& columns, double floor);
 
 // Names of the inputs of a plume head that also reads the SG network's own plume radius at each of
-// `report_times` report times ("log_field_plume_radius_t<k>", python/kpi_head.py
+// `report_times` report times ("log_field_plume_radius_t<k>", python/ufno/heads/common.py
 // field_radius_feature_names).
 std::vector<std::string> field_radius_feature_names(int report_times);
 

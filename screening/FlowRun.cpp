@@ -113,7 +113,7 @@ std::string injection_shortfall(const ReservoirCase& c, const fs::path& smspec) 
 }  // namespace
 
 std::vector<std::string> flow_solver_flags() {
-  // python/run_flow_batch.py FLOW_FLAGS explains each; the data sets were made with these.
+  // python/ufno/data/flow_batch.py FLOW_FLAGS explains each; the data sets were made with these.
   return {"--threads-per-process=1", "--ds-max=0.1", "--tolerance-cnv-relaxed=3",
           "--relaxed-max-pv-fraction=0", "--enable-terminal-output=false"};
 }

@@ -1,6 +1,6 @@
 #pragma once
-// Runs OPM Flow on a case, as the training data were made (python/run_flow_batch.py): the same
-// solver flags, MULTX from a dry run so the radial transmissibilities are the exact two-point
+// Runs OPM Flow on a case, as the training data were made (python/ufno/data/flow_batch.py): the
+// same solver flags, MULTX from a dry run so the radial transmissibilities are the exact two-point
 // ones, and the results as SG and dP at every report time. Used by ufno_export --targets and by
 // the sweeps' verification.
 #include <string>

@@ -3,8 +3,8 @@
 // (sweeps, the web front end): ln kr is a stationary Gaussian random field with a Gaussian
 // covariance exp(-(h/L)^2) and separate radial and vertical correlation lengths, optionally on top
 // of stratigraphic units (layer groups with their own mean); kz = anisotropy x kr; porosity follows
-// ln kr, as in the training data sampler (python/ufno_cases.py), so generated cases stay inside
-// the distribution the models were trained on. Deterministic from a seed.
+// ln kr, as in the training data sampler (python/ufno/data/cases.py), so generated cases stay
+// inside the distribution the models were trained on. Deterministic from a seed.
 #include <string>
 #include <vector>
 
@@ -34,8 +34,8 @@ struct GeostatRange {
   double GeostatParams::*value;
   GeostatLimits valid;
 };
-// Valid parameter ranges: the training sampler's (python/ufno_cases.py RANGES), widened; outside
-// the sampler's ranges the models extrapolate.
+// Valid parameter ranges: the training sampler's (python/ufno/data/cases.py RANGES), widened;
+// outside the sampler's ranges the models extrapolate.
 inline constexpr GeostatRange kGeostatRanges[] = {
     {"kgeo_md", &GeostatParams::kgeo_md, {2.0, 10000.0}},
     {"sigma_lnk", &GeostatParams::sigma_lnk, {0.0, 3.0}},

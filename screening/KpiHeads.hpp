@@ -104,7 +104,7 @@ void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirC
 
 // log(max(radius, floor)) of the plume front radius of sg (T, X, Y of the case's grid) at each
 // report time, the running maximum (screening/Kpis.hpp plume_front_radii;
-// python/plume_radius_head.py inputs).
+// python/ufno/heads/plume_radius.py inputs).
 std::vector<double> field_plume_radius_features(const ReservoirCase& c,
                                                 const std::vector<float>& sg, double threshold,
                                                 double floor);

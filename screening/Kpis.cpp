@@ -10,7 +10,7 @@ namespace ufno {
 
 namespace {
 
-constexpr double kBrineGradientBarPerM = 1000.0 * 9.80665 / 1e5;  // as python/ufno_cases.py
+constexpr double kBrineGradientBarPerM = 1000.0 * 9.80665 / 1e5;  // as python/ufno/data/cases.py
 constexpr double kDaysPerYear = 365.25;
 
 struct Geometry {

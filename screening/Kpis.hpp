@@ -73,8 +73,8 @@ std::vector<char> connected_to_perforations(const ReservoirCase& c,
                                             const std::vector<char>& inside);
 
 // The plume's front radius at each of the field's report times without the mass cap, as a running
-// maximum: what compute_kpis reports before the cap (python/plume_radius_head.py plume_radii).
-// sg: (T, X, Y); a plume head that corrects the field reads these.
+// maximum: what compute_kpis reports before the cap (python/ufno/heads/plume_radius.py
+// plume_radii). sg: (T, X, Y); a plume head that corrects the field reads these.
 std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<float>& sg,
                                       double threshold);
 

@@ -1,7 +1,7 @@
 // screening/KpiHeads.hpp: the heads' features on a hand-made case against direct sums; the features
-// and estimates on the shipped examples against python/kpi_head.py's
+// and estimates on the shipped examples against python/ufno/heads/common.py's
 // (tests/data/max_dp_head_small.h5, plume_radius_head_small.h5, plume_radius_field_head_small.h5,
-// dp_envelope_head_small.h5 and max_dp_envelope_head_small.h5, python/make_fixtures.py);
+// dp_envelope_head_small.h5 and max_dp_envelope_head_small.h5, python/ufno/conversion/fixtures.py);
 // files without a head, cases on another grid, and the KPIs each head replaces (and when it
 // must not).
 #include <catch2/catch.hpp>
@@ -79,7 +79,7 @@ TEST_CASE("the features of a hand-made case are the sums they name", "[kpi_heads
   CHECK(f[31] == Approx(std::log(30 + 1e-3)).epsilon(eps));
 }
 
-TEST_CASE("features and estimates equal python/max_dp_head.py's on the shipped examples",
+TEST_CASE("features and estimates equal python/ufno/heads/max_dp.py's on the shipped examples",
           "[kpi_heads]") {
   const auto h = read_kpi_head(
       kFixture, HeadRegistry::kMaxDpGroup);  // a head alone: no network to check its grid
@@ -195,8 +195,9 @@ PlumeSetup plume_setup() {
 
 }  // namespace
 
-TEST_CASE("a plume-radius head's estimates equal python/kpi_head.py's on the shipped examples",
-          "[kpi_heads]") {
+TEST_CASE(
+    "a plume-radius head's estimates equal python/ufno/heads/common.py's on the shipped examples",
+    "[kpi_heads]") {
   const auto h = read_kpi_head(kPlumeFixture, HeadRegistry::kPlumeRadiusGroup);
   REQUIRE(h);
   CHECK(h->outputs() == 24);
@@ -362,7 +363,8 @@ std::vector<float> flow_dp(const std::string& case_rel) { return flow_field(case
 
 }  // namespace
 
-TEST_CASE("a dP-envelope head's inputs and estimates equal python/kpi_head.py's", "[kpi_heads]") {
+TEST_CASE("a dP-envelope head's inputs and estimates equal python/ufno/heads/common.py's",
+          "[kpi_heads]") {
   const auto h = read_kpi_head(kEnvelopeFixture, HeadRegistry::kDpEnvelopeGroup);
   REQUIRE(h);
   CHECK(h->outputs() == 48);
@@ -395,8 +397,9 @@ TEST_CASE("a dP-envelope head's inputs and estimates equal python/kpi_head.py's"
   CHECK(n == 3);
 }
 
-TEST_CASE("a maximum-dP head that reads the network's envelope equals python/kpi_head.py's",
-          "[kpi_heads]") {
+TEST_CASE(
+    "a maximum-dP head that reads the network's envelope equals python/ufno/heads/common.py's",
+    "[kpi_heads]") {
   const std::string fixture = kData + "/max_dp_envelope_head_small.h5";
   const auto h = read_kpi_head(fixture, HeadRegistry::kMaxDpGroup);
   REQUIRE(h);
@@ -420,7 +423,7 @@ TEST_CASE("a maximum-dP head that reads the network's envelope equals python/kpi
   CHECK(n == 3);
 }
 
-TEST_CASE("the network digest is python/kpi_head.py's, and ignores the heads in groups",
+TEST_CASE("the network digest is python/ufno/heads/common.py's, and ignores the heads in groups",
           "[kpi_heads]") {
   const auto want =
       h5::File::open_read(kEnvelopeFixture).string_attribute("expected", "ufno_small_digest");
@@ -449,7 +452,7 @@ const std::string kPlumeFieldFixture = kData + "/plume_radius_field_head_small.h
 
 }  // namespace
 
-TEST_CASE("a plume head with field radii: inputs and estimates equal python/kpi_head.py's",
+TEST_CASE("a plume head with field radii: inputs and estimates equal python/ufno/heads/common.py's",
           "[kpi_heads]") {
   const auto h = read_kpi_head(kPlumeFieldFixture, HeadRegistry::kPlumeRadiusGroup);
   REQUIRE(h);

@@ -1,8 +1,8 @@
-// The whole U-FNO and FNO against PyTorch outputs saved as fixtures (python/make_fixtures.py):
-// relative L2 <= 1e-5 and max abs error <= 1e-5 x max |reference|, in float32. The model that
-// runs (DistributedNet3d on a 1 x 1 process grid, as ufno_predict on one rank) on both execution
-// plans (the CPU's streaming one, the GPU's whole-tensor one, run here on the host), and the
-// plain test reference (tests/reference/Net3d).
+// The whole U-FNO and FNO against PyTorch outputs saved as fixtures
+// (python/ufno/conversion/fixtures.py): relative L2 <= 1e-5 and max abs error <= 1e-5 x max
+// |reference|, in float32. The model that runs (DistributedNet3d on a 1 x 1 process grid, as
+// ufno_predict on one rank) on both execution plans (the CPU's streaming one, the GPU's
+// whole-tensor one, run here on the host), and the plain test reference (tests/reference/Net3d).
 #include <catch2/catch.hpp>
 
 #include <cstdio>

@@ -1,5 +1,5 @@
-// The whole 4-D FNO (DistributedFno4d) against PyTorch outputs of python/fno4d_torch.py saved as
-// fixtures, with and without normalisers (relative L2 <= 1e-5), on every process grid over one,
+// The whole 4-D FNO (DistributedFno4d) against PyTorch outputs of python/ufno/models/fno4d.py saved
+// as fixtures, with and without normalisers (relative L2 <= 1e-5), on every process grid over one,
 // two and three axes that the rank count allows (odd extents: uneven blocks and, at 3 and 4
 // ranks, empty ones); and the model file's refusals.
 #include <mpi.h>

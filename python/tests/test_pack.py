@@ -3,7 +3,7 @@
 the pack holds validation then training cases (never test cases) inside its budget, unpacks to
 the data set's inputs within float16's step and to its targets within the coding's relative L2
 bound at every (case, report time), repacks a pack, still reads the float16 format before, and
-train_ufno.py trains on it from a PyTorch init file that reproduces the model file's outputs; bad
+ufno.train trains on it from a PyTorch init file that reproduces the model file's outputs; bad
 packs, bad budgets and data it cannot represent get one error line and no file."""
 import json
 import lzma
@@ -165,7 +165,7 @@ def test_pack():
         check("the init file reproduces the model file", same
               and float(attrs_a["output_scale"]) == attrs_b["output_scale"])
 
-        # train_ufno.py on the pack, from the init file (the GPU machine's way, here on the CPU).
+        # ufno.train on the pack, from the init file (the GPU machine's way, here on the CPU).
         train = ("-m", "ufno.train")
         grid_pack = os.path.join(work, "grid.ufnopack")
         big = os.path.join(work, "grid.h5")
@@ -181,7 +181,7 @@ def test_pack():
         p = run("-m", "ufno.pack", big, grid_pack, "--variable", "dP")
         t = run(*train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r"),
                 "--init", init, "--threads", "1", "--epochs", "1")
-        check("train_ufno.py trains on a pack from an init file",
+        check("ufno.train trains on a pack from an init file",
               p.returncode == 0 and t.returncode == 0 and "starting from" in t.stderr
               and os.path.exists(os.path.join(work, "r", "checkpoint.pt")), t.stderr[-500:])
         t = run(*train, "--data", grid_pack, "--variable", "SG", "--run", os.path.join(work, "r2"))

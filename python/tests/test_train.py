@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""train_ufno.py on a tiny synthetic data set (no flow needed): the paper's metrics on hand-made
+"""ufno.train on a tiny synthetic data set (no flow needed): the paper's metrics on hand-made
 arrays, the deterministic split, two epochs then a resumed third (the log continues, the
 checkpoint advances), the export of a model file whose attributes carry the dP scaling, a warm
 start from that file, and the fast training forward against the reference network in float64
@@ -156,7 +156,7 @@ def test_train():
         pe2 = forked_run.run(exp + [os.path.join(work, "no_run"), os.path.join(work, "x.h5")],
                              capture_output=True, text=True)
         check("export_checkpoint without a checkpoint is one error line, exit 2, no file",
-              pe2.returncode == 2 and "not a train_ufno.py checkpoint" in pe2.stderr
+              pe2.returncode == 2 and "not a ufno.train checkpoint" in pe2.stderr
               and "Traceback" not in pe2.stderr and not os.path.exists(os.path.join(work, "x.h5")),
               pe2.stderr[-300:])
         # --schedule cosine-time: the rate falls to 0 over the given training minutes, then the

@@ -9,10 +9,10 @@ are in web/tests/test_api.py.
 
 Messages must be one printable line (no bytes of a binary input echoed to the terminal).
 
-Usage: PYTHONPATH=python test_hostile.py BUILD_DIR [PART ...] (the apps are BUILD_DIR/apps/*; PART
-is one of PARTS below, all of them by default). CTest runs each part as its own test, for the release and the
-sanitizer builds (the two signal parts in the release build only), so that the parts run side
-by side. Prints "N passed, M failed"; exit 1 on a failure, 2 on an unknown part.
+Usage: PYTHONPATH=python test_hostile.py BUILD_DIR [PART ...] (the apps are BUILD_DIR/apps/*;
+PART is one of PARTS below, all of them by default). CTest runs each part as its own test, for
+the release and the sanitizer builds (the two signal parts in the release build only), so that
+the parts run side by side. Prints "N passed, M failed"; exit 1 on a failure, 2 on an unknown part.
 """
 import hashlib
 import json
@@ -579,7 +579,7 @@ def kpis_rows_and_notes(K, args):
 
 
 def field_plume_head_cases(K, ok, sg, dp):
-    """A plume head that also reads the SG network's own radii (plume_radius_head.py
+    """A plume head that also reads the SG network's own radii (ufno.plume_radius_head
     --field-radii): the fixture's head, put into a copy of the shipped SG model with that
     network's digest, is used; malformed, or fitted to another network, it is refused or left
     out with one note."""
@@ -625,7 +625,7 @@ def field_plume_head_cases(K, ok, sg, dp):
 
 
 def max_dp_envelope_head_cases(K, ok, sg, dp):
-    """A maximum-dP head that also reads the dP network's envelope (max_dp_head.py
+    """A maximum-dP head that also reads the dP network's envelope (ufno.max_dp_head
     --network-envelope): the fixture's head in a copy of the shipped dP model, with that
     network's digest, is used; fitted to another network it is left out with one note; without
     its digest it is refused."""

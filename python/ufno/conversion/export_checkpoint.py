@@ -1,14 +1,14 @@
 #!/usr/bin/python3
-"""Export a train_ufno.py checkpoint (DIR/checkpoint.pt) to the project's model format without
+"""Export a ufno.train checkpoint (DIR/checkpoint.pt) to the project's model format without
 loading the data set: architecture, variable and dP scaling come from the checkpoint.
 
 Usage: PYTHONPATH=python /usr/bin/python3 -m ufno.export_checkpoint RUN_DIR|SLIM.pt OUT.h5 [--grid 24 48 24]
-       [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by train_ufno.py --keep-epochs)
+       [--last | --epoch N]  (--epoch: DIR/ckpt_epochN.pt, kept by ufno.train --keep-epochs)
 
-RUN_DIR may also be a directory of checkpoint parts (train_ufno.py --checkpoint-parts, what
+RUN_DIR may also be a directory of checkpoint parts (ufno.train --checkpoint-parts, what
 scripts/gpu-train.sh returns): a network whose model file is too large to come back from a GPU
 machine is exported here from them.
-SLIM.pt is the small file of train_ufno.py --slim (small enough to come back from a GPU machine).
+SLIM.pt is the small file of ufno.train --slim (small enough to come back from a GPU machine).
 
 --heads-from MODEL.h5 copies that file's KPI heads that read the case alone (the maximum-dP and
 CO2-mass heads) into OUT.h5; the heads that read the network's output (plume radius with field
@@ -52,7 +52,7 @@ def main(argv=None):
                    help="the last epoch's weights instead of the best validation epoch's")
     p.add_argument("--epoch", type=int,
                    help="the weights of this epoch (RUN_DIR/ckpt_epochN.pt, written by "
-                        "train_ufno.py --keep-epochs)")
+                        "ufno.train --keep-epochs)")
     p.add_argument("--heads-from", metavar="MODEL_H5",
                    help="copy this model file's heads that do not read the network (maximum dP, "
                         "CO2 mass) into OUT")
@@ -70,7 +70,7 @@ def main(argv=None):
                             else "ckpt_epoch%d.pt" % a.epoch)
     parts = os.path.join(a.run, "checkpoint.json")
     if a.epoch is None and not os.path.exists(path) and os.path.exists(parts):
-        path = parts  # the checkpoint parts of train_ufno.py --checkpoint-parts
+        path = parts  # the checkpoint parts of ufno.train --checkpoint-parts
     try:
         if path == parts:
             from ufno.training import train as train_ufno  # here only: the parts' reader
@@ -84,7 +84,7 @@ def main(argv=None):
         args = ck["args"]
         ck["model"], ck["epoch"], ck["std"], ck["mean"]
     except (OSError, RuntimeError, EOFError, KeyError, TypeError, pickle.UnpicklingError) as e:
-        p.error("%s: not a train_ufno.py checkpoint (%s)" % (path, str(e).split("\n")[0]))
+        p.error("%s: not a ufno.train checkpoint (%s)" % (path, str(e).split("\n")[0]))
     if a.last and ck["model"] is None:
         p.error("%s: this slim file holds the best epoch's weights only" % path)
     best = ck.get("best") or {}

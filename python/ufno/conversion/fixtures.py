@@ -319,7 +319,7 @@ def envelope_head_inputs():
 
 
 def make_max_dp_envelope_head_fixture(out_dir, seed):
-    """A maximum-dP head that reads the network's envelope (max_dp_head.py
+    """A maximum-dP head that reads the network's envelope (ufno.max_dp_head
     --network-envelope), with its estimates on the examples."""
     from ufno.heads import dp_envelope as dp_envelope_head
     from ufno.heads import common as kpi_head

@@ -9,7 +9,7 @@ C++ prediction of a shipped model against PyTorch on the same weights. A file of
 input and output normalisers.
 
 write_init_file saves a U-FNO / FNO model file's weights and attributes as a PyTorch file
-(INIT.pt), which read_model_file also reads, without h5py: train_ufno.py --init on a machine whose
+(INIT.pt), which read_model_file also reads, without h5py: ufno.train --init on a machine whose
 Python has PyTorch but not h5py (the lent GPU machine).
 """
 import json
@@ -66,7 +66,7 @@ def _read_init_file(path, dtype):
     except TypeError:  # a PyTorch without weights_only
         d = torch.load(path, map_location="cpu")
     if not isinstance(d, dict) or d.get("ufno_init") != 1:
-        raise ValueError("%s: not a file of ufno_model_file.write_init_file" % path)
+        raise ValueError("%s: not a file of ufno.conversion.model_file.write_init_file" % path)
     attrs = json.loads(d["attrs_json"])
     model = net3d_of(attrs, dtype)
     model.load_state_dict({k: v.to(dtype) if v.is_floating_point() else v

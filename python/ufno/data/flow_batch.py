@@ -539,7 +539,7 @@ def main(argv=None):
     p.add_argument("--start", type=int, default=0)
     p.add_argument("--end", type=int, help="exclusive")
     p.add_argument("--split", choices=["train", "val", "test"],
-                   help="only the indices of this split (train_ufno.py's hash): a held-out set "
+                   help="only the indices of this split (ufno.train's hash): a held-out set "
                         "without running the rest")
     p.add_argument("--data", action="append",
                    help="data directory (default data/opm/seed_NNNN); repeatable for --assemble")

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""List training cases for train_ufno.py --train-cases: those whose draw is near sampler version 2
+"""List training cases for ufno.train --train-cases: those whose draw is near sampler version 2
 (the sampler of the shipped examples and of the first shipped models' data), plus a number of
 other training cases drawn at random so that a fine-tune keeps the rest of the distribution.
 
@@ -11,7 +11,7 @@ has all of: one of version 2's structures (gaussian, layered, layered+gaussian),
 whole case, one perforation interval, a geometric mean kr in version 2's 10..1000 mD; and at least
 three of version 2's other ranges (sigma of ln k 0.3..1.5, kz/kr >= 0.01, radial correlation
 length 4..24 cells, vertical 0.5..3 layers, porosity mean 0.12..0.25). Version 2 is gone from the
-sampler (ufno_cases.py says what it drew); these rules are its documented ranges.
+sampler (ufno.cases says what it drew); these rules are its documented ranges.
 """
 import argparse
 import json

@@ -19,7 +19,7 @@ What is kept, and why it is enough:
   the relative L2 error of that report time's field is at most --max-error (default 2e-4, i.e.
   0.02 %; checked after rounding, and the step refined where it is not), coded as the integer
   differences along the radial, time and layer axes, which are small where the field is smooth;
-- the seed and index of every case, so train_ufno.py draws the same split.
+- the seed and index of every case, so ufno.train draws the same split.
 Cases go in split order: the first --max-val validation cases (all of them by default), then
 training cases until the budget is spent; test cases never leave this machine.
 
@@ -30,7 +30,7 @@ relative L2 error is 1.89e-4 for dP and 1.88e-4 for SG over all cases (largest o
 time) 2.0e-4), less than float16's 2.07e-4 and 2.11e-4 (largest 3.0e-4); repacking the float16
 packs adds 1.85e-4 (dP) and 1.81e-4 (SG). python/tests/test_pack.py checks the bound.
 
---init also writes the weights of a model file as a PyTorch file that train_ufno.py --init
+--init also writes the weights of a model file as a PyTorch file that ufno.train --init
 reads without h5py.
 
 File layout: the magic line, one JSON header line (arrays: name, dtype, shape, coding, byte
@@ -297,7 +297,7 @@ def read_pack(path):
 
 def unpack(path):
     """(variable, x (N, X, Y, T, C) float32, y (N, X, Y, T) float32, seeds, indices) as
-    train_ufno.py reads them from an assembled data set."""
+    ufno.train reads them from an assembled data set."""
     variable, a = read_pack(path)
     const = a["input_const"].astype(np.float32)  # (N, X, Y, C - 1)
     time_plane = a["input_time"].astype(np.float32)  # (X, Y, T)

@@ -1,7 +1,7 @@
 """PyTorch re-implementation of the 4-D FNO (FNO4d) of nested FNO (Wen et al. 2023).
 
-Written from the facts in /work/shared/nested-fno-reference.md. Like ufno_torch.py it exists only
-to make golden fixtures for the C++ code and to check the converter; nothing runs it at
+Written from the facts in /work/shared/nested-fno-reference.md. Like ufno.models.net3d it exists
+only to make golden fixtures for the C++ code and to check the converter; nothing runs it at
 prediction time. The state_dict keys are the published ones:
 
     fc0.{weight,bias}                       Linear(in_channels -> width)
@@ -10,7 +10,7 @@ prediction time. The state_dict keys are the published ones:
     conv.fc1.{weight,bias}                  Linear(width -> 4 width)
     conv.fc2.{weight,bias}                  Linear(4 width -> 1)
 
-so a model built here converts with ufno_convert.py like a published checkpoint.
+so a model built here converts with ufno.convert like a published checkpoint.
 
 Tensor conventions: the input is channels-last (B, A1, A2, A3, T, C); inside, tensors are
 (B, width, A1, A2, A3, T) on the grid zero-padded on both sides of each axis by `padding`

@@ -3,7 +3,7 @@
 Written from the architecture description in /work/shared/ufno-reference.md. It exists only to
 generate golden fixtures for the C++ code and to benchmark against; it is not used by the C++
 side at run time. State_dict keys match the published checkpoints exactly (all prefixed `conv1.`
-at Net3d level), so a model built here converts with ufno_convert.py like a published one.
+at Net3d level), so a model built here converts with ufno.convert like a published one.
 
 Tensor conventions: the network input is channel-last (B, X, Y, T, C); inside the network
 tensors are (B, C, X, Y, T); the output is (B, X, Y, T).

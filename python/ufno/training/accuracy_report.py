@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The accuracy report of trained models on the held-out test cases (docs/accuracy.md).
 
-For every trained run (a train_ufno.py directory), the paper's metrics on the test split of the
+For every trained run (a ufno.train directory), the paper's metrics on the test split of the
 data set: SG plume error (mean |pred - true| over cells where true != 0 or |pred| > 0.01) and dP
 relative error (mean over reservoir cells and times of |pred - true| / max over space of |true| at
 that time), next to trivial baselines (no gas; the true field's own mean at every time) and per
@@ -47,7 +47,7 @@ def load_run(run_dir):
     a = ck["args"]
     model = ufno_torch.Net3d(width=a["width"], modes=tuple(a["modes"]),
                              n_fourier=6 if a["fno"] else 3, n_ufourier=0 if a["fno"] else 3)
-    # The exported model is the best-validation epoch (train_ufno.py); evaluate the same weights.
+    # The exported model is the best-validation epoch (ufno.train); evaluate the same weights.
     best = ck.get("best") or {}
     model.load_state_dict(best["model"] if best.get("model") is not None else ck["model"])
     model.eval()

@@ -13,8 +13,8 @@ are the last ones of the new, larger corner) and zeros at the new ones, so the n
 is unchanged until training moves the new weights. Fine fronts (the plume's edge, the near-well
 pressure spike) are what the low modes of a small network cannot draw.
 
-INIT.pt is the file of ufno_model_file.write_init_file, which train_ufno.py --init reads (also on a
-machine without h5py, as ufno_pack.py --init writes it). The KPI heads of MODEL.h5 are not carried
+INIT.pt is the file of ufno.conversion.model_file.write_init_file, which ufno.train --init reads
+(also on a machine without h5py, as ufno.pack --init writes it). The KPI heads of MODEL.h5 are not carried
 over: a network trained further needs its own (models/README.md).
 """
 import argparse

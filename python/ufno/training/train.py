@@ -15,7 +15,7 @@ a pack of python/ufno/data/pack.py (DATA.ufnopack: one variable, read with numpy
 directory holding the variable's pack (VARIABLE.ufnopack or NAME_VARIABLE.ufnopack: the
 project's data set in ../shared/data, say). The data set's path, case count and seeds, and a
 pack's SHA-256 (as SHA256SUMS lists it), go into the checkpoint, DIR/metrics.json and the
-exported model file's `source` attribute. --init may be a PyTorch file of ufno_pack.py --init,
+exported model file's `source` attribute. --init may be a PyTorch file of ufno.pack --init,
 for a machine whose Python lacks h5py.
 
 Split: by case, deterministic: a case goes to test when hash(seed, index) % 10 == 0, to
