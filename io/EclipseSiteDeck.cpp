@@ -392,11 +392,14 @@ ImportedSite import_site_deck(const std::string& path, double surface_density) {
   const Opm::Deck& deck = *deckp;
   refuse_unread_keywords(deck, path);
   ImportedSite out;
+  // The refinements first: they refuse any keyword inside a CARFIN block, so the grid's
+  // keywords read next are the GLOBAL grid's.
+  const std::vector<Carfin> carfins = read_carfins(deck, path);
   const SiteGrid grid = read_site_grid(deck, path);
   const SiteConditions cond = read_conditions(deck, path);
-  out.site.times_days = read_times(deck, path);
   out.site.wells = read_wells(deck, path, grid, surface_density);
-  out.site.levels = assemble_nests(path, grid, read_carfins(deck, path), out.site.wells);
+  out.site.times_days = read_times(deck, path);
+  out.site.levels = assemble_nests(path, grid, carfins, out.site.wells);
   check_nested_site(out.site, path);
   // Every level's axes, from its parent's (levels are in chain order within a well).
   std::vector<LevelAxes> axes{global_axes(grid)};
