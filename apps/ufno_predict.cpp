@@ -101,12 +101,16 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
   if (int(!o.tensor.empty()) + int(!o.case_path.empty()) + int(!o.cases.empty()) != 1)
     return refuse("give exactly one of --tensor, --case or --cases");
   o.nested = !o.case_path.empty() && ufno::is_nested_site_file(o.case_path);
-  if (o.nested != !o.models_dir.empty())
-    return refuse(o.nested
-                      ? "--case: a 3-D site file needs --models DIR (the nested models)"
-                      : "--models: only with a 3-D site file as --case (docs/nested-sites.md)");
+  if (o.nested && o.models_dir.empty())
+    return refuse(
+        (o.case_path + ": --case: a 3-D site file needs --models DIR (the nested models)").c_str());
+  if (!o.nested && !o.models_dir.empty())
+    return refuse((o.models_dir + ": --models: only with a 3-D site file as --case "
+                                  "(docs/nested-sites.md)")
+                      .c_str());
   if (o.nested && !o.models.empty())
-    return refuse("--model: a 3-D site takes its models from --models DIR, not --model");
+    return refuse(
+        (o.models[0] + ": --model: a 3-D site takes its models from --models DIR").c_str());
   if (o.nested) {
     ufno::dist::collectively(MPI_COMM_WORLD, [&] {
       ufno::check_output_path(o.out, {o.case_path, o.models_dir});

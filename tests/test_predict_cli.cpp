@@ -376,3 +376,30 @@ TEST_CASE("ufno_predict without --model uses the default models of UFNO_MODEL_DI
     CHECK(no_output_left("out_default.h5"));
   }
 }
+
+TEST_CASE("ufno_predict runs the nested chain of a 3-D site and refuses bad site options",
+          "[cli]") {
+  const std::string site = test::data_path("nested/site.h5"),
+                    models = test::data_path("nested/models");
+  fs::remove("out_site.h5");
+  Run r = predict("--case " + site + " --models " + models + " --out out_site.h5 --threads 1");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("ufno_predict: 3-D site of 2 well(s), 17 levels") == 0);
+  CHECK(h5::File::open_read("out_site.h5").has_dataset("INJ2/LGR4/SG"));
+  expect_failure("--case " + site, site, "--case", "needs --models DIR");
+  expect_failure("--case " + test::data_path("ufno_small_io.h5") + " --models " + models,
+                 "--models", "only with a 3-D site file", "");
+  expect_failure("--case " + site + " --models " + site, site, "--models", "is not a directory");
+  expect_failure(
+      "--case " + site + " --models " + models + " --model " + test::data_path("fno4d_small.h5"),
+      "--model", "3-D site takes its models from --models", "");
+  // A model directory without one of the nine: refused before anything is predicted.
+  fs::remove_all("models_eight");
+  fs::create_directories("models_eight");
+  for (const auto& e : fs::directory_iterator(models))
+    if (e.path().filename() != "LGR2_SG.h5")
+      fs::copy_file(e.path(), fs::path("models_eight") / e.path().filename());
+  expect_failure("--case " + site + " --models models_eight", "models_eight", "--models",
+                 "no LGR2 SG model");
+}
