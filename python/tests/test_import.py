@@ -189,3 +189,30 @@ def test_import():
     if skipped:  # the rest passed; what could not run shows as a skip
         pytest.skip("; ".join(skipped))
 
+
+
+def test_site_deck_refusals_write_nothing(tmp_path):
+    """A 3-D site deck (python/ufno/data/nested_sites.py) imports into a site file; the same deck
+    with a refinement outside its parent, or with a radial-only option, is refused by ufno_import
+    with exit 2 and one line naming the file and the CARFIN item, and no site file is left."""
+    from ufno.data import nested_sites
+    text = nested_sites.nested_deck_text(nested_sites.sample_site(2, 0))
+    good = tmp_path / "SITE.DATA"
+    good.write_text(text)
+    code, out, err = run(str(good), "--out", str(tmp_path / "site.h5"))
+    assert code == 0, err
+    with h5py.File(tmp_path / "site.h5", "r") as f:
+        assert f.attrs["format"] in (b"ufno-nested-site", "ufno-nested-site")
+    first = re.search(r"(?m)^CARFIN\n\s*'(\w+)'\s+(\d+)\s+(\d+)", text)
+    name, i1 = first.group(1), int(first.group(2))
+    outside = text.replace(first.group(0), "CARFIN\n '%s' %d %d" % (name, i1, 999), 1)
+    cases = [(outside, [], "CARFIN %s: I2" % name),
+             (text, ["--targets", str(tmp_path / "t.h5")], "CARFIN")]
+    for n, (deck_text, extra, item) in enumerate(cases):
+        deck = tmp_path / ("BAD%d.DATA" % n)
+        deck.write_text(deck_text)
+        out_file = tmp_path / ("bad%d.h5" % n)
+        code, out, err = run(str(deck), "--out", str(out_file), *extra)
+        assert code == 2, err
+        assert err.count("\n") == 1 and str(deck) in err and item in err, err
+        assert not out_file.exists() and not (tmp_path / "t.h5").exists()
