@@ -13,50 +13,33 @@ namespace detail {
 
 constexpr int kChains = 16;
 
-__attribute__((target("avx512f"))) inline float fma_avx512(long iterations) {
-  __m512 acc[kChains];
-  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
-#pragma GCC unroll 16
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(float(c));
-  for (long i = 0; i < iterations; ++i)
-#pragma GCC unroll 16
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], a, b);
-  float out[16];
-  __m512 s = acc[0];
-  for (int c = 1; c < kChains; ++c) s = _mm512_add_ps(s, acc[c]);
-  _mm512_storeu_ps(out, s);
-  return out[0] + out[15];
-}
+// One kernel per instruction set: kChains independent chains of acc = MUL_ADD(acc, a, b) in
+// vectors of LANES floats, summed at the end (the sum keeps the work alive). A macro because
+// each kernel needs its own target attribute, which a template cannot take as a parameter.
+#define UFNO_PEAK_KERNEL(NAME, TARGET, VEC, LANES, SET1, MUL_ADD, ADD, STORE)                    \
+  TARGET inline float NAME(long iterations) {                                                    \
+    VEC acc[kChains];                                                                            \
+    const VEC a = SET1(0.999999f), b = SET1(1e-7f);                                              \
+    _Pragma("GCC unroll 16") for (int c = 0; c < kChains; ++c) acc[c] = SET1(float(c));          \
+    for (long i = 0; i < iterations; ++i)                                                        \
+      _Pragma("GCC unroll 16") for (int c = 0; c < kChains; ++c) acc[c] = MUL_ADD(acc[c], a, b); \
+    float out[LANES];                                                                            \
+    VEC s = acc[0];                                                                              \
+    for (int c = 1; c < kChains; ++c) s = ADD(s, acc[c]);                                        \
+    STORE(out, s);                                                                               \
+    return out[0] + out[LANES - 1];                                                              \
+  }
 
-__attribute__((target("avx2,fma"))) inline float fma_avx2(long iterations) {
-  __m256 acc[kChains];
-  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
-#pragma GCC unroll 16
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(float(c));
-  for (long i = 0; i < iterations; ++i)
-#pragma GCC unroll 16
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], a, b);
-  float out[8];
-  __m256 s = acc[0];
-  for (int c = 1; c < kChains; ++c) s = _mm256_add_ps(s, acc[c]);
-  _mm256_storeu_ps(out, s);
-  return out[0] + out[7];
-}
+// SSE has no FMA: a multiply, then an add.
+inline __m128 mul_then_add(__m128 x, __m128 a, __m128 b) { return _mm_add_ps(_mm_mul_ps(x, a), b); }
 
-inline float mul_add_sse(long iterations) {
-  __m128 acc[kChains];
-  const __m128 a = _mm_set1_ps(0.999999f), b = _mm_set1_ps(1e-7f);
-#pragma GCC unroll 16
-  for (int c = 0; c < kChains; ++c) acc[c] = _mm_set1_ps(float(c));
-  for (long i = 0; i < iterations; ++i)
-#pragma GCC unroll 16
-    for (int c = 0; c < kChains; ++c) acc[c] = _mm_add_ps(_mm_mul_ps(acc[c], a), b);
-  float out[4];
-  __m128 s = acc[0];
-  for (int c = 1; c < kChains; ++c) s = _mm_add_ps(s, acc[c]);
-  _mm_storeu_ps(out, s);
-  return out[0] + out[3];
-}
+UFNO_PEAK_KERNEL(fma_avx512, __attribute__((target("avx512f"))), __m512, 16, _mm512_set1_ps,
+                 _mm512_fmadd_ps, _mm512_add_ps, _mm512_storeu_ps)
+UFNO_PEAK_KERNEL(fma_avx2, __attribute__((target("avx2,fma"))), __m256, 8, _mm256_set1_ps,
+                 _mm256_fmadd_ps, _mm256_add_ps, _mm256_storeu_ps)
+UFNO_PEAK_KERNEL(mul_add_sse, , __m128, 4, _mm_set1_ps, mul_then_add, _mm_add_ps, _mm_storeu_ps)
+
+#undef UFNO_PEAK_KERNEL
 
 }  // namespace detail
 

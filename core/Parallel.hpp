@@ -65,15 +65,16 @@ long parallel_count(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, 
 
 // Rank-4 and rank-5 index ranges: the outer dimensions are shared out, the inner two run in
 // order on one thread (the innermost is the contiguous one, so it vectorises).
-template <class F>
-void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>& p,
+template <unsigned R, class F>
+void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R>>& p,
                   const F& f) {
-  {
-    int64_t n = 1;
-    for (int a = 0; a < 4; ++a) n *= int64_t(p.m_upper[a]) - int64_t(p.m_lower[a]);
-    LaunchLog::record(label, n, n);
-  }
-  if constexpr (kSerialHostSpace) {
+  static_assert(R == 4 || R == 5, "ufno::parallel_for takes rank-4 and rank-5 ranges");
+  int64_t n = 1;
+  for (unsigned a = 0; a < R; ++a) n *= int64_t(p.m_upper[a]) - int64_t(p.m_lower[a]);
+  LaunchLog::record(label, n, n);
+  if constexpr (!kSerialHostSpace) {
+    Kokkos::parallel_for(label, p, f);
+  } else if constexpr (R == 4) {
     const auto lo = p.m_lower, hi = p.m_upper;
     UFNO_OMP(omp parallel for collapse(2) schedule(static))
     for (int64_t a = lo[0]; a < hi[0]; ++a)
@@ -81,19 +82,6 @@ void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokk
         for (int64_t c = lo[2]; c < hi[2]; ++c)
           for (int64_t d = lo[3]; d < hi[3]; ++d) f(a, b, c, d);
   } else {
-    Kokkos::parallel_for(label, p, f);
-  }
-}
-
-template <class F>
-void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>>& p,
-                  const F& f) {
-  {
-    int64_t n = 1;
-    for (int a = 0; a < 5; ++a) n *= int64_t(p.m_upper[a]) - int64_t(p.m_lower[a]);
-    LaunchLog::record(label, n, n);
-  }
-  if constexpr (kSerialHostSpace) {
     const auto lo = p.m_lower, hi = p.m_upper;
     UFNO_OMP(omp parallel for collapse(3) schedule(static))
     for (int64_t a = lo[0]; a < hi[0]; ++a)
@@ -101,8 +89,6 @@ void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokk
         for (int64_t c = lo[2]; c < hi[2]; ++c)
           for (int64_t d = lo[3]; d < hi[3]; ++d)
             for (int64_t e = lo[4]; e < hi[4]; ++e) f(a, b, c, d, e);
-  } else {
-    Kokkos::parallel_for(label, p, f);
   }
 }
 
