@@ -139,17 +139,9 @@ void read_perforation(const h5::File& f, const std::string& path, ReservoirCase&
 
 // The scalars of the case and its report times (TIMES, optional).
 void read_conditions(const h5::File& f, const std::string& path, ReservoirCase& c) {
-  c.rate_mt_per_year = read_scalar(f, "INJ_RATE", "Mt/yr");
-  c.temperature_c = read_scalar(f, "TEMP", "degC");
-  c.pressure_bar = read_scalar(f, "PRESSURE", "bar");
-  c.swi = read_scalar(f, "SWI", "1");
-  c.vg_lambda = read_scalar(f, "VG_LAMBDA", "1");
-  for (const auto& [name, v] : {std::pair{"INJ_RATE", c.rate_mt_per_year},
-                                {"TEMP", c.temperature_c},
-                                {"PRESSURE", c.pressure_bar},
-                                {"SWI", c.swi},
-                                {"VG_LAMBDA", c.vg_lambda}})
-    check_physical(path, name, v);
+  const auto scalars = case_scalar_limits();  // every one read before any is checked
+  for (const PhysicalLimit* l : scalars) c.*l->scalar = read_scalar(f, l->name, l->units);
+  for (const PhysicalLimit* l : scalars) check_physical(path, l->name, c.*l->scalar);
   if (f.has_dataset("TIMES")) {
     h5::Numeric t = f.read_numeric("TIMES");
     if (t.shape.size() != 1 || t.values.empty())

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "io/Hdf5File.hpp"
+#include "io/PhysicalLimits.hpp"
 #include "io/Temporaries.hpp"
 
 namespace ufno {
@@ -34,11 +35,7 @@ void write_case(const std::string& path, const ReservoirCase& c, const std::stri
     array("DZ", {std::size_t(c.nx)}, c.dz, "m");
     array("PERF", {std::size_t(c.nx)},
           std::vector<double>(c.perforated.begin(), c.perforated.end()), "1");
-    scalar("INJ_RATE", c.rate_mt_per_year, "Mt/yr");
-    scalar("TEMP", c.temperature_c, "degC");
-    scalar("PRESSURE", c.pressure_bar, "bar");
-    scalar("SWI", c.swi, "1");
-    scalar("VG_LAMBDA", c.vg_lambda, "1");
+    for (const PhysicalLimit* l : case_scalar_limits()) scalar(l->name, c.*l->scalar, l->units);
     if (!c.times_days.empty()) array("TIMES", {c.times_days.size()}, c.times_days, "day");
     f.write_string_attribute("/", "description", description);
     f.write_string_attribute("/", "generator", generator);

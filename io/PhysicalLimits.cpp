@@ -9,16 +9,19 @@ namespace ufno {
 
 namespace {
 
+using C = ReservoirCase;
 // Generous: deeper, hotter, tighter or more permeable than any storage site, but finite.
 const PhysicalLimit kLimits[] = {
-    {"INJ_RATE", 0, 100, true, "Mt/yr"},  // the largest projects inject a few Mt/yr
-    {"TEMP", 0, 400, false, "degC"},      // supercritical geothermal systems stay below
-    {"PRESSURE", 1, 2000, false, "bar"},  // about 20 km of hydrostatic column
-    {"SWI", 0, 1, false, "1"},            // checked as [0, 1) below
-    {"VG_LAMBDA", 0, 1, true, "1"},       // van Genuchten m = lambda in (0, 1]
-    {"PERMX", 0, 1e6, false, "mD"},       // 1000 darcy: gravel
-    {"PERMZ", 0, 1e6, false, "mD"},      {"PORO", 0, 1, false, "1"},
-    {"DR", 0, 1e6, true, "m"},           {"DZ", 0, 1e4, true, "m"},
+    {"INJ_RATE", 0, 100, true, "Mt/yr", &C::rate_mt_per_year},  // the largest inject a few Mt/yr
+    {"TEMP", 0, 400, false, "degC", &C::temperature_c},     // supercritical geothermal stays below
+    {"PRESSURE", 1, 2000, false, "bar", &C::pressure_bar},  // about 20 km of hydrostatic column
+    {"SWI", 0, 1, false, "1", &C::swi},                     // checked as [0, 1) below
+    {"VG_LAMBDA", 0, 1, true, "1", &C::vg_lambda},          // van Genuchten m = lambda in (0, 1]
+    {"PERMX", 0, 1e6, false, "mD", nullptr},                // 1000 darcy: gravel
+    {"PERMZ", 0, 1e6, false, "mD", nullptr},
+    {"PORO", 0, 1, false, "1", nullptr},
+    {"DR", 0, 1e6, true, "m", nullptr},
+    {"DZ", 0, 1e4, true, "m", nullptr},
 };
 
 std::string fmt(double v) {
@@ -33,6 +36,13 @@ const PhysicalLimit* physical_limit(const std::string& name) {
   for (const auto& l : kLimits)
     if (name == l.name) return &l;
   return nullptr;
+}
+
+std::vector<const PhysicalLimit*> case_scalar_limits() {
+  std::vector<const PhysicalLimit*> s;
+  for (const auto& l : kLimits)
+    if (l.scalar) s.push_back(&l);
+  return s;
 }
 
 std::string physical_violation(const std::string& name, double v) {

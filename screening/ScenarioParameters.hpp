@@ -2,8 +2,9 @@
 // The parameters a sweep's scenario may set, each once: its name in a sweep configuration's
 // "parameters", what it changes (a value of the base case, the perforation, the generated
 // field's parameters, or which base case), its lower limit (beyond the case fields' physical
-// limits, io/PhysicalLimits.hpp) and how it is applied. read_sweep_config checks names and
-// values against this table, and make_scenario_case applies it (docs/sweeps.md).
+// limits, io/PhysicalLimits.hpp) and how it is applied. The case's own scalars are named by
+// io/PhysicalLimits.hpp's table; the others here. read_sweep_config checks names and values
+// against this table, and make_scenario_case applies it (docs/sweeps.md).
 #include <cstddef>
 #include <string>
 
@@ -13,17 +14,19 @@
 namespace ufno {
 
 enum class ScenarioTarget {
-  Case,         // a value of the case: set, or a multiplier (set)
-  Perforation,  // PERF_TOP, PERF_BOTTOM: the perforated layers, together
-  Geostat,      // the generated field's parameters (geostat); null: FIELD_SEED
-  BaseCase,     // an index into the sweep's base_cases
+  Case,               // a value of the case (value), or a multiplier (scale)
+  PerforationTop,     // the first perforated layer (from 1)
+  PerforationBottom,  // the last perforated layer
+  Geostat,            // the generated field's parameters (geostat); null: the field's seed
+  BaseCase,           // an index into the sweep's base_cases
 };
 
 struct ScenarioParameter {
   const char* name;
   ScenarioTarget target;
-  void (*set)(ReservoirCase& c, double v);  // Case parameters
-  double GeostatParams::*geostat;           // Geostat parameters (null: the field's seed)
+  double ReservoirCase::*value;               // Case parameters that set a value
+  void (*scale)(ReservoirCase& c, double v);  // Case parameters that are multipliers
+  double GeostatParams::*geostat;             // Geostat parameters (null: the field's seed)
   // Values must be > (or, if min_inclusive, >=) min; NaN: no limit of its own.
   double min;
   bool min_inclusive;
@@ -32,6 +35,11 @@ struct ScenarioParameter {
 
 // null for a name no scenario may set.
 const ScenarioParameter* scenario_parameter(const std::string& name);
+// The one parameter of a target other than Case and Geostat.
+const ScenarioParameter& scenario_parameter(ScenarioTarget t);
+
+// Applies a Case parameter's value v to c.
+void set_case_parameter(const ScenarioParameter& p, ReservoirCase& c, double v);
 
 // InputError(path, "parameters.<name>", why) for a value a scenario may not take: outside the
 // case field's physical limits or below the parameter's own limit.

@@ -2,7 +2,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
+#include <string>
 
 #include "core/InputError.hpp"
 #include "screening/ScenarioParameters.hpp"
@@ -67,8 +69,15 @@ std::vector<Scenario> grid_scenarios(const SweepConfig& c) {
   return out;
 }
 
-// The perforated layers [PERF_TOP, PERF_BOTTOM] (1-based), each end the base case's own unless
-// the scenario sets it.
+// The value scenario s gives the parameter of target t, if it sets it.
+std::optional<double> value_of(const Scenario& s, ScenarioTarget t) {
+  const auto it = s.find(scenario_parameter(t).name);
+  if (it == s.end()) return std::nullopt;
+  return it->second;
+}
+
+// The perforated layers from the top one to the bottom one (1-based), each end the base case's
+// own unless the scenario sets it.
 void set_perforation(ReservoirCase& rc, const Scenario& s) {
   int top = 1, bottom = rc.nx;
   for (int x = 0; x < rc.nx; ++x)
@@ -81,8 +90,8 @@ void set_perforation(ReservoirCase& rc, const Scenario& s) {
       bottom = x + 1;
       break;
     }
-  if (s.count("PERF_TOP")) top = int(std::lround(s.at("PERF_TOP")));
-  if (s.count("PERF_BOTTOM")) bottom = int(std::lround(s.at("PERF_BOTTOM")));
+  if (const auto v = value_of(s, ScenarioTarget::PerforationTop)) top = int(std::lround(*v));
+  if (const auto v = value_of(s, ScenarioTarget::PerforationBottom)) bottom = int(std::lround(*v));
   for (int x = 0; x < rc.nx; ++x) rc.perforated[x] = x + 1 >= top && x + 1 <= bottom;
 }
 
@@ -112,9 +121,11 @@ std::vector<Scenario> sample_scenarios(const SweepConfig& c) {
 }
 
 ReservoirCase make_scenario_case(const SweepConfig& c, const Scenario& s, int index) {
-  const int base = s.count("BASE_CASE") ? int(s.at("BASE_CASE")) : 0;
+  const int base = int(value_of(s, ScenarioTarget::BaseCase).value_or(0));
   if (base < 0 || base >= int(c.base_cases.size()))
-    throw InputError(c.path, "parameters.BASE_CASE", "index out of the base_cases list");
+    throw InputError(c.path,
+                     std::string("parameters.") + scenario_parameter(ScenarioTarget::BaseCase).name,
+                     "index out of the base_cases list");
   ReservoirCase rc = read_case(c.base_cases[base]);
   if (c.geostat) {
     try {
@@ -127,8 +138,9 @@ ReservoirCase make_scenario_case(const SweepConfig& c, const Scenario& s, int in
   bool perforation = false;
   for (const auto& [name, v] : s) {
     const ScenarioParameter* p = scenario_parameter(name);
-    if (p && p->target == ScenarioTarget::Case) p->set(rc, v);
-    perforation = perforation || (p && p->target == ScenarioTarget::Perforation);
+    if (p && p->target == ScenarioTarget::Case) set_case_parameter(*p, rc, v);
+    perforation = perforation || (p && (p->target == ScenarioTarget::PerforationTop ||
+                                        p->target == ScenarioTarget::PerforationBottom));
   }
   if (perforation) set_perforation(rc, s);
   return rc;

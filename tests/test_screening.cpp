@@ -1,6 +1,7 @@
 // The screening layer's own parts: the one reader of prediction files (a missing field is
 // refused, not zero-filled), field names (neither SG nor dP is refused), the owned background
-// task a sweep's Flow runs use, and the KPI table the CSV, JSON and verification come from.
+// task a sweep's Flow runs use, the KPI table the CSV, JSON and verification come from, and the
+// scenario-parameter table.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -14,11 +15,13 @@
 
 #include "core/InputError.hpp"
 #include "io/Hdf5File.hpp"
+#include "io/PhysicalLimits.hpp"
 #include "runtime/FieldNames.hpp"
 #include "screening/BackgroundTask.hpp"
 #include "screening/Evaluate.hpp"
 #include "screening/KpiTable.hpp"
 #include "screening/PredictionFile.hpp"
+#include "screening/ScenarioParameters.hpp"
 
 using namespace ufno;
 
@@ -162,4 +165,35 @@ TEST_CASE("the KPI table gives the CSV columns, the row and the JSON from one de
     else
       CHECK(j.contains(c.json));
   }
+}
+
+TEST_CASE(
+    "the scenario parameters: the case's scalars by the physical limits' names, the rest once",
+    "[scenario_parameters]") {
+  // Each of the case's scalars is a parameter that sets the case's value, named as its limit.
+  const auto scalars = case_scalar_limits();
+  REQUIRE(scalars.size() == 5);
+  for (const PhysicalLimit* l : scalars) {
+    const ScenarioParameter* p = scenario_parameter(l->name);
+    REQUIRE(p);
+    CHECK(p->target == ScenarioTarget::Case);
+    ReservoirCase c;
+    set_case_parameter(*p, c, 0.5);
+    CHECK(c.*l->scalar == 0.5);
+  }
+  CHECK(std::string(scalars.front()->name) == "INJ_RATE");
+  CHECK(std::string(scalars.back()->name) == "VG_LAMBDA");
+  // The targets one parameter has, found by target.
+  CHECK(std::string(scenario_parameter(ScenarioTarget::PerforationTop).name) == "PERF_TOP");
+  CHECK(std::string(scenario_parameter(ScenarioTarget::PerforationBottom).name) == "PERF_BOTTOM");
+  CHECK(std::string(scenario_parameter(ScenarioTarget::BaseCase).name) == "BASE_CASE");
+  CHECK_THROWS_AS(scenario_parameter(ScenarioTarget::Case), std::logic_error);
+  // A multiplier scales the case's fields.
+  ReservoirCase c = grid_case(2, 3);
+  c.permx.assign(6, 10.0);
+  c.permz.assign(6, 1.0);
+  set_case_parameter(*scenario_parameter("PERM_MULT"), c, 2.0);
+  CHECK(c.permx[5] == 20.0);
+  CHECK(c.permz[0] == 2.0);
+  CHECK_FALSE(scenario_parameter("PERMX"));  // a per-cell field is no scenario parameter
 }
