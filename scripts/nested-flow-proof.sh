@@ -14,7 +14,8 @@
 #      (python3 -m ufno.nested_report), into WORK/report.md and WORK/report.json.
 # Resumable: finished sites, site files and trained models are skipped; rerun after a stop.
 # Usage: scripts/nested-flow-proof.sh      (N=16 SEED=1 HELD_SEED=2 WORK=nested-proof JOBS=1
-#        EPOCHS=25 WIDTH=8 THREADS=2 by default)
+#        EPOCHS=15 EPOCHS_GLOBAL=40 WIDTH=8
+#        THREADS=1 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${N:-16}
@@ -22,9 +23,10 @@ SEED=${SEED:-1}
 HELD_SEED=${HELD_SEED:-2}
 WORK=${WORK:-nested-proof}
 JOBS=${JOBS:-1}
-EPOCHS=${EPOCHS:-25}
+EPOCHS=${EPOCHS:-15}
+EPOCHS_GLOBAL=${EPOCHS_GLOBAL:-40}
 WIDTH=${WIDTH:-8}
-THREADS=${THREADS:-2}
+THREADS=${THREADS:-1}
 BUILD=${BUILD:-build}
 PY=/usr/bin/python3
 export PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH}
@@ -63,7 +65,7 @@ log "$(ls "$WORK"/train/site_*/site.h5 | wc -l) training sites with site file an
 # 3. Training (resumable), timed.
 t0=$(date +%s)
 OMP_NUM_THREADS=$THREADS $PY -m ufno.train_nested --data "$WORK/train" --out "$WORK/models_out" \
-  --epochs "$EPOCHS" --width "$WIDTH" --threads "$THREADS" | tee -a "$WORK/train.log"
+  --epochs "$EPOCHS" --epochs-global "$EPOCHS_GLOBAL" --width "$WIDTH" --threads "$THREADS" | tee -a "$WORK/train.log"
 log "training (this run) took $(( $(date +%s) - t0 )) s"
 
 # 4. The chain on the held-out site.

@@ -238,8 +238,8 @@ def test_teacher_forcing_samples_use_the_true_coarser_level(tmp_path):
 def test_train_nested_writes_model_files_and_skips_finished_ones(tmp_path):
     _pairs(tmp_path, 2)
     out = tmp_path / "out"
-    args = ["--data", str(tmp_path), "--out", str(out), "--epochs", "1", "--width", "4",
-            "--threads", "1"]
+    args = ["--data", str(tmp_path), "--out", str(out), "--epochs", "1", "--epochs-global", "1",
+            "--width", "4", "--threads", "1"]
     assert tn.main(args + ["--only", "GLOBAL_dP", "LGR4_SG"]) == 0
     models = sorted(os.listdir(out / "models"))
     assert models == ["GLOBAL_dP.h5", "LGR4_SG.h5"]
