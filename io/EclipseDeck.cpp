@@ -24,12 +24,6 @@ namespace {
 
 constexpr double kMilliDarcy = 9.869233e-16;  // m2
 
-const Opm::DeckKeyword& required(const Opm::Deck& deck, const std::string& path,
-                                 const std::string& kw, const std::string& why) {
-  if (!deck.hasKeyword(kw)) throw InputError(path, kw, "keyword is missing (" + why + ")");
-  return deck[kw].back();
-}
-
 // "-- UFNO KEY value" header lines written by python/ufno/data/cases.py (the parser drops
 // comments).
 double header_value(const std::string& path, const std::string& key, double fallback, bool* found) {
@@ -87,7 +81,7 @@ double read_grid(const Opm::Deck& deck, const std::string& path, ReservoirCase& 
                      "keyword is missing: only radial (r-z) decks map onto the model grid");
   if (!deck.hasKeyword("CO2STORE"))
     throw InputError(path, "CO2STORE", "keyword is missing: not a CO2 storage deck");
-  const auto& dims = required(deck, path, "DIMENS", "grid size").getRecord(0);
+  const auto& dims = required_keyword(deck, path, "DIMENS", "grid size").getRecord(0);
   const int nr = dims.getItem("NX").get<int>(0), nth = dims.getItem("NY").get<int>(0),
             nz = dims.getItem("NZ").get<int>(0);
   // Bounded before OPM builds the grid state, which allocates per cell (the paper's grid has
@@ -102,13 +96,13 @@ double read_grid(const Opm::Deck& deck, const std::string& path, ReservoirCase& 
                          " theta sectors: not radially symmetric (the model needs one sector)");
   c.nx = c.lx = nz;
   c.ny = c.ly = nr;
-  c.dr = required(deck, path, "DRV", "radial cell widths").getSIDoubleData();
-  c.dz = required(deck, path, "DZV", "layer thicknesses").getSIDoubleData();
+  c.dr = required_keyword(deck, path, "DRV", "radial cell widths").getSIDoubleData();
+  c.dz = required_keyword(deck, path, "DZV", "layer thicknesses").getSIDoubleData();
   if (int(c.dr.size()) != nr)
     throw InputError(path, "DRV", "must hold NR = " + std::to_string(nr) + " values");
   if (int(c.dz.size()) != nz)
     throw InputError(path, "DZV", "must hold NZ = " + std::to_string(nz) + " values");
-  const auto theta = required(deck, path, "DTHETAV", "sector angle").getRawDoubleData();
+  const auto theta = required_keyword(deck, path, "DTHETAV", "sector angle").getRawDoubleData();
   return theta.empty() ? 360.0 : theta[0];
 }
 
@@ -150,7 +144,7 @@ void read_properties(const Opm::Deck& deck, const std::string& path, ImportedDec
 void read_injector(const Opm::Deck& deck, const std::string& path, double theta_deg,
                    double surface_density, ImportedDeck& out) {
   ReservoirCase& c = out.rc;
-  const auto& inj = required(deck, path, "WCONINJE", "injection rate");
+  const auto& inj = required_keyword(deck, path, "WCONINJE", "injection rate");
   if (inj.size() != 1 || deck.count("WCONINJE") != 1)
     throw InputError(path, "WCONINJE", "must define exactly one injector (found more)");
   const auto& rec = inj.getRecord(0);
@@ -166,7 +160,7 @@ void read_injector(const Opm::Deck& deck, const std::string& path, double theta_
                       std::to_string(surface_density) + " kg/sm3");
   const int nz = c.nx;
   c.perforated.assign(nz, 0);
-  for (const auto& rec2 : required(deck, path, "COMPDAT", "perforation")) {
+  for (const auto& rec2 : required_keyword(deck, path, "COMPDAT", "perforation")) {
     const int i = rec2.getItem("I").get<int>(0);
     if (i != 1)
       throw InputError(path, "COMPDAT",
@@ -183,15 +177,9 @@ void read_injector(const Opm::Deck& deck, const std::string& path, double theta_
 // times (TSTEP).
 void read_conditions(const Opm::Deck& deck, const std::string& path, ImportedDeck& out) {
   ReservoirCase& c = out.rc;
-  // SI temperatures are absolute.
-  c.temperature_c =
-      required(deck, path, "RTEMP", "temperature").getRecord(0).getItem(0).getSIDouble(0) - 273.15;
-  c.pressure_bar = required(deck, path, "EQUIL", "initial pressure")
-                       .getRecord(0)
-                       .getItem("DATUM_PRESSURE")
-                       .getSIDouble(0) /
-                   1e5;
-  const auto sgof = required(deck, path, "SGOF", "saturation functions")
+  c.temperature_c = reservoir_temperature_c(deck, path);
+  c.pressure_bar = datum_pressure_bar(deck, path);
+  const auto sgof = required_keyword(deck, path, "SGOF", "saturation functions")
                         .getRecord(0)
                         .getItem(0)
                         .getData<double>();

@@ -79,6 +79,29 @@ void check_include_tree(const std::string& path) {
 // One printable line of an OPM message: OPM echoes the deck's bytes, which may be anything.
 }  // namespace
 
+const Opm::DeckKeyword& required_keyword(const Opm::Deck& deck, const std::string& path,
+                                         const std::string& kw, const std::string& why) {
+  if (!deck.hasKeyword(kw)) throw InputError(path, kw, "keyword is missing (" + why + ")");
+  return deck[kw].back();
+}
+
+double reservoir_temperature_c(const Opm::Deck& deck, const std::string& path) {
+  // SI temperatures are absolute.
+  return required_keyword(deck, path, "RTEMP", "temperature")
+             .getRecord(0)
+             .getItem(0)
+             .getSIDouble(0) -
+         273.15;
+}
+
+double datum_pressure_bar(const Opm::Deck& deck, const std::string& path) {
+  return required_keyword(deck, path, "EQUIL", "initial pressure")
+             .getRecord(0)
+             .getItem("DATUM_PRESSURE")
+             .getSIDouble(0) /
+         1e5;
+}
+
 std::string printable(const std::exception& e) {
   std::string m = e.what();
   for (auto& ch : m)

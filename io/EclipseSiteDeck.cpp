@@ -26,12 +26,6 @@ struct Carfin {
   std::array<int, 3> shape{};  // NX, NY, NZ
 };
 
-const Opm::DeckKeyword& required(const Opm::Deck& deck, const std::string& path,
-                                 const std::string& kw, const std::string& why) {
-  if (!deck.hasKeyword(kw)) throw InputError(path, kw, "keyword is missing (" + why + ")");
-  return deck[kw].back();
-}
-
 // Keywords that would change the grid or its properties in ways this import does not read.
 void refuse_unread_keywords(const Opm::Deck& deck, const std::string& path) {
   for (const char* units : {"FIELD", "LAB", "PVT-M"})
@@ -86,7 +80,7 @@ std::vector<double> axis_sizes(const Opm::Deck& deck, const std::string& path, i
 }
 
 SiteGrid read_site_grid(const Opm::Deck& deck, const std::string& path) {
-  const auto& dims = required(deck, path, "DIMENS", "grid size").getRecord(0);
+  const auto& dims = required_keyword(deck, path, "DIMENS", "grid size").getRecord(0);
   SiteGrid g;
   g.nx = dims.getItem("NX").get<int>(0), g.ny = dims.getItem("NY").get<int>(0),
   g.nz = dims.getItem("NZ").get<int>(0);
@@ -95,12 +89,12 @@ SiteGrid read_site_grid(const Opm::Deck& deck, const std::string& path) {
   const std::array<int, 3> n{g.nx, g.ny, g.nz};
   g.dx = axis_sizes(deck, path, 0, n), g.dy = axis_sizes(deck, path, 1, n);
   g.dz = axis_sizes(deck, path, 2, n);
-  required(deck, path, "TOPS", "depth of the top layer");
+  required_keyword(deck, path, "TOPS", "depth of the top layer");
   const auto tops = keyword_data(deck, path, "TOPS", std::size_t(g.nx) * g.ny);
   g.tops.assign(tops.begin(), tops.begin() + std::size_t(g.nx) * g.ny);
   for (double t : g.tops)
     if (!(std::abs(t) <= 2e4)) throw InputError(path, "TOPS", "depths must be within 20 km");
-  required(deck, path, "PERMX", "permeability");
+  required_keyword(deck, path, "PERMX", "permeability");
   g.permx_md = keyword_data(deck, path, "PERMX", std::size_t(g.nx) * g.ny * g.nz);
   g.permx_md.resize(std::size_t(g.nx) * g.ny * g.nz);
   for (double k : g.permx_md) check_physical(path, "PERMX", k);
@@ -152,13 +146,8 @@ std::vector<Carfin> read_carfins(const Opm::Deck& deck, const std::string& path)
 // Temperature (RTEMP), datum pressure (EQUIL) and the IAPWS-97 water density between them.
 SiteConditions read_conditions(const Opm::Deck& deck, const std::string& path) {
   SiteConditions c;
-  c.temperature_c =
-      required(deck, path, "RTEMP", "temperature").getRecord(0).getItem(0).getSIDouble(0) - 273.15;
-  c.datum_pressure_bar = required(deck, path, "EQUIL", "datum pressure")
-                             .getRecord(0)
-                             .getItem("DATUM_PRESSURE")
-                             .getSIDouble(0) /
-                         1e5;
+  c.temperature_c = reservoir_temperature_c(deck, path);
+  c.datum_pressure_bar = datum_pressure_bar(deck, path);
   check_physical(path, "TEMP", c.temperature_c, "RTEMP");
   check_physical(path, "PRESSURE", c.datum_pressure_bar, "EQUIL");
   try {
@@ -175,7 +164,7 @@ SiteConditions read_conditions(const Opm::Deck& deck, const std::string& path) {
 std::vector<double> read_times(const Opm::Deck& deck, const std::string& path) {
   if (deck.hasKeyword("DATES"))
     throw InputError(path, "DATES", "give the report times with TSTEP (days)");
-  required(deck, path, "TSTEP", "report times");
+  required_keyword(deck, path, "TSTEP", "report times");
   std::vector<double> t;
   double sum = 0;
   for (const auto& kw : deck["TSTEP"])

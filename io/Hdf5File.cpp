@@ -333,13 +333,15 @@ void File::read_block_as(const std::string& name, hid_t memtype,
     throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
 }
 
-void File::write_block(const std::string& name, const std::vector<std::size_t>& global,
-                       const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
-                       const float* data) {
+template <class T>
+void File::write_block_as(const std::string& name, hid_t filetype, hid_t memtype,
+                          const std::vector<std::size_t>& global,
+                          const std::vector<std::size_t>& start,
+                          const std::vector<std::size_t>& count, const T* data) {
   std::vector<hsize_t> dims(global.begin(), global.end());
   Handle fs(H5Screate_simple(int(dims.size()), dims.data(), nullptr));
-  Handle d(H5Dcreate2(file_.id(), name.c_str(), H5T_IEEE_F32LE, fs.id(), link_list().id(),
-                      H5P_DEFAULT, H5P_DEFAULT));
+  Handle d(H5Dcreate2(file_.id(), name.c_str(), filetype, fs.id(), link_list().id(), H5P_DEFAULT,
+                      H5P_DEFAULT));
   if (!d.valid()) throw InputError(path_, name, "dataset could not be created");
   std::size_t n = 1;
   for (auto c : count) n *= c;
@@ -348,9 +350,21 @@ void File::write_block(const std::string& name, const std::vector<std::size_t>& 
   Handle ms(H5Screate_simple(1, &m, nullptr));
   if (n == 0) H5Sselect_none(ms.id());
   Handle dxpl = transfer_list(parallel_);
-  const float dummy = 0;
-  if (H5Dwrite(d.id(), H5T_NATIVE_FLOAT, ms.id(), fs.id(), dxpl.id(), n ? data : &dummy) < 0)
+  const T dummy = 0;
+  if (H5Dwrite(d.id(), memtype, ms.id(), fs.id(), dxpl.id(), n ? data : &dummy) < 0)
     throw InputError(path_, name, "dataset could not be written (disk full?)");
+}
+
+void File::write_block(const std::string& name, const std::vector<std::size_t>& global,
+                       const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+                       const float* data) {
+  write_block_as(name, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, global, start, count, data);
+}
+
+void File::write_block(const std::string& name, const std::vector<std::size_t>& global,
+                       const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+                       const double* data) {
+  write_block_as(name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, global, start, count, data);
 }
 
 void File::write_doubles(const std::string& name, const std::vector<std::size_t>& shape,

@@ -94,6 +94,9 @@ class File {
   void write_block(const std::string& name, const std::vector<std::size_t>& global,
                    const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
                    const float* data);
+  void write_block(const std::string& name, const std::vector<std::size_t>& global,
+                   const std::vector<std::size_t>& start, const std::vector<std::size_t>& count,
+                   const double* data);  // float64
   void write_string_attribute(const std::string& object, const std::string& attr,
                               const std::string& value);
   void write_double_attribute(const std::string& object, const std::string& attr, double value);
@@ -105,6 +108,10 @@ class File {
   template <class T>
   void read_block_as(const std::string& name, hid_t memtype, const std::vector<std::size_t>& start,
                      const std::vector<std::size_t>& count, std::vector<T>& out) const;
+  template <class T>
+  void write_block_as(const std::string& name, hid_t filetype, hid_t memtype,
+                      const std::vector<std::size_t>& global, const std::vector<std::size_t>& start,
+                      const std::vector<std::size_t>& count, const T* data);
   File(std::string path, hid_t id, bool parallel)
       : path_(std::move(path)), file_(id), parallel_(parallel) {}
   Handle open_dataset(const std::string& name) const;

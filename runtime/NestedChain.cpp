@@ -119,9 +119,26 @@ void write_prediction(const Chain& c, const NestedLevel& l, const std::string& v
                     std::string(field_description(field_kind(variable))) + ", (time, x, y, z)");
 }
 
-// Runs one level's model; writes its block; returns the whole field when a finer level needs it.
+// This rank's block of the level's cell centres, copied from the site file.
+void copy_coordinates(const Chain& c, const NestedLevel& l, const dist::Box4& b) {
+  const std::vector<std::size_t> shape{std::size_t(l.shape[0]), std::size_t(l.shape[1]),
+                                       std::size_t(l.shape[2])};
+  const std::vector<std::size_t> start{std::size_t(b.lo[0]), std::size_t(b.lo[1]),
+                                       std::size_t(b.lo[2])};
+  const std::vector<std::size_t> count{std::size_t(b.extent(0)), std::size_t(b.extent(1)),
+                                       std::size_t(b.extent(2))};
+  for (const char* name : {"cell_x", "cell_y", "cell_depth"}) {
+    const std::string path = l.group() + "/" + name;
+    const auto v = c.site_file.read_block_double(path, start, count);
+    c.out.h5().write_block(path, shape, start, count, v.data());
+    c.out.h5().write_string_attribute(path, "units", "m");
+  }
+}
+
+// Runs one level's model; writes its block (and, with `cells`, its cell centres); returns the whole
+// field when a finer level needs it.
 std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::string& variable,
-                               const Field* source) {
+                               const Field* source, bool cells) {
   const std::string& model = c.models.path(l.name, variable);
   const int T = int(c.site.times_days.size());
   const auto g = level_grid(l, T);
@@ -159,6 +176,7 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   c.summary.seconds_predict += since(t0);
   t0 = Clock::now();
   write_prediction(c, l, variable, mf->spec().output_units, b, values);
+  if (cells) copy_coordinates(c, l, b);
   std::optional<Field> whole;
   if (l.lgr() < kNestedLgrLevels) whole = gather(values, net->layout(), l, T, grid->comm());
   c.summary.seconds_write += since(t0);
@@ -168,30 +186,15 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   return whole;
 }
 
-// The level's cell centres, copied from the site file (every rank reads and writes them whole).
-void copy_coordinates(const Chain& c, const NestedLevel& l) {
-  h5::File& f = c.out.h5();
-  const std::vector<std::size_t> shape{std::size_t(l.shape[0]), std::size_t(l.shape[1]),
-                                       std::size_t(l.shape[2])};
-  for (const char* name : {"cell_x", "cell_y", "cell_depth"}) {
-    const std::string path = l.group() + "/" + name;
-    const auto v = c.site_file.read_block_double(path, {0, 0, 0}, shape);
-    f.write_doubles(path, shape, v.data());
-    f.write_string_attribute(path, "units", "m");
-  }
-}
-
 void run_levels(const Chain& c) {
-  const std::optional<Field> global = run_level(c, c.site.global(), "dP", nullptr);
-  copy_coordinates(c, c.site.global());
+  const std::optional<Field> global = run_level(c, c.site.global(), "dP", nullptr, true);
   for (const auto& w : c.site.wells)
     for (const char* variable : {"dP", "SG"}) {
       std::optional<Field> source = global;
       for (int k = 1; k <= kNestedLgrLevels; ++k)
-        source = run_level(c, c.site.level(w.name, k), variable, &*source);
+        source = run_level(c, c.site.level(w.name, k), variable, &*source,
+                           std::string(variable) == "dP");
     }
-  for (const auto& l : c.site.levels)
-    if (l.lgr() > 0) copy_coordinates(c, l);
 }
 
 }  // namespace
