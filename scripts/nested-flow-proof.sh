@@ -11,7 +11,8 @@
 #   4. run the chain on the held-out site (ufno_predict --case SITE.h5 --models DIR; the PyTorch
 #      chain, python3 -m ufno.nested_chain, where ufno_predict cannot run it);
 #   5. the relative L2 error per level and variable against the held-out site's truth
-#      (python3 -m ufno.nested_report), into WORK/report.md and WORK/report.json.
+#      (python3 -m ufno.nested_report; also each level fed the true coarser level), into
+#      WORK/report.md and WORK/report.json.
 # Resumable: finished sites, site files and trained models are skipped; rerun after a stop.
 # Usage: scripts/nested-flow-proof.sh      (N=16 SEED=1 HELD_SEED=2 WORK=nested-proof JOBS=1
 #        EPOCHS=15 EPOCHS_GLOBAL=40 WIDTH=8
@@ -85,4 +86,5 @@ log "chain: $(cat "$WORK/chain.txt") in $(echo "$(date +%s.%N) - $t0" | bc) s"
 
 # 5. The report.
 $PY -m ufno.nested_report --pred "$PRED" --target "$HELD/target.h5" --json "$WORK/report.json" \
+  --site "$HELD/site.h5" --models "$WORK/models_out/models" \
   | tee "$WORK/report.md"

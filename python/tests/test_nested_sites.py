@@ -293,3 +293,20 @@ def test_ufno_import_reads_the_nested_deck_as_the_site_says(tmp_path):
             cols = {tuple(c[:2]) for c in np.argwhere(inj > 0)}
             ci, cj = ns.well_fine_column(w)
             assert cols == {(ci - g["start"][0], cj - g["start"][1])}
+
+
+def test_nested_report_relative_l2(tmp_path):
+    from ufno.training import nested_report
+    _pairs(tmp_path, 1)
+    target = str(tmp_path / "site_000000" / "target.h5")
+    rows = nested_report.report(target, target)
+    assert len(rows) == 9 and all(r["rel_l2"] == 0.0 for r in rows)
+    doubled = str(tmp_path / "doubled.h5")
+    with h5py.File(target, "r") as src, h5py.File(doubled, "w") as dst:
+        dst.attrs["wells"] = src.attrs["wells"]
+        def copy(name, obj):
+            if isinstance(obj, h5py.Dataset) and name.split("/")[-1] in ("dP", "SG"):
+                dst.create_dataset(name, data=2 * obj[()])
+        src.visititems(copy)
+    for r in nested_report.report(doubled, target):
+        assert r["rel_l2"] == pytest.approx(1.0, rel=1e-6)

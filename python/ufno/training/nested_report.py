@@ -10,7 +10,10 @@ PyTorch chain `python3 -m ufno.nested_chain`); TARGET.h5 the site's target file
 (python/ufno/data/nested_sites.py). Both hold /GLOBAL/dP and /<well>/LGRk/{dP,SG} as
 (T, nx, ny, nz). Besides the relative L2, each row gives the RMS error and the largest absolute
 error, and the relative L2 of predicting the true field's mean at every cell and time (a trivial
-baseline).
+baseline). With --site SITE.h5 --models DIR, each row also gives the relative L2 of the level's
+model fed the TRUE coarser level (as in training) instead of the chain's prediction: the level's
+own error, without what the coarser levels pass down (PyTorch, python/ufno/models/nested_chain.py's
+models and coarse channel).
 """
 
 import argparse
@@ -60,21 +63,52 @@ def report(pred_path, target_path):
     return rows
 
 
+def teacher_forced(site_path, models_dir, target_path):
+    """{(level, variable): relative L2 pooled over the wells} of every model fed the true coarser
+    level (GLOBAL: its own channels only)."""
+    import torch
+    from ufno.models import nested_chain as nc
+    site = nc.read_site(site_path)
+    models = nc.load_models(models_dir, site)
+    err2, ref2 = {}, {}
+    with h5py.File(target_path, "r") as t, torch.no_grad():
+        def truth(path):
+            return torch.from_numpy(np.moveaxis(t[path][()], 0, -1).astype(np.float32))
+        for level, var, src in nc.chain_steps(site):
+            x = torch.from_numpy(site.input(level))
+            if src is not None:
+                source = truth(src.path + "/" + ("dP" if src.name == "GLOBAL" else var))
+                coarse = nc.coarse_channel(source, level.coarse_window, level.coarse_repeat)
+                x = torch.cat([x, coarse[None, ..., None]], dim=-1)
+            pred = models[(level.name, var)](x)[0].double()
+            true = truth(level.path + "/" + var).double()
+            key = (level.name, var)
+            err2[key] = err2.get(key, 0.0) + float(((pred - true) ** 2).sum())
+            ref2[key] = ref2.get(key, 0.0) + float((true ** 2).sum())
+    return {k: (err2[k] / ref2[k]) ** 0.5 for k in err2}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m ufno.nested_report",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--pred", required=True)
     p.add_argument("--target", required=True)
     p.add_argument("--json", help="also write the rows as JSON")
+    p.add_argument("--site", help="the site file (with --models: the teacher-forced column)")
+    p.add_argument("--models", help="the chain's model directory")
     a = p.parse_args(argv)
     rows = report(a.pred, a.target)
+    tf = teacher_forced(a.site, a.models, a.target) if a.site and a.models else None
     print("| level | variable | relative L2 | RMS error | largest error | relative L2 of the "
-          "mean |")
-    print("|---|---|---|---|---|---|")
+          "mean |%s" % (" relative L2, true coarse input |" if tf else ""))
+    print("|---|---|---|---|---|---|%s" % ("---|" if tf else ""))
     for r in rows:
-        print("| %s | %s | %.3f | %.3g %s | %.3g %s | %.3f |" % (
+        if tf:
+            r["rel_l2_true_coarse"] = tf[(r["level"], r["variable"])]
+        print("| %s | %s | %.3f | %.3g %s | %.3g %s | %.3f |%s" % (
             r["level"], r["variable"], r["rel_l2"], r["rms"], r["units"], r["max_abs"],
-            r["units"], r["rel_l2_mean_baseline"]))
+            r["units"], r["rel_l2_mean_baseline"],
+            " %.3f |" % r["rel_l2_true_coarse"] if tf else ""))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
