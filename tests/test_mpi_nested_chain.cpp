@@ -3,7 +3,6 @@
 // without normalisers, the float64 prediction): every level and variable within relative L2
 // 1e-5, on the automatic process grid and, on 4 ranks, one that splits A1 as well; and the model
 // set's refusals, each before any output exists.
-#include <hdf5.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
 #include "runtime/NestedChain.hpp"
+#include "support/FileTamper.hpp"
 
 using namespace ufno;
 namespace fs = std::filesystem;
@@ -73,18 +73,6 @@ double worst_error(const std::string& out) {
     if (sg == sw) worst = std::max(worst, relative_l2(a, b));
   }
   return worst;
-}
-
-void set_string_attribute(const std::string& file, const std::string& attr,
-                          const std::string& value) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  H5Adelete(f, attr.c_str());
-  const hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, value.size() + 1);
-  const hid_t sp = H5Screate(H5S_SCALAR);
-  const hid_t a = H5Acreate2(f, attr.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(a, t, value.c_str());
-  H5Aclose(a), H5Sclose(sp), H5Tclose(t), H5Fclose(f);
 }
 
 // A copy of the fixture's models without `drop`, then `edit` applied by rank 0.
@@ -155,21 +143,23 @@ TEST_CASE("the nested chain refuses a model set that does not fit the site, writ
              Catch::Contains("a second LGR2 dP model"));
   CHECK_THAT(refusal(model_directory("ufno_nested_grid", "LGR1_dP.h5",
                                      [](const std::string& d) {
-                                       set_string_attribute(d + "/LGR2_dP.h5", "level", "LGR1");
+                                       test::set_string_attribute(d + "/LGR2_dP.h5", "level",
+                                                                  "LGR1");
                                      }),
                      out),
              Catch::Contains("is not the grid of INJ1/LGR1"));
   CHECK_THAT(refusal(model_directory("ufno_nested_global_sg", "",
                                      [](const std::string& d) {
-                                       set_string_attribute(d + "/GLOBAL_dP.h5", "variable", "SG");
+                                       test::set_string_attribute(d + "/GLOBAL_dP.h5", "variable",
+                                                                  "SG");
                                      }),
                      out),
              Catch::Contains("a GLOBAL model predicts dP only"));
   CHECK_THAT(refusal(model_directory("ufno_nested_channels", "LGR1_SG.h5",
                                      [](const std::string& d) {
                                        fs::copy_file(d + "/GLOBAL_dP.h5", d + "/g.h5");
-                                       set_string_attribute(d + "/g.h5", "level", "LGR1");
-                                       set_string_attribute(d + "/g.h5", "variable", "SG");
+                                       test::set_string_attribute(d + "/g.h5", "level", "LGR1");
+                                       test::set_string_attribute(d + "/g.h5", "variable", "SG");
                                      }),
                      out),
              Catch::Contains("in_channels"));

@@ -403,3 +403,39 @@ TEST_CASE("ufno_predict runs the nested chain of a 3-D site and refuses bad site
   expect_failure("--case " + site + " --models models_eight", "models_eight", "--models",
                  "no LGR2 SG model");
 }
+
+TEST_CASE("a forged site file is refused in one line before anything runs", "[cli]") {
+  const std::string models = test::data_path("nested/models");
+  auto forged = [&](auto tamper) {
+    const std::string p = test::copy_fixture(test::data_path("nested/site.h5"), "site_forged.h5");
+    tamper(p);
+    return p;
+  };
+  // A coarse window reaching outside its source level, a repeat that does not give the level's
+  // shape, an unknown format version, a well name that is not a group, a NaN channel.
+  expect_failure("--case " + forged([](const std::string& p) {
+                   test::set_int_attribute(p, "coarse_window", {0, 40, 0, 4, 0, 8}, "INJ1/LGR3");
+                 }) + " --models " +
+                     models,
+                 "site_forged.h5", "INJ1/LGR3", "outside INJ1/LGR2");
+  expect_failure("--case " + forged([](const std::string& p) {
+                   test::set_int_attribute(p, "coarse_repeat", {1, 1, 3}, "INJ2/LGR2");
+                 }) + " --models " +
+                     models,
+                 "site_forged.h5", "INJ2/LGR2", "does not give the level's shape");
+  expect_failure("--case " + forged([](const std::string& p) {
+                   test::set_int_attribute(p, "format_version", {7});
+                 }) + " --models " +
+                     models,
+                 "site_forged.h5", "format_version", "is not 1");
+  expect_failure("--case " + forged([](const std::string& p) {
+                   test::set_string_attribute(p, "wells", "INJ1 ../x");
+                 }) + " --models " +
+                     models,
+                 "site_forged.h5", "WELSPECS", "well name");
+  expect_failure("--case " + forged([](const std::string& p) {
+                   test::poison_first_value(p, "INJ2/LGR3/input", std::nanf(""));
+                 }) + " --models " +
+                     models,
+                 "site_forged.h5", "INJ2/LGR3/input", "NaN");
+}

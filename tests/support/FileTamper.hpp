@@ -14,13 +14,16 @@ inline std::string copy_fixture(const std::string& src, const std::string& dst) 
   return dst;
 }
 
+// Attribute `name` of `object` (the root group by default) replaced.
 inline void set_int_attribute(const std::string& path, const std::string& name,
-                              const std::vector<int>& values) {
+                              const std::vector<int>& values, const std::string& object = "/") {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (H5Aexists(f, name.c_str()) > 0) H5Adelete(f, name.c_str());
+  if (H5Aexists_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
+    H5Adelete_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT);
   hsize_t n = values.size();
   hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
-  hid_t a = H5Acreate2(f, name.c_str(), H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t a = H5Acreate_by_name(f, object.c_str(), name.c_str(), H5T_STD_I32LE, sp, H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT);
   H5Awrite(a, H5T_NATIVE_INT, values.data());
   H5Aclose(a);
   H5Sclose(sp);
@@ -28,13 +31,15 @@ inline void set_int_attribute(const std::string& path, const std::string& name,
 }
 
 inline void set_string_attribute(const std::string& path, const std::string& name,
-                                 const std::string& value) {
+                                 const std::string& value, const std::string& object = "/") {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (H5Aexists(f, name.c_str()) > 0) H5Adelete(f, name.c_str());
+  if (H5Aexists_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
+    H5Adelete_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT);
   hid_t t = H5Tcopy(H5T_C_S1);
   H5Tset_size(t, value.size() + 1);
   hid_t sp = H5Screate(H5S_SCALAR);
-  hid_t a = H5Acreate2(f, name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t a = H5Acreate_by_name(f, object.c_str(), name.c_str(), t, sp, H5P_DEFAULT, H5P_DEFAULT,
+                              H5P_DEFAULT);
   H5Awrite(a, t, value.c_str());
   H5Aclose(a);
   H5Sclose(sp);
