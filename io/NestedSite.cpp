@@ -14,9 +14,10 @@ namespace {
 
 constexpr const char* kFormat = "ufno-nested-site";
 constexpr int kFormatVersion = 1;
-// Far above any site of the reference (GLOBAL 100 x 100 x 5, LGRs 40 x 40 x 50) and bounded, so
-// a forged layout cannot make a reader allocate without limit.
-constexpr std::size_t kMaxLevelCells = std::size_t(1) << 26;
+// 50 times the reference's largest level (LGR 40 x 40 x 50) and bounded, so a deck or a forged
+// layout cannot make the import or a reader allocate without limit (a level's channels at 24
+// report times: 3.2 GB at this bound).
+constexpr std::size_t kMaxLevelCells = std::size_t(1) << 22;
 constexpr int kMaxWells = 64;
 constexpr int kMaxTimes = 1000;
 

@@ -225,6 +225,15 @@ TEST_CASE("decks outside the supported subset are refused naming the keyword or 
   }
 }
 
+TEST_CASE("a GLOBAL grid beyond a level's cell bound is refused before its channels exist") {
+  std::string big = replaced(kDeck, " 10 10 2 /", " 2048 2048 2 /");
+  big = replaced(big, "DXV\n 10*500 /", "DXV\n 2048*50 /");
+  big = replaced(big, "DYV\n 10*500 /", "DYV\n 2048*50 /");
+  big = replaced(big, " 100*2000 /", " 4194304*2000 /");
+  big = replaced(big, " 100*50 100*200 /", " 8388608*50 /");
+  CHECK_THROWS_WITH(import_site_deck(write_deck(big)), Catch::Contains("at most 4194304 cells"));
+}
+
 TEST_CASE("a deck without wells or without refinements is refused") {
   std::string no_wells = kDeck.substr(0, kDeck.find("WELSPECS")) + "TSTEP\n 24*10 /\n";
   CHECK_THROWS_WITH(import_site_deck(write_deck(no_wells)), Catch::Contains("no wells"));
