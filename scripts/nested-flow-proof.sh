@@ -73,7 +73,7 @@ log "training (this run) took $(( $(date +%s) - t0 )) s"
 PRED="$WORK/pred.h5"
 rm -f "$PRED"
 t0=$(date +%s.%N)
-if ! OMP_NUM_THREADS=$THREADS "$BUILD/apps/ufno_predict" --case "$HELD/site.h5" \
+if ! OMP_NUM_THREADS=$THREADS "$BUILD/apps/ufno_predict" --case "$HELD/site.h5" --threads "$THREADS" \
     --models "$WORK/models_out/models" --out "$PRED" > "$WORK/predict.log" 2>&1; then
   log "ufno_predict could not run the chain ($(tail -1 "$WORK/predict.log")); the PyTorch chain instead"
   $PY -m ufno.nested_chain --case "$HELD/site.h5" --models "$WORK/models_out/models" \

@@ -34,7 +34,9 @@ def report(pred_path, target_path):
     """[{level, variable, rel_l2, rms, max_abs, rel_l2_mean_baseline, units}] in chain order."""
     rows = []
     with h5py.File(pred_path, "r") as p, h5py.File(target_path, "r") as t:
-        wells = _s(t.attrs["wells"]).split()
+        # The wells: a target file's attribute; a prediction file's groups besides GLOBAL.
+        wells = _s(t.attrs["wells"]).split() if "wells" in t.attrs else \
+            [k for k in t if isinstance(t[k], h5py.Group) and k != "GLOBAL"]
         for level in LEVELS:
             for var in (("dP",) if level == "GLOBAL" else ("dP", "SG")):
                 paths = ["GLOBAL/dP"] if level == "GLOBAL" else \
