@@ -181,8 +181,10 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   if (l.lgr() < kNestedLgrLevels) whole = gather(values, net->layout(), l, T, grid->comm());
   c.summary.seconds_write += since(t0);
   c.summary.levels += 1;
-  if (l.cells() >= c.site.global().cells() || c.summary.process_grid.empty())
+  if (l.cells() > c.summary.largest_level) {
+    c.summary.largest_level = l.cells();
     c.summary.process_grid = grid->str();
+  }
   return whole;
 }
 

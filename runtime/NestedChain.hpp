@@ -15,7 +15,8 @@ namespace ufno {
 
 struct NestedChainSummary {
   int levels = 0, wells = 0;
-  std::string process_grid;  // of the largest level
+  std::string process_grid;       // of the largest level
+  std::size_t largest_level = 0;  // its cells
   double seconds_load = 0, seconds_predict = 0, seconds_write = 0;
   double peak_rss_mb_max = 0;  // the largest peak resident set of any rank, MiB
 };
