@@ -288,6 +288,9 @@ def write_site(path, cfg, times):
     os.replace(path + ".tmp", path)
 
 
+FC2_SCALE = 1e-3
+
+
 def write_model(models_dir, cfg, n, lv, var):
     """One of the nine models through the converter, freed before the next is made."""
     import torch
@@ -303,6 +306,12 @@ def write_model(models_dir, cfg, n, lv, var):
         fno4d.init_random_weights(net, gen, tuple(cfg["gains"]))
     else:
         fno4d.init_random_weights(net, gen)
+    # Random networks at these sizes give raw outputs in the hundreds, and each level feeds the
+    # next its decoded output, so a chain of them grows ~50x a level (LGR4 ~1e9): the head's
+    # last layer is scaled to keep every level's output O(1), as a trained chain's are.
+    with torch.no_grad():
+        net.conv.fc2.weight.mul_(FC2_SCALE)
+        net.conv.fc2.bias.mul_(FC2_SCALE)
     grid = tuple(level_shapes(cfg)[lv]) + (T,)
 
     def normalizer(mean, spread):
