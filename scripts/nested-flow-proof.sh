@@ -78,9 +78,9 @@ if ! OMP_NUM_THREADS=$THREADS "$BUILD/apps/ufno_predict" --case "$HELD/site.h5" 
   log "ufno_predict could not run the chain ($(tail -1 "$WORK/predict.log")); the PyTorch chain instead"
   $PY -m ufno.nested_chain --case "$HELD/site.h5" --models "$WORK/models_out/models" \
     --out "$PRED" --threads "$THREADS" >> "$WORK/predict.log" 2>&1
-  echo "chain: python3 -m ufno.nested_chain" > "$WORK/chain.txt"
+  echo "python3 -m ufno.nested_chain" > "$WORK/chain.txt"
 else
-  echo "chain: ufno_predict" > "$WORK/chain.txt"
+  echo "ufno_predict" > "$WORK/chain.txt"
 fi
 log "chain: $(cat "$WORK/chain.txt") in $(echo "$(date +%s.%N) - $t0" | bc) s"
 

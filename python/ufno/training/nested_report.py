@@ -107,9 +107,10 @@ def main(argv=None):
     for r in rows:
         if tf:
             r["rel_l2_true_coarse"] = tf[(r["level"], r["variable"])]
-        print("| %s | %s | %.3f | %.3g %s | %.3g %s | %.3f |%s" % (
-            r["level"], r["variable"], r["rel_l2"], r["rms"], r["units"], r["max_abs"],
-            r["units"], r["rel_l2_mean_baseline"],
+        u = " bar" if r["units"] == "bar" else ""
+        print("| %s | %s | %.3f | %.3g%s | %.3g%s | %.3f |%s" % (
+            r["level"], r["variable"], r["rel_l2"], r["rms"], u, r["max_abs"], u,
+            r["rel_l2_mean_baseline"],
             " %.3f |" % r["rel_l2_true_coarse"] if tf else ""))
     if a.json:
         with open(a.json, "w") as f:
