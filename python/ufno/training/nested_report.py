@@ -3,14 +3,15 @@ per level and variable, ||pred - true|| / ||true|| over every report time and ce
 pooled over the wells (docs/nested-sites.md, "Accuracy on small Flow sites").
 
 Usage (`python3 -m ufno.nested_report`):
-  PYTHONPATH=python /usr/bin/python3 -m ufno.nested_report --pred PRED.h5 --target TARGET.h5 [--json OUT.json]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.nested_report --pred PRED.h5 [...] --target TARGET.h5 [...]
+      [--site SITE.h5 [...] --models DIR] [--json OUT.json]
 
 PRED.h5 is a prediction file (`ufno_predict --case SITE.h5 --models DIR --out PRED.h5`, or the
 PyTorch chain `python3 -m ufno.nested_chain`); TARGET.h5 the site's target file
 (python/ufno/data/nested_sites.py). Both hold /GLOBAL/dP and /<well>/LGRk/{dP,SG} as
-(T, nx, ny, nz). Besides the relative L2, each row gives the RMS error and the largest absolute
-error, and the relative L2 of predicting the true field's mean at every cell and time (a trivial
-baseline). With --site SITE.h5 --models DIR, each row also gives the relative L2 of the level's
+(T, nx, ny, nz). Several sites (--pred and --target lists in the same order) are pooled.
+Besides the relative L2, each row gives the RMS error and the largest absolute error, and the
+relative L2 of predicting the true field's mean at every cell and time (a trivial baseline). With --site SITE.h5 --models DIR, each row also gives the relative L2 of the level's
 model fed the TRUE coarser level (as in training) instead of the chain's prediction: the level's
 own error, without what the coarser levels pass down (PyTorch, python/ufno/models/nested_chain.py's
 models and coarse channel).
@@ -30,49 +31,67 @@ def _s(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def report(pred_path, target_path):
-    """[{level, variable, rel_l2, rms, max_abs, rel_l2_mean_baseline, units}] in chain order."""
+def _wells(f):
+    """A target file's wells (its attribute), or a prediction file's (its groups but GLOBAL)."""
+    if "wells" in f.attrs:
+        return _s(f.attrs["wells"]).split()
+    return [k for k in f if isinstance(f[k], h5py.Group) and k != "GLOBAL"]
+
+
+def _listed(v):
+    return [v] if isinstance(v, str) else list(v)
+
+
+def report(pred_paths, target_paths):
+    """[{level, variable, rel_l2, rms, max_abs, rel_l2_mean_baseline, units}] in chain order,
+    pooled over the wells and over the (prediction, target) pairs (a path or lists of paths)."""
+    pairs = list(zip(_listed(pred_paths), _listed(target_paths)))
+    acc = {}
+    for pred_path, target_path in pairs:
+        with h5py.File(pred_path, "r") as p, h5py.File(target_path, "r") as t:
+            wells = _wells(t)
+            for level in LEVELS:
+                for var in (("dP",) if level == "GLOBAL" else ("dP", "SG")):
+                    a_ = acc.setdefault((level, var), [0.0, 0.0, 0.0, 0.0, 0])
+                    paths = ["GLOBAL/dP"] if level == "GLOBAL" else \
+                        ["%s/%s/%s" % (w, level, var) for w in wells]
+                    for path in paths:
+                        if path not in p:
+                            raise SystemExit("nested_report: %s has no /%s" % (pred_path, path))
+                        a = np.asarray(p[path][()], dtype=np.float64)
+                        b = np.asarray(t[path][()], dtype=np.float64)
+                        if a.shape != b.shape:
+                            raise SystemExit("nested_report: /%s is %s in %s, %s in %s" % (
+                                path, a.shape, pred_path, b.shape, target_path))
+                        a_[0] += float(((a - b) ** 2).sum())
+                        a_[1] += float((b ** 2).sum())
+                        a_[2] += float(((b - b.mean()) ** 2).sum())
+                        a_[3] = max(a_[3], float(np.abs(a - b).max()))
+                        a_[4] += b.size
     rows = []
-    with h5py.File(pred_path, "r") as p, h5py.File(target_path, "r") as t:
-        # The wells: a target file's attribute; a prediction file's groups besides GLOBAL.
-        wells = _s(t.attrs["wells"]).split() if "wells" in t.attrs else \
-            [k for k in t if isinstance(t[k], h5py.Group) and k != "GLOBAL"]
-        for level in LEVELS:
-            for var in (("dP",) if level == "GLOBAL" else ("dP", "SG")):
-                paths = ["GLOBAL/dP"] if level == "GLOBAL" else \
-                    ["%s/%s/%s" % (w, level, var) for w in wells]
-                err2 = ref2 = base2 = 0.0
-                max_abs, n = 0.0, 0
-                for path in paths:
-                    if path not in p:
-                        raise SystemExit("nested_report: %s has no /%s" % (pred_path, path))
-                    a = np.asarray(p[path][()], dtype=np.float64)
-                    b = np.asarray(t[path][()], dtype=np.float64)
-                    if a.shape != b.shape:
-                        raise SystemExit("nested_report: /%s is %s in the prediction, %s in the "
-                                         "target" % (path, a.shape, b.shape))
-                    err2 += float(((a - b) ** 2).sum())
-                    ref2 += float((b ** 2).sum())
-                    base2 += float(((b - b.mean()) ** 2).sum())
-                    max_abs = max(max_abs, float(np.abs(a - b).max()))
-                    n += b.size
-                rows.append({"level": level, "variable": var,
-                             "rel_l2": (err2 / ref2) ** 0.5 if ref2 > 0 else float("nan"),
-                             "rms": (err2 / n) ** 0.5, "max_abs": max_abs,
-                             "rel_l2_mean_baseline": (base2 / ref2) ** 0.5 if ref2 > 0
-                             else float("nan"),
-                             "units": "bar" if var == "dP" else "1"})
+    for (level, var), (err2, ref2, base2, max_abs, n) in acc.items():
+        rows.append({"level": level, "variable": var,
+                     "rel_l2": (err2 / ref2) ** 0.5 if ref2 > 0 else float("nan"),
+                     "rms": (err2 / n) ** 0.5, "max_abs": max_abs,
+                     "rel_l2_mean_baseline": (base2 / ref2) ** 0.5 if ref2 > 0 else float("nan"),
+                     "units": "bar" if var == "dP" else "1", "sites": len(pairs)})
     return rows
 
 
-def teacher_forced(site_path, models_dir, target_path):
-    """{(level, variable): relative L2 pooled over the wells} of every model fed the true coarser
-    level (GLOBAL: its own channels only)."""
+def teacher_forced(site_paths, models_dir, target_paths):
+    """{(level, variable): relative L2 pooled over the wells and sites} of every model fed the
+    true coarser level (GLOBAL: its own channels only)."""
     import torch
     from ufno.models import nested_chain as nc
+    err2, ref2 = {}, {}
+    for site_path, target_path in zip(_listed(site_paths), _listed(target_paths)):
+        _teacher_forced_site(nc, torch, site_path, models_dir, target_path, err2, ref2)
+    return {k: (err2[k] / ref2[k]) ** 0.5 for k in err2}
+
+
+def _teacher_forced_site(nc, torch, site_path, models_dir, target_path, err2, ref2):
     site = nc.read_site(site_path)
     models = nc.load_models(models_dir, site)
-    err2, ref2 = {}, {}
     with h5py.File(target_path, "r") as t, torch.no_grad():
         def truth(path):
             return torch.from_numpy(np.moveaxis(t[path][()], 0, -1).astype(np.float32))
@@ -87,18 +106,22 @@ def teacher_forced(site_path, models_dir, target_path):
             key = (level.name, var)
             err2[key] = err2.get(key, 0.0) + float(((pred - true) ** 2).sum())
             ref2[key] = ref2.get(key, 0.0) + float((true ** 2).sum())
-    return {k: (err2[k] / ref2[k]) ** 0.5 for k in err2}
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m ufno.nested_report",
                                 description=__doc__.split("\n")[0])
-    p.add_argument("--pred", required=True)
-    p.add_argument("--target", required=True)
+    p.add_argument("--pred", required=True, nargs="+", help="prediction files")
+    p.add_argument("--target", required=True, nargs="+",
+                   help="their sites' target files, in the same order (errors pooled over them)")
     p.add_argument("--json", help="also write the rows as JSON")
-    p.add_argument("--site", help="the site file (with --models: the teacher-forced column)")
+    p.add_argument("--site", nargs="+",
+                   help="the site files, in the same order (with --models: the teacher-forced "
+                        "column)")
     p.add_argument("--models", help="the chain's model directory")
     a = p.parse_args(argv)
+    if len(a.pred) != len(a.target) or (a.site and len(a.site) != len(a.pred)):
+        p.error("give as many --target (and --site) files as --pred files")
     rows = report(a.pred, a.target)
     tf = teacher_forced(a.site, a.models, a.target) if a.site and a.models else None
     print("| level | variable | relative L2 | RMS error | largest error | relative L2 of the "
