@@ -12,7 +12,8 @@
 #      chain, python3 -m ufno.nested_chain, where ufno_predict cannot run it);
 #   5. the relative L2 error per level and variable against the held-out sites' truth, pooled
 #      (python3 -m ufno.nested_report; also each level fed the true coarser level), into
-#      WORK/report.md and WORK/report.json.
+#      WORK/models_nN/report.md and report.json (the models, predictions and per-site reports
+#      of the first N training sites live in WORK/models_nN/).
 # Resumable: finished sites, site files and trained models are skipped; rerun after a stop.
 # Usage: scripts/nested-flow-proof.sh      (N=16 SEED=1 HELD=5 HELD_SEED=2 WORK=nested-proof JOBS=1
 #        EPOCHS=15 EPOCHS_GLOBAL=40 WIDTH=8
@@ -30,6 +31,7 @@ EPOCHS_GLOBAL=${EPOCHS_GLOBAL:-40}
 WIDTH=${WIDTH:-8}
 THREADS=${THREADS:-1}
 BUILD=${BUILD:-build}
+MODELS="$WORK/models_n$N"      # the models trained on the first N training sites
 PY=/usr/bin/python3
 export PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$WORK"
@@ -62,27 +64,28 @@ for d in "$WORK"/train/site_* "$WORK"/heldout/site_*; do
   "$IMPORT" "$d/SITE.DATA" --out "$d/site.h5.part" > /dev/null
   mv "$d/site.h5.part" "$d/site.h5"
 done
-log "$(ls "$WORK"/train/site_*/site.h5 | wc -l) training sites with site file and target"
+log "$(ls "$WORK"/train/site_*/site.h5 | wc -l) training sites with site file and target (the first $N used)"
 
 # 3. Training (resumable), timed.
 t0=$(date +%s)
-OMP_NUM_THREADS=$THREADS $PY -m ufno.train_nested --data "$WORK/train" --out "$WORK/models_out" \
-  --epochs "$EPOCHS" --epochs-global "$EPOCHS_GLOBAL" --width "$WIDTH" --threads "$THREADS" | tee -a "$WORK/train.log"
+OMP_NUM_THREADS=$THREADS $PY -m ufno.train_nested --data "$WORK/train" --out "$MODELS" \
+  --sites "$N" --epochs "$EPOCHS" --epochs-global "$EPOCHS_GLOBAL" --width "$WIDTH" \
+  --threads "$THREADS" | tee -a "$WORK/train.log"
 log "training (this run) took $(( $(date +%s) - t0 )) s"
 
 # 4. The chain on each held-out site.
 preds=() targets=() sites=()
 for d in "$WORK"/heldout/site_*; do
   [ -f "$d/target.h5" ] && [ -f "$d/site.h5" ] || continue
-  PRED="$d/pred.h5"
+  PRED="$MODELS/pred_$(basename "$d").h5"
   rm -f "$PRED"
   t0=$(date +%s.%N)
   if OMP_NUM_THREADS=$THREADS "$BUILD/apps/ufno_predict" --case "$d/site.h5" --threads "$THREADS" \
-      --models "$WORK/models_out/models" --out "$PRED" > "$d/predict.log" 2>&1; then
+      --models "$MODELS/models" --out "$PRED" > "$d/predict.log" 2>&1; then
     chain=ufno_predict
   else
     log "ufno_predict could not run the chain ($(tail -1 "$d/predict.log")); the PyTorch chain instead"
-    $PY -m ufno.nested_chain --case "$d/site.h5" --models "$WORK/models_out/models" \
+    $PY -m ufno.nested_chain --case "$d/site.h5" --models "$MODELS/models" \
       --out "$PRED" --threads "$THREADS" >> "$d/predict.log" 2>&1
     chain="python3 -m ufno.nested_chain"
   fi
@@ -92,9 +95,9 @@ done
 
 # 5. The report, pooled over the held-out sites.
 $PY -m ufno.nested_report --pred "${preds[@]}" --target "${targets[@]}" \
-  --site "${sites[@]}" --models "$WORK/models_out/models" --json "$WORK/report.json" \
-  | tee "$WORK/report.md"
+  --site "${sites[@]}" --models "$MODELS/models" --json "$MODELS/report.json" \
+  | tee "$MODELS/report.md"
 for i in "${!preds[@]}"; do
   $PY -m ufno.nested_report --pred "${preds[$i]}" --target "${targets[$i]}" \
-    > "$(dirname "${preds[$i]}")/report.md"
+    > "$MODELS/report_$(basename "$(dirname "${targets[$i]}")").md"
 done

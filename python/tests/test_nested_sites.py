@@ -254,6 +254,9 @@ def test_train_nested_writes_model_files_and_skips_finished_ones(tmp_path):
     assert tn.main(args + ["--only", "GLOBAL_dP", "LGR4_SG", "LGR1_dP"]) == 0
     assert sorted(os.listdir(out / "models")) == ["GLOBAL_dP.h5", "LGR1_dP.h5", "LGR4_SG.h5"]
     assert os.path.getmtime(out / "models" / "GLOBAL_dP.h5") == before
+    # Models trained on other sites are not taken as finished.
+    with pytest.raises(SystemExit, match="other sites"):
+        tn.main(args + ["--sites", "1", "--only", "GLOBAL_dP"])
 
 
 def test_ufno_import_reads_the_nested_deck_as_the_site_says(tmp_path):

@@ -29,8 +29,9 @@ file's channels as they are.
 Per model, DIR/<LEVEL>_<VAR>/ holds checkpoint.pt (after every epoch; a rerun resumes it),
 model.pt (the state_dict), input_normalizer.pickle (LGR), output_normalizer.pickle and
 metrics.json; DIR/models/<LEVEL>_<VAR>.h5 is the converted model file (`python3 -m ufno.convert
-... --level LEVEL`). Finished models (their .h5 exists) are skipped. --max-minutes stops after
-the epoch that passes it, exit status 3 (rerun to continue).
+... --level LEVEL`). Finished models (their .h5 exists) are skipped, and a checkpoint is resumed,
+only when they were trained on the same sites (otherwise: refused, use another --out).
+--max-minutes stops after the epoch that passes it, exit status 3 (rerun to continue).
 """
 
 import argparse
@@ -169,7 +170,12 @@ def train_one(level, var, pairs, out, a, deadline):
     name = "%s_%s" % (level, var)
     d = os.path.join(out, name)
     final = os.path.join(out, "models", name + ".h5")
+    sites = [os.path.abspath(p[0]) for p in pairs]
     if os.path.exists(final):
+        with open(os.path.join(d, "metrics.json")) as f:
+            if json.load(f)["sites"] != sites:
+                raise SystemExit("train_nested: %s was trained on other sites; use another --out"
+                                 % final)
         print("%s: done (%s)" % (name, final), flush=True)
         return True
     os.makedirs(d, exist_ok=True)
@@ -191,6 +197,9 @@ def train_one(level, var, pairs, out, a, deadline):
     epoch, history, spent = 0, [], 0.0
     if os.path.exists(ckpt):
         st = torch.load(ckpt)
+        if st.get("sites") != sites:
+            raise SystemExit("train_nested: %s was started on other sites; use another --out"
+                             % ckpt)
         model.load_state_dict(st["model"])
         opt.load_state_dict(st["opt"])
         sched.load_state_dict(st["sched"])
@@ -220,7 +229,7 @@ def train_one(level, var, pairs, out, a, deadline):
         history.append(total / n)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
                     "sched": sched.state_dict(), "epoch": epoch, "history": history,
-                    "seconds": spent}, ckpt + ".tmp")
+                    "seconds": spent, "sites": sites}, ckpt + ".tmp")
         os.replace(ckpt + ".tmp", ckpt)
         print("%s: epoch %d/%d  train rel L2 %.4f  (%.1f s)" % (
             name, epoch, epochs, history[-1], time.monotonic() - t0), flush=True)
@@ -248,7 +257,7 @@ def train_one(level, var, pairs, out, a, deadline):
                    "width": a.width, "modes": modes_for(level, grid),
                    "padding": PADDING[kind(level)],
                    "epochs": epoch, "train_seconds": spent, "train_rel_l2": history,
-                   "sites": [p[0] for p in pairs]}, f, indent=1)
+                   "sites": sites}, f, indent=1)
     os.makedirs(os.path.dirname(final), exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO_PYTHON + (os.pathsep + env["PYTHONPATH"]
@@ -276,11 +285,15 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--max-minutes", type=float, default=None)
+    p.add_argument("--sites", type=int, default=None, metavar="N",
+                   help="train on the first N pairs (in the order of --data's folders)")
     p.add_argument("--only", nargs="*", default=None, metavar="LEVEL_VAR",
                    help="train only these models (e.g. GLOBAL_dP LGR1_SG)")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     pairs = find_pairs(a.data) + [tuple(x) for x in a.pair]
+    if a.sites is not None:
+        pairs = pairs[:a.sites]
     if not pairs:
         print("train_nested: no (site.h5, target.h5) pairs", file=sys.stderr)
         return 2
