@@ -179,7 +179,8 @@ def test_fine_deck_grid_is_the_finest_level_s_cells(tmp_path):
 # Training on synthetic pairs (site files of the documented layout, targets by write_target)
 
 def write_synthetic_site_file(path, site, rng):
-    """A site file of docs/nested-sites.md's layout with random channels (what the trainer reads)."""
+    """A site file of docs/nested-sites.md's layout with random channels (what the trainer
+    reads)."""
     T = ns.NT
     with h5py.File(path, "w") as f:
         f.attrs["format"] = "ufno-nested-site"

@@ -4,7 +4,8 @@ truth averaged onto every level.
 Usage (library: sample_site, levels, write_nested_deck, write_fine_deck, average_to_level,
 process_site; the command line is `python3 -m ufno.nested_sites`):
 
-  PYTHONPATH=python /usr/bin/python3 -m ufno.nested_sites --seed 1 --start 0 --end 8 --out DIR [--run]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.nested_sites --seed 1 --start 0 --end 8 \
+      --out DIR [--run]
 
 Site i of seed s is always the same: its random numbers come from
 numpy.random.SeedSequence([s, i]). Per site, DIR/site_NNNNNN/ holds
@@ -159,8 +160,8 @@ def fine_shape():
 
 def nest_boxes(well):
     """The well's four CARFIN records as dicts: level, box (I1, I2, J1, J2, K1, K2; 1-based in the
-    parent's cells), refinement, shape (NX, NY, NZ), carfin (its name, WELL_Lk), parent (GLOBAL or the parent's
-    CARFIN name)."""
+    parent's cells), refinement, shape (NX, NY, NZ), carfin (its name, WELL_Lk), parent (GLOBAL
+    or the parent's CARFIN name)."""
     i, j = well["i"], well["j"]
     out = []
     parent_shape = GLOBAL_SHAPE
@@ -219,7 +220,8 @@ def level_blocks(site):
 
 
 def average_to_level(field, geom):
-    """field (..., NXf, NYf, NZf) -> (..., nx, ny, nz): the mean over each level cell's fine cells."""
+    """field (..., NXf, NYf, NZf) -> (..., nx, ny, nz): the mean over each level cell's fine
+    cells."""
     (x0, y0, z0), (sx, sy, sz), (nx, ny, nz) = geom["start"], geom["step"], geom["shape"]
     f = np.asarray(field)[..., x0:x0 + nx * sx, y0:y0 + ny * sy, z0:z0 + nz * sz]
     lead = f.shape[:-3]
@@ -301,8 +303,9 @@ def nested_deck_text(site):
                site["p_datum_bar"], welspecs, compdat, wconinje, _tstep(report_times())))
 
 
-FINE_TEMPLATE = """{header}-- The site on a uniform grid at the finest level's cell size ({dx:g} m x {dy:g} m, {fz} layers
--- per GLOBAL layer), for OPM Flow 2022.10 (no CARFIN). Outer ring of columns: MULTPV {ring:g}.
+FINE_TEMPLATE = """{header}-- The site on a uniform grid at the finest level's cell size
+-- ({dx:g} m x {dy:g} m, {fz} layers per GLOBAL layer), for OPM Flow 2022.10 (no CARFIN).
+-- Outer ring of columns: MULTPV {ring:g}.
 
 RUNSPEC
 TITLE

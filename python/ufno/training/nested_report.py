@@ -3,18 +3,19 @@ per level and variable, ||pred - true|| / ||true|| over every report time and ce
 pooled over the wells (docs/nested-sites.md, "Accuracy on small Flow sites").
 
 Usage (`python3 -m ufno.nested_report`):
-  PYTHONPATH=python /usr/bin/python3 -m ufno.nested_report --pred PRED.h5 [...] --target TARGET.h5 [...]
-      [--site SITE.h5 [...] --models DIR] [--json OUT.json]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.nested_report --pred PRED.h5 [...] \
+      --target TARGET.h5 [...] [--site SITE.h5 [...] --models DIR] [--json OUT.json]
 
 PRED.h5 is a prediction file (`ufno_predict --case SITE.h5 --models DIR --out PRED.h5`, or the
 PyTorch chain `python3 -m ufno.nested_chain`); TARGET.h5 the site's target file
 (python/ufno/data/nested_sites.py). Both hold /GLOBAL/dP and /<well>/LGRk/{dP,SG} as
 (T, nx, ny, nz). Several sites (--pred and --target lists in the same order) are pooled.
 Besides the relative L2, each row gives the RMS error and the largest absolute error, and the
-relative L2 of predicting the true field's mean at every cell and time (a trivial baseline). With --site SITE.h5 --models DIR, each row also gives the relative L2 of the level's
-model fed the TRUE coarser level (as in training) instead of the chain's prediction: the level's
-own error, without what the coarser levels pass down (PyTorch, python/ufno/models/nested_chain.py's
-models and coarse channel).
+relative L2 of predicting the true field's mean at every cell and time (a trivial baseline). With
+--site SITE.h5 --models DIR, each row also gives the relative L2 of the level's model fed the TRUE
+coarser level (as in training) instead of the chain's prediction: the level's own error, without
+what the coarser levels pass down (PyTorch, python/ufno/models/nested_chain.py's models and coarse
+channel).
 """
 
 import argparse
