@@ -34,12 +34,8 @@ std::string default_unrst(const std::string& deck) {
 // The imported case must be one ufno_predict accepts: physically possible values and report
 // times (a negative rate or TSTEP 5*0 are refused here, not after the case file exists).
 void check_imported_case(const std::string& deck, const ufno::ReservoirCase& c) {
-  for (const auto& [name, v] : {std::pair{"INJ_RATE", c.rate_mt_per_year},
-                                {"TEMP", c.temperature_c},
-                                {"PRESSURE", c.pressure_bar},
-                                {"SWI", c.swi},
-                                {"VG_LAMBDA", c.vg_lambda}})
-    ufno::check_physical(deck, name, v);
+  for (const ufno::PhysicalLimit* l : ufno::case_scalar_limits())
+    ufno::check_physical(deck, l->name, c.*l->scalar);
   for (std::size_t i = 0; i < c.permx.size(); ++i) {
     ufno::check_physical(deck, "PERMX", c.permx[i]);
     ufno::check_physical(deck, "PERMZ", c.permz[i]);

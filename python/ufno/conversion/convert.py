@@ -2,8 +2,8 @@
 """Convert a PyTorch U-FNO / FNO / FNO4d checkpoint into the ufno HDF5 model file read by C++.
 
 Usage:
-    ufno_convert.py CHECKPOINT OUT.h5 --variable SG|dP [--fno] [--grid X Y T] [--padding P]
-    ufno_convert.py CHECKPOINT OUT.h5 --variable SG|dP --grid A1 A2 A3 T [--padding P1 P2 P3 P4]
+    python3 -m ufno.convert CHECKPOINT OUT.h5 --variable SG|dP [--fno] [--grid X Y T] [--padding P]
+    python3 -m ufno.convert CHECKPOINT OUT.h5 --variable SG|dP --grid A1 A2 A3 T [--padding P1 P2 P3 P4]
                     [--input-normalizer N.pickle] [--output-normalizer N.pickle]
                     [--level GLOBAL|LGR1|LGR2|LGR3|LGR4]                                 (FNO4d)
 
@@ -49,7 +49,7 @@ PREFIX = "conv1."
 # The dP pair is the z-score of the U-FNO paper's published dP model (Wen et al. 2022): its
 # reference code turns the network output into bar as out * 18.772821433027488 +
 # 4.172939172019009 (/work/shared/ufno-reference.md, "Outputs"). This table is the only copy in
-# the Python code (make_fixtures.py and tests read it from here; docs/model-format.md cites it).
+# the Python code (ufno.make_fixtures and the tests read it from here; docs/model-format.md cites it).
 VARIABLES = {
     "dP": (18.772821433027488, 4.172939172019009, "bar"),
     "SG": (1.0, 0.0, "1"),
