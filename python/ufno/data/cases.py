@@ -533,6 +533,36 @@ def deck_grid_values(case, name):
 
 
 # CASE.DATA of a case (write_deck fills it in; the include files hold the arrays and tables).
+# PROPS and SOLUTION of a CO2STORE deck: the SGOF include, rock compressibility, the
+# temperature, equilibrium from a datum with no dissolved gas, and the restart at every report
+# step. The radial cases' decks and the nested sites' fine decks (data/nested_sites.py) share it.
+PROPS_SOLUTION = """PROPS
+INCLUDE
+ 'include/SGOF.INC' /
+ROCK
+ {pres:.6f} {cr:g} /
+RTEMP
+ {temp:.6f} /
+
+SOLUTION
+EQUIL
+ {datum:.6f} {pres:.6f} {owc:.6f} 0 {goc:.6f} 0 1 1* 0 /
+RSVD
+ {rs_top:.3f} 0.0
+ {rs_bot:.3f} 0.0
+/
+RPTRST
+ 'BASIC=2' /
+"""
+
+
+def props_solution(datum, pres, cr, temp, owc, goc, rs_top, rs_bot):
+    """PROPS_SOLUTION with a deck's values: datum depth and pressure (bar), rock compressibility,
+    temperature (degC), the contacts below and above the formation, the RSVD depths."""
+    return PROPS_SOLUTION.format(datum=datum, pres=pres, cr=cr, temp=temp, owc=owc, goc=goc,
+                                 rs_top=rs_top, rs_bot=rs_bot)
+
+
 DECK_TEMPLATE = """-- OPM Flow 2022.10 deck written by {gen} (do not edit: regenerate)
 -- case {cid}: seed {seed}, index {index}
 -- UFNO INJ_RATE_MT_PER_YEAR {rate:.10g}
@@ -595,24 +625,7 @@ INCLUDE
 INCLUDE
  'include/MULTX.INC' /
 
-PROPS
-INCLUDE
- 'include/SGOF.INC' /
-ROCK
- {pres:.6f} {cr:g} /
-RTEMP
- {temp:.6f} /
-
-SOLUTION
-EQUIL
- {depth:.6f} {pres:.6f} {owc:.6f} 0 {goc:.6f} 0 1 1* 0 /
-RSVD
- {rs_top:.3f} 0.0
- {rs_bot:.3f} 0.0
-/
-RPTRST
- 'BASIC=2' /
-
+{props_solution}
 SUMMARY
 FGIT
 FGIR
@@ -685,8 +698,10 @@ def _deck_text(case):
         index=meta["index"], rate=case["INJ_RATE"], temp=case["TEMP"],
         pres=case["PRESSURE"], swi=case["SWI"], lam=case["VG_LAMBDA"], theta=THETA_DEG,
         rho=CO2_SURFACE_DENSITY, dpy=DAYS_PER_YEAR, ny=NY, nx=NX, first_inactive=n_act + 1,
-        sgof_rows=SGOF_ROWS + 4, rw=WELL_RADIUS, depth=depth, cr=ROCK_COMPRESSIBILITY,
-        owc=bottom + 10.0, goc=depth - 5.0, rs_top=depth - 100.0, rs_bot=bottom + 100.0,
+        sgof_rows=SGOF_ROWS + 4, rw=WELL_RADIUS, depth=depth,
+        props_solution=props_solution(depth, case["PRESSURE"], ROCK_COMPRESSIBILITY,
+                                      case["TEMP"], bottom + 10.0, depth - 5.0, depth - 100.0,
+                                      bottom + 100.0),
         refdepth=depth + DZ * (perf_layers[0] + 0.5), compdat=compdat, q=q,
         bhp=BHP_LIMIT_BAR, tstep=_fmt_values(steps, "%.10g"))
 

@@ -351,24 +351,7 @@ PORO
 INCLUDE
  'include/MULTPV.INC' /
 
-PROPS
-INCLUDE
- 'include/SGOF.INC' /
-ROCK
- {pres:.6f} {cr:g} /
-RTEMP
- {temp:.6f} /
-
-SOLUTION
-EQUIL
- {top:.6f} {pres:.6f} {owc:.6f} 0 {goc:.6f} 0 1 1* 0 /
-RSVD
- {rs_top:.3f} 0.0
- {rs_bot:.3f} 0.0
-/
-RPTRST
- 'BASIC=2' /
-
+{props_solution}
 SUMMARY
 FGIT
 FGIR
@@ -436,8 +419,9 @@ def write_fine_deck(site, deck_dir):
         ring=MULTPV_RING, sid=site_id(site["seed"], site["index"]), nx=nxf, ny=nyf, nz=nzf,
         sgof_rows=uc.SGOF_ROWS + 4, nwells=len(site["wells"]), dzv=_fmt(fine_dz(site), "%.10g"),
         ncol=nxf * nyf, top=top, ncell=nxf * nyf * nzf, poro=POROSITY,
-        pres=site["p_datum_bar"], cr=uc.ROCK_COMPRESSIBILITY, temp=site["temperature_c"],
-        owc=bottom + 10.0, goc=top - 5.0, rs_top=top - 100.0, rs_bot=bottom + 100.0,
+        props_solution=uc.props_solution(top, site["p_datum_bar"], uc.ROCK_COMPRESSIBILITY,
+                                         site["temperature_c"], bottom + 10.0, top - 5.0,
+                                         top - 100.0, bottom + 100.0),
         welspecs="\n".join(welspecs), compdat="\n".join(compdat),
         wconinje="\n".join(wconinje), tstep=_tstep(report_times()))
     with open(os.path.join(deck_dir, "FINE.DATA"), "w") as f:

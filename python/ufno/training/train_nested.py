@@ -41,6 +41,7 @@ import os
 import subprocess
 import sys
 import time
+import types
 
 import h5py
 import numpy as np
@@ -235,6 +236,19 @@ def train_one(level, var, pairs, out, a, deadline):
             name, epoch, epochs, history[-1], time.monotonic() - t0), flush=True)
         if deadline is not None and time.monotonic() > deadline and epoch < epochs:
             return False
+    return export_trained(types.SimpleNamespace(
+        model=model, xs=xs, x=x, mu=mu, sd=sd, name=name, d=d, var=var, grid=grid, level=level,
+        out_norm=out_norm, in_norm=in_norm, n=n, a=a, epoch=epoch, spent=spent, history=history,
+        sites=sites, final=final))
+
+
+def export_trained(r):
+    """The trained model of train_one (`r`: its fields) with the input standardisation folded
+    into fc0, converted with its normalisers into the level's model file, and its metrics."""
+    model, xs, x, mu, sd = r.model, r.xs, r.x, r.mu, r.sd
+    name, d, final, var, grid, level = r.name, r.d, r.final, r.var, r.grid, r.level
+    in_norm, out_norm, n, a = r.in_norm, r.out_norm, r.n, r.a
+    epoch, spent, history, sites = r.epoch, r.spent, r.history, r.sites
     model.eval()
     with torch.no_grad():
         ref = model(xs[:1])
@@ -269,7 +283,6 @@ def train_one(level, var, pairs, out, a, deadline):
     print("%s: %d samples, %d epochs in %.0f s, train rel L2 %.4f -> %s" % (
         name, n, epoch, spent, history[-1], final), flush=True)
     return True
-
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m ufno.train_nested",
