@@ -533,6 +533,27 @@ def deck_grid_values(case, name):
 
 
 # CASE.DATA of a case (write_deck fills it in; the include files hold the arrays and tables).
+# The RUNSPEC of a CO2STORE deck after its grid (brine as OIL, CO2 as GAS dissolving into it,
+# metric units, one SGOF table of `sgof_rows` rows, one equilibration region): the radial cases'
+# decks and the nested sites' fine decks share it.
+RUNSPEC_CO2STORE = """OIL
+GAS
+DISGAS
+CO2STORE
+METRIC
+START
+ 1 'JAN' 2020 /
+TABDIMS
+ 1 1 {sgof_rows} 20 /
+EQLDIMS
+ 1 /
+"""
+
+
+def runspec_co2store(sgof_rows):
+    return RUNSPEC_CO2STORE.format(sgof_rows=sgof_rows)
+
+
 # PROPS and SOLUTION of a CO2STORE deck: the SGOF include, rock compressibility, the
 # temperature, equilibrium from a datum with no dissolved gas, and the restart at every report
 # step. The radial cases' decks and the nested sites' fine decks (data/nested_sites.py) share it.
@@ -583,18 +604,7 @@ TITLE
 RADIAL
 DIMENS
  {ny} 1 {nx} /
-OIL
-GAS
-DISGAS
-CO2STORE
-METRIC
-START
- 1 'JAN' 2020 /
-TABDIMS
- 1 1 {sgof_rows} 20 /
-EQLDIMS
- 1 /
-WELLDIMS
+{runspec_co2store}WELLDIMS
  1 {nx} 1 1 /
 UNIFIN
 UNIFOUT
@@ -698,7 +708,7 @@ def _deck_text(case):
         index=meta["index"], rate=case["INJ_RATE"], temp=case["TEMP"],
         pres=case["PRESSURE"], swi=case["SWI"], lam=case["VG_LAMBDA"], theta=THETA_DEG,
         rho=CO2_SURFACE_DENSITY, dpy=DAYS_PER_YEAR, ny=NY, nx=NX, first_inactive=n_act + 1,
-        sgof_rows=SGOF_ROWS + 4, rw=WELL_RADIUS, depth=depth,
+        runspec_co2store=runspec_co2store(SGOF_ROWS + 4), rw=WELL_RADIUS, depth=depth,
         props_solution=props_solution(depth, case["PRESSURE"], ROCK_COMPRESSIBILITY,
                                       case["TEMP"], bottom + 10.0, depth - 5.0, depth - 100.0,
                                       bottom + 100.0),

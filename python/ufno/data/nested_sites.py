@@ -312,18 +312,7 @@ TITLE
  ufno nested site {sid}
 DIMENS
  {nx} {ny} {nz} /
-OIL
-GAS
-DISGAS
-CO2STORE
-METRIC
-START
- 1 'JAN' 2020 /
-TABDIMS
- 1 1 {sgof_rows} 20 /
-EQLDIMS
- 1 /
-WELLDIMS
+{runspec_co2store}WELLDIMS
  {nwells} {nz} 1 {nwells} /
 UNIFIN
 UNIFOUT
@@ -417,7 +406,7 @@ def write_fine_deck(site, deck_dir):
         header=_header(site, "Fine uniform deck of a nested site"),
         dx=CELL_XY / FINE_PER_GLOBAL[0], dy=CELL_XY / FINE_PER_GLOBAL[1], fz=fz,
         ring=MULTPV_RING, sid=site_id(site["seed"], site["index"]), nx=nxf, ny=nyf, nz=nzf,
-        sgof_rows=uc.SGOF_ROWS + 4, nwells=len(site["wells"]), dzv=_fmt(fine_dz(site), "%.10g"),
+        runspec_co2store=uc.runspec_co2store(uc.SGOF_ROWS + 4), nwells=len(site["wells"]), dzv=_fmt(fine_dz(site), "%.10g"),
         ncol=nxf * nyf, top=top, ncell=nxf * nyf * nzf, poro=POROSITY,
         props_solution=uc.props_solution(top, site["p_datum_bar"], uc.ROCK_COMPRESSIBILITY,
                                          site["temperature_c"], bottom + 10.0, top - 5.0,
