@@ -171,8 +171,8 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   }
   // Memory freed by the levels before and by the read goes back to the system before this
   // level's tensors exist: the allocator would keep it for reuse, which the next level's tensors
-  // only partly get (measured at the published sizes: a peak 300 MB above the largest level's
-  // without this, 220 MB above with it only between levels of different shapes).
+  // only partly get (measured at the published sizes: a peak about 330 MB above the largest
+  // level's without this, about 230 MB above with it only between levels of different shapes).
   backend::return_freed_host_memory();
   c.summary.seconds_load += since(t0);
   t0 = Clock::now();
