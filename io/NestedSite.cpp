@@ -196,6 +196,7 @@ void write_nested_site(const std::string& path, const NestedSite& site,
   h5::File& f = out.h5();
   const std::size_t T = site.times_days.size();
   f.write_doubles("times_days", {T}, site.times_days.data());
+  f.write_string_attribute("times_days", "units", "day");
   for (std::size_t n = 0; n < site.levels.size(); ++n) {
     const NestedLevel& l = site.levels[n];
     const std::string g = l.group();
@@ -206,9 +207,12 @@ void write_nested_site(const std::string& path, const NestedSite& site,
                     data[n].input, "1",
                     "input channels x, y, depth, time, injection, pressure, temperature, "
                     "permeability (docs/nested-sites.md), (case, x, y, z, time, channel)");
-    f.write_doubles(g + "/cell_x", cells, data[n].cell_x.data());
-    f.write_doubles(g + "/cell_y", cells, data[n].cell_y.data());
-    f.write_doubles(g + "/cell_depth", cells, data[n].cell_depth.data());
+    for (const auto& [name, v] : {std::pair{"/cell_x", &data[n].cell_x},
+                                  {"/cell_y", &data[n].cell_y},
+                                  {"/cell_depth", &data[n].cell_depth}}) {
+      f.write_doubles(g + name, cells, v->data());
+      f.write_string_attribute(g + name, "units", "m");
+    }
     f.write_string_attribute(g, "level", l.name);
     if (l.lgr() == 0) continue;
     f.write_string_attribute(g, "carfin", l.carfin);

@@ -203,6 +203,10 @@ def test_site_deck_refusals_write_nothing(tmp_path):
     assert code == 0, err
     with h5py.File(tmp_path / "site.h5", "r") as f:
         assert f.attrs["format"] in (b"ufno-nested-site", "ufno-nested-site")
+        for name, units in (("times_days", "day"), ("GLOBAL/cell_depth", "m"),
+                            ("W1/LGR4/cell_x", "m"), ("GLOBAL/input", "1")):
+            u = f[name].attrs["units"]
+            assert (u.decode() if isinstance(u, bytes) else u) == units, name
     first = re.search(r"(?m)^CARFIN\n\s*'(\w+)'\s+(\d+)\s+(\d+)", text)
     name, i1 = first.group(1), int(first.group(2))
     outside = text.replace(first.group(0), "CARFIN\n '%s' %d %d" % (name, i1, 999), 1)
