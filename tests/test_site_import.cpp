@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <opm/input/eclipse/EclipseState/Grid/EclipseGrid.hpp>
@@ -100,9 +101,18 @@ TSTEP
  12 15 19 24 30 38 48 60 76 95 119 149 187 235 294 369 463 580 727 911 1142 1431 1793 2247 /
 )";
 
+// The decks of this process, in a directory of its own that goes when the process ends.
+struct DeckDirectory {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("ufno_site_import_" + std::to_string(getpid()));
+  DeckDirectory() { std::filesystem::create_directories(path); }
+  ~DeckDirectory() { std::filesystem::remove_all(path); }
+};
+
 std::string write_deck(const std::string& text) {
+  static DeckDirectory dir;
   static int n = 0;
-  const std::string p = "site_" + std::to_string(getpid()) + "_" + std::to_string(n++) + ".DATA";
+  const std::string p = (dir.path / ("site_" + std::to_string(n++) + ".DATA")).string();
   std::ofstream(p) << text;
   return p;
 }
