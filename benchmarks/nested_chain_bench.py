@@ -256,35 +256,21 @@ def write_site(path, cfg, times):
     """The site file, uncompressed as ufno_import writes it, one level in memory at a time."""
     import h5py
     import numpy as np
-    s = lambda v: np.bytes_(v.encode("ascii"))  # noqa: E731
+    from ufno.conversion import nested_fixtures as nf
     g0 = global_geometry(cfg)
     perm = np.exp(np.log(80.0) + 0.8 * np.random.default_rng(SEED).standard_normal(g0.shape))
     wells = cfg["wells"]
     with h5py.File(path + ".tmp", "w", libver="earliest") as f:
-        f.attrs.create("format", s("ufno-nested-site"))
-        f.attrs.create("format_version", np.array([1], dtype=np.int32))
-        f.attrs.create("source", s("synthetic (benchmarks/nested_chain_bench.py)"))
-        f.attrs.create("wells", s(" ".join(w[0] for w in wells)))
-        f.create_dataset("times_days", data=times)
+        nf.write_site_header(f, [w[0] for w in wells], times,
+                             "synthetic (benchmarks/nested_chain_bench.py)", "nested_chain_bench")
         levels = [("GLOBAL", "GLOBAL", g0, None, {}, wells)]
         for w in wells:
             levels += [("%s/%s" % (w[0], lv), lv, geo, pt, at, [w])
                        for lv, geo, pt, at in well_levels(cfg, g0, w)]
         for group, lv, geo, point, attrs, ws in levels:
             x, cc = channels(cfg, geo, lv, ws, perm, times, point)
-            g = f.require_group(group)
-            g.create_dataset("input", data=x).attrs.create("units", s("1"))
-            for k, v in cc.items():
-                g.create_dataset(k, data=v).attrs.create("units", s("m"))
-            g.attrs.create("level", s(lv))
-            if lv != "GLOBAL":
-                g.attrs.create("carfin", s(attrs["carfin"]))
-                for k in ("box", "refinement", "coarse_window", "coarse_repeat"):
-                    g.attrs.create(k, np.array(attrs[k], dtype=np.int32))
-        for name, i, j, k1, k2, rate in wells:
-            for k, v in (("i", i), ("j", j), ("k1", k1), ("k2", k2)):
-                f[name].attrs.create(k, np.array([v], dtype=np.int32))
-            f[name].attrs.create("rate", np.float64(rate))
+            nf.write_site_level(f, group, lv, attrs, x, cc, compress=False)
+        nf.write_site_wells(f, wells)
     os.replace(path + ".tmp", path)
 
 

@@ -203,36 +203,52 @@ def _s(v):
     return np.bytes_(v.encode("ascii"))
 
 
+def write_site_header(f, well_names, times, source, producer):
+    """A site file's root attributes and report times (docs/nested-sites.md, "The site file")."""
+    f.attrs.create("format", _s(chain.SITE_FORMAT))
+    f.attrs.create("format_version", np.array([1], dtype=np.int32))
+    f.attrs.create("source", _s(source))
+    f.attrs.create("wells", _s(" ".join(well_names)))
+    f.attrs.create("producer", _s(producer))
+    f.create_dataset("times_days", data=times, track_times=False)
+
+
+def write_site_level(f, group, lv, attrs, x, cells, compress):
+    """One level's group: its input (gzip-compressed, one chunk per channel, when `compress`: all
+    but the time channel are constant along T), cell centres and structure attributes."""
+    g = f.require_group(group)
+    chunking = dict(chunks=x.shape[:5] + (1,), compression="gzip", compression_opts=9,
+                    shuffle=True) if compress else {}
+    d = g.create_dataset("input", data=x, track_times=False, **chunking)
+    d.attrs.create("units", _s("1"))
+    for k in ("cell_x", "cell_y", "cell_depth"):
+        c = g.create_dataset(k, data=cells[k], track_times=False)
+        c.attrs.create("units", _s("m"))
+    g.attrs.create("level", _s(lv))
+    if lv != "GLOBAL":
+        g.attrs.create("carfin", _s(attrs["carfin"]))
+        for k in ("box", "refinement", "coarse_window", "coarse_repeat"):
+            g.attrs.create(k, np.array(attrs[k], dtype=np.int32))
+
+
+def write_site_wells(f, wells):
+    """The wells' attributes; `wells`: (name, i, j, k1, k2, rate in Mt/yr) each."""
+    for name, i, j, k1, k2, rate in wells:
+        g = f[name]
+        for k, v in (("i", i), ("j", j), ("k1", k1), ("k2", k2)):
+            g.attrs.create(k, np.array([v], dtype=np.int32))
+        g.attrs.create("rate", np.float64(rate))
+
+
 def write_site(path, levels, times):
-    """The site file (docs/nested-sites.md, "The site file"); inputs gzip-compressed (they are
-    constant along T but for the time channel), deterministic."""
+    """The fixture's site file, inputs compressed, deterministic."""
     tmp = path + ".tmp"
     with h5py.File(tmp, "w", libver="earliest") as f:
-        f.attrs.create("format", _s(chain.SITE_FORMAT))
-        f.attrs.create("format_version", np.array([1], dtype=np.int32))
-        f.attrs.create("source", _s("synthetic (ufno.make_fixtures)"))
-        f.attrs.create("wells", _s(" ".join(w[0] for w in WELLS)))
-        f.attrs.create("producer", _s("ufno.make_fixtures"))
-        f.create_dataset("times_days", data=times, track_times=False)
+        write_site_header(f, [w[0] for w in WELLS], times, "synthetic (ufno.make_fixtures)",
+                          "ufno.make_fixtures")
         for group, lv, _, _, attrs, x, cells in levels:
-            g = f.require_group(group)
-            # One chunk per channel: all but the time channel are constant along T.
-            d = g.create_dataset("input", data=x, track_times=False, chunks=x.shape[:5] + (1,),
-                                 compression="gzip", compression_opts=9, shuffle=True)
-            d.attrs.create("units", _s("1"))
-            for k in ("cell_x", "cell_y", "cell_depth"):
-                c = g.create_dataset(k, data=cells[k], track_times=False)
-                c.attrs.create("units", _s("m"))
-            g.attrs.create("level", _s(lv))
-            if lv != "GLOBAL":
-                g.attrs.create("carfin", _s(attrs["carfin"]))
-                for k in ("box", "refinement", "coarse_window", "coarse_repeat"):
-                    g.attrs.create(k, np.array(attrs[k], dtype=np.int32))
-        for name, i, j, k1, k2, rate in WELLS:
-            g = f[name]
-            for k, v in (("i", i), ("j", j), ("k1", k1), ("k2", k2)):
-                g.attrs.create(k, np.array([v], dtype=np.int32))
-            g.attrs.create("rate", np.float64(rate))
+            write_site_level(f, group, lv, attrs, x, cells, compress=True)
+        write_site_wells(f, WELLS)
     os.replace(tmp, path)
 
 

@@ -60,7 +60,6 @@ in the MULTPV ring (GLOBAL cells on the grid's edge), where the plain cell-volum
 """
 
 import argparse
-import csv
 import datetime
 import json
 import math
@@ -74,6 +73,7 @@ import h5py
 import numpy as np
 
 from ufno.data import cases as uc
+from ufno.data import flow_batch
 
 GENERATOR = "python/ufno/data/nested_sites.py"
 SITE_VERSION = 1
@@ -562,12 +562,7 @@ def _log(data, row):
     path = os.path.join(data, "runs.csv")
     fields = ["site", "status", "reason", "detail", "wall_s", "rate_rel_err", "bhp_max_bar",
               "dp_max_bar", "sg_max", "timestamp"]
-    new = not os.path.exists(path)
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        if new:
-            w.writeheader()
-        w.writerow({k: row.get(k, "") for k in fields})
+    flow_batch.append_csv(path, fields, row)
     print("%s %s %s %s" % (row["site"], row["status"], row.get("wall_s", ""),
                            row.get("reason", "")), flush=True)
 
