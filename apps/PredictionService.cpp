@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
@@ -74,7 +75,7 @@ PredictionService::~PredictionService() {
 
 ServiceReply PredictionService::submit(std::unique_ptr<Job> job) {
   job->queued_at = now_s();
-  auto fut = job->reply.get_future();
+  auto fut = job->future();
   {
     std::lock_guard<std::mutex> l(mu_);
     if (int(queue_.size()) >= opts_.max_queue)
@@ -131,13 +132,21 @@ void PredictionService::worker() {
         queue_.pop_front();
       }
     }
+    std::vector<Job*> batch;
+    for (auto& j : jobs) batch.push_back(j.get());
     try {
-      run_batch(jobs);
+      run_batch(batch);
     } catch (const std::exception& e) {
-      for (auto& j : jobs)
-        if (j) j->reply.set_value(error_reply(500, "", std::string("internal error: ") + e.what()));
+      // Those of the batch not answered yet; the answered keep their answer.
+      for (Job* j : batch)
+        j->answer(error_reply(500, "", std::string("internal error: ") + e.what()));
     }
   }
+}
+
+void PredictionService::inject_fault(const char* stage, std::size_t request) const {
+  if (opts_.fault_stage == stage && int(request) == opts_.fault_request)
+    throw std::runtime_error(std::string("injected fault at ") + stage + " (UFNO_SERVER_FAULT)");
 }
 
 // The case of one request, or nothing when the request was answered with an error.
@@ -152,7 +161,7 @@ std::optional<ReservoirCase> PredictionService::job_case(Job& j) const {
       std::string msg = e.what();
       const auto p = msg.find(j.upload_path);
       if (p != std::string::npos) msg.replace(p, j.upload_path.size(), j.request.site);
-      j.reply.set_value(error_reply(422, e.field(), msg));
+      j.answer(error_reply(422, e.field(), msg));
       return std::nullopt;
     }
   } else {
@@ -162,7 +171,7 @@ std::optional<ReservoirCase> PredictionService::job_case(Job& j) const {
       for (const auto& s : sites_)
         if (s.first == j.request.site) site = &s;
       if (!site) {
-        j.reply.set_value(error_reply(422, "site", "unknown site '" + j.request.site + "'"));
+        j.answer(error_reply(422, "site", "unknown site '" + j.request.site + "'"));
         return std::nullopt;
       }
     }
@@ -170,10 +179,9 @@ std::optional<ReservoirCase> PredictionService::job_case(Job& j) const {
   }
   const int nt = g[2];
   if (!c.times_days.empty() && int(c.times_days.size()) != nt) {
-    j.reply.set_value(error_reply(422, "TIMES",
-                                  "the case has " + std::to_string(c.times_days.size()) +
-                                      " report times but the models predict " +
-                                      std::to_string(nt)));
+    j.answer(error_reply(422, "TIMES",
+                         "the case has " + std::to_string(c.times_days.size()) +
+                             " report times but the models predict " + std::to_string(nt)));
     return std::nullopt;
   }
   return c;
@@ -193,48 +201,64 @@ std::string PredictionService::new_result_id() {
   return buf;
 }
 
-void PredictionService::run_batch(std::vector<std::unique_ptr<Job>>& jobs) {
+PredictionService::CheckedCases PredictionService::checked_cases(const std::vector<Job*>& jobs) {
+  CheckedCases ok;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Job& j = *jobs[i];
+    try {
+      inject_fault("validate", i);
+      auto c = job_case(j);
+      if (!c) continue;
+      ok.warnings.push_back(out_of_training_range(*c));
+      if (long low = low_permeability_cells(*c))
+        ok.warnings.back().push_back(low_permeability_warning(low));
+      ok.cases.push_back(std::move(*c));
+      ok.jobs.push_back(&j);
+    } catch (const RequestError& e) {
+      j.answer(error_reply(422, e.field, e.message));
+    } catch (const std::exception& e) {  // this request's own failure, not the batch's
+      j.answer(error_reply(500, "", std::string("internal error: ") + e.what()));
+    }
+  }
+  return ok;
+}
+
+void PredictionService::run_batch(const std::vector<Job*>& jobs) {
   const auto& g = predictor_->spec().grid;
   const int nt = g[2];
   // Build every case; a bad one is answered at once and leaves the batch.
-  std::vector<ReservoirCase> cases;
-  std::vector<std::vector<std::string>> warnings;
-  std::vector<std::unique_ptr<Job>> ok;
-  for (auto& j : jobs) {
-    try {
-      auto c = job_case(*j);
-      if (!c) continue;
-      warnings.push_back(out_of_training_range(*c));
-      if (long low = low_permeability_cells(*c))
-        warnings.back().push_back(low_permeability_warning(low));
-      cases.push_back(std::move(*c));
-      ok.push_back(std::move(j));
-    } catch (const RequestError& e) {
-      j->reply.set_value(error_reply(422, e.field, e.message));
-    }
-  }
-  if (ok.empty()) return;
+  CheckedCases ok = checked_cases(jobs);
+  if (ok.jobs.empty()) return;
   // One batched forward pass over all cases.
   const double t0 = now_s();
   HostArray in;
-  for (const auto& c : cases) {
+  for (const auto& c : ok.cases) {
     HostArray one = encode_case(c, nt);
     if (in.shape.empty()) in.shape = one.shape, in.shape[0] = 0;
     in.data.insert(in.data.end(), one.data.begin(), one.data.end());
     ++in.shape[0];
   }
   const auto& times =
-      cases.front().times_days.empty() ? paper_times_days(nt) : cases.front().times_days;
+      ok.cases.front().times_days.empty() ? paper_times_days(nt) : ok.cases.front().times_days;
+  inject_fault("predict", 0);
   Prediction all = predictor_->run(in, times);
   const double predict_s = now_s() - t0;
   {
     std::lock_guard<std::mutex> l(mu_);
     ++batches_;
-    largest_batch_ = std::max<long>(largest_batch_, long(ok.size()));
+    largest_batch_ = std::max<long>(largest_batch_, long(ok.jobs.size()));
   }
-  for (std::size_t b = 0; b < ok.size(); ++b)
-    reply(*ok[b], cases[b], case_of(all, b), int(ok.size()), t0 - ok[b]->queued_at, predict_s,
-          warnings[b]);
+  // Each case's result on its own: one that cannot be written fails that request alone.
+  for (std::size_t b = 0; b < ok.jobs.size(); ++b) {
+    Job& j = *ok.jobs[b];
+    try {
+      inject_fault("write", b);
+      reply(j, ok.cases[b], case_of(all, b), int(ok.jobs.size()), t0 - j.queued_at, predict_s,
+            ok.warnings[b]);
+    } catch (const std::exception& e) {
+      j.answer(error_reply(500, "", std::string("the result could not be written: ") + e.what()));
+    }
+  }
 }
 
 // Case b of a batch's prediction, as a prediction of its own.
@@ -273,7 +297,7 @@ void PredictionService::reply(Job& j, const ReservoirCase& c, Prediction one, in
     std::lock_guard<std::mutex> l(mu_);
     verifiable_[id] = std::move(v);
   }
-  j.reply.set_value({200, std::move(body)});
+  j.answer({200, std::move(body)});
 }
 
 ServiceReply PredictionService::verify(const std::string& id) {
@@ -369,6 +393,23 @@ json PredictionService::stats() const {
           {"batches", batches_},
           {"largest_batch", largest_batch_},
           {"queued", queue_.size()}};
+}
+
+ServiceReply PredictionService::download(const std::string& id, std::string& bytes) const {
+  const std::string path = result_path(id);
+  if (path.empty() || !fs::is_regular_file(path))
+    return error_reply(404, "id", "no result " + id + " (results are kept for a while)");
+  try {
+    inject_fault("download", 0);
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    if (!f || !s) throw std::runtime_error("read error");
+    bytes = s.str();
+  } catch (const std::exception& e) {
+    return error_reply(500, "id", "result " + id + " could not be read: " + e.what());
+  }
+  return {200, {}};
 }
 
 std::string PredictionService::result_path(const std::string& id) const {

@@ -39,6 +39,10 @@ struct ServiceOptions {
   int keep_results = 200;          // older result files are deleted
   double flow_timeout_s = 300;     // an OPM Flow verification still running then fails
   RunOptions run;                  // the kernel choices for the models
+  // For the fault tests only (UFNO_SERVER_FAULT=STAGE:N): fail the N-th request of a batch (from
+  // 0) at STAGE (validate, predict, write or download) as a failing disk or library would.
+  std::string fault_stage;
+  int fault_request = 0;
 };
 
 class PredictionService {
@@ -60,18 +64,39 @@ class PredictionService {
   nlohmann::json info() const;                           // grid, sites, models (for the page)
   nlohmann::json stats() const;                          // requests, batches, largest batch
   std::string result_path(const std::string& id) const;  // "" if unknown
+  // A result file's bytes into `bytes`: status 200, or 404 / 500 with the error's body.
+  ServiceReply download(const std::string& id, std::string& bytes) const;
 
  private:
   struct Job {
     CaseRequest request;
     std::string upload_path;  // non-empty: a case file to read instead of request's site
-    std::promise<ServiceReply> reply;
     double queued_at = 0;
+    // Every request is answered exactly once, whatever fails after it was answered: a second
+    // answer is dropped (a promise set twice would end the server).
+    void answer(ServiceReply r) {
+      if (answered) return;
+      answered = true;
+      reply.set_value(std::move(r));
+    }
+    std::future<ServiceReply> future() { return reply.get_future(); }
+
+   private:
+    std::promise<ServiceReply> reply;
+    bool answered = false;
   };
   void worker();
-  void run_batch(std::vector<std::unique_ptr<Job>>& jobs);
+  void run_batch(const std::vector<Job*>& jobs);
+  // The batch's cases, each checked; a bad request is answered (422) and left out.
+  struct CheckedCases {
+    std::vector<Job*> jobs;
+    std::vector<ReservoirCase> cases;
+    std::vector<std::vector<std::string>> warnings;
+  };
+  CheckedCases checked_cases(const std::vector<Job*>& jobs);
   ServiceReply submit(std::unique_ptr<Job> job);
   std::optional<ReservoirCase> job_case(Job& j) const;
+  void inject_fault(const char* stage, std::size_t request) const;  // ServiceOptions::fault_*
   std::string new_result_id();
   Prediction case_of(const Prediction& all, std::size_t b) const;
   // Writes one case's result, answers its request and keeps what a verification needs.

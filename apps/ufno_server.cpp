@@ -15,6 +15,7 @@
 #include <httplib.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -160,14 +161,11 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
   });
   svr.Get(R"(/api/results/(r\d+)\.h5)", [&](const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
-    const std::string path = service.result_path(id);
-    if (path.empty() || !fs::exists(path))
-      return send_error(res, 404, "id", "no result " + id + " (results are kept for a while)");
-    std::ifstream f(path, std::ios::binary);
-    std::stringstream s;
-    s << f.rdbuf();
+    std::string bytes;
+    const auto reply = service.download(id, bytes);
+    if (reply.status != 200) return send_json(res, reply.status, reply.body);
     res.set_header("Content-Disposition", "attachment; filename=\"ufno_" + id + ".h5\"");
-    res.set_content(s.str(), "application/x-hdf5");
+    res.set_content(bytes, "application/x-hdf5");
   });
   // JSON for every API error httplib itself produces (unknown route 404, oversized 413, ...).
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
@@ -188,6 +186,29 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
         }
         send_error(res, 500, "", what);
       });
+}
+
+// UFNO_SERVER_FAULT=STAGE:N, for the fault tests (web/tests/test_faults.py): the N-th request of
+// each batch fails at STAGE as a failing disk or library would.
+void read_fault_from_environment(ufno::ServiceOptions& o) {
+  const char* v = std::getenv("UFNO_SERVER_FAULT");
+  if (!v || !*v) return;
+  const std::string s = v;
+  const auto colon = s.find(':');
+  const std::string stage = s.substr(0, colon);
+  int n = 0;
+  try {
+    std::size_t used = 0;
+    if (colon != std::string::npos) n = std::stoi(s.substr(colon + 1), &used);
+    if (colon != std::string::npos && used != s.size() - colon - 1) throw std::invalid_argument(s);
+  } catch (const std::exception&) {
+    n = -1;
+  }
+  if (n < 0 ||
+      (stage != "validate" && stage != "predict" && stage != "write" && stage != "download"))
+    throw ufno::InputError("UFNO_SERVER_FAULT", s,
+                           "is not STAGE[:N] with STAGE validate, predict, write or download");
+  o.fault_stage = stage, o.fault_request = n;
 }
 
 // The server's own flags (the service's go into ServiceOptions).
@@ -270,6 +291,7 @@ int run(int argc, char** argv) {
   ufno::apply_process_options(o.run);
   if (!fs::is_directory(flags.web_root))
     throw ufno::InputError(flags.web_root, "--web-root", "is not a directory");
+  read_fault_from_environment(o);
 
   ufno::PredictionService service(o);
   httplib::Server svr;
@@ -314,6 +336,20 @@ int main(int argc, char** argv) {
   // otherwise the signal may land on one of them and kill the process without a clean stop.
   const sigset_t sigs = stop_signals();
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
-  return ufno::mpi_main(argc, argv, "ufno_server",
-                        [](int ac, char** av, int, int) { return run(ac, av); });
+  // Open MPI's session directory (the singleton's, ompi.HOST.UID) goes in a directory of this
+  // server's own, removed at the end: a server stopped while predicting left it in TMPDIR.
+  const fs::path session =
+      fs::temp_directory_path() / ("ufno_server_mpi." + std::to_string(getpid()));
+  const bool own_session = !std::getenv("OMPI_MCA_orte_tmpdir_base");
+  if (own_session) {
+    fs::create_directories(session);
+    setenv("OMPI_MCA_orte_tmpdir_base", session.c_str(), 1);
+  }
+  const int code = ufno::mpi_main(argc, argv, "ufno_server",
+                                  [](int ac, char** av, int, int) { return run(ac, av); });
+  if (own_session) {
+    std::error_code ec;
+    fs::remove_all(session, ec);
+  }
+  return code;
 }
