@@ -39,7 +39,8 @@ void write_targets(const std::string& path, const ufno::ReservoirCase& c,
 
 // An existing --deck is replaced only when it is empty or an earlier export (CASE.DATA and
 // include/*.INC, nothing else): a directory of the user's is never deleted.
-void check_deck_directory(const std::string& deck) {
+// The case itself is never inside what is replaced (a case file named CASE.DATA).
+void check_deck_directory(const std::string& deck, const std::string& case_path) {
   std::error_code ec;
   const fs::file_status st = fs::symlink_status(deck, ec);
   if (ec || !fs::exists(st)) return;
@@ -51,6 +52,11 @@ void check_deck_directory(const std::string& deck) {
                                ", not only an earlier export's CASE.DATA and include/; it is "
                                "never deleted (give a new directory)");
   };
+  const ufno::InputFiles input({case_path});
+  for (const auto& e : fs::recursive_directory_iterator(deck))
+    if (input.find(e.path().string()))
+      throw ufno::InputError(deck, "--deck",
+                             "holds the input case " + case_path + "; it would be deleted");
   for (const auto& e : fs::directory_iterator(deck)) {
     const std::string name = e.path().filename().string();
     if (name == "CASE.DATA" && e.is_regular_file() && !e.is_symlink()) continue;
@@ -91,7 +97,7 @@ int run(int argc, char** argv) {
   fo.multx = !no_multx;
   while (deck.size() > 1 && deck.back() == '/') deck.pop_back();
   const ufno::ReservoirCase c = ufno::read_case(case_path);
-  check_deck_directory(deck);
+  check_deck_directory(deck, case_path);
   if (!targets.empty()) {
     ufno::check_output_path(targets, {case_path}, "--targets");
     const fs::path t = fs::absolute(targets).lexically_normal(),

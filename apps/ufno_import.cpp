@@ -11,6 +11,7 @@
 #include "apps/ToolMain.hpp"
 #include "io/CaseWriter.hpp"
 #include "io/EclipseDeck.hpp"
+#include "io/EclipseParse.hpp"
 #include "io/EclipseResults.hpp"
 #include "io/EclipseSiteDeck.hpp"
 #include "io/GridResampler.hpp"
@@ -99,7 +100,7 @@ int import_site(const std::string& deck, const std::string& out, const std::stri
     throw ufno::InputError(deck, "CARFIN",
                            "--targets and --like are for radial decks; a 3-D site takes neither");
   const ufno::ImportedSite s = ufno::import_site_deck(deck, density);
-  ufno::check_output_path(out, {deck});
+  ufno::check_output_path(out, ufno::deck_files(deck));
   ufno::write_nested_site(out, s.site, s.data, deck);
   for (const auto& n : s.notes) std::cerr << "ufno_import: " << deck << ": " << n << "\n";
   const auto& g = s.site.global().shape;
@@ -168,8 +169,16 @@ int run(int argc, char** argv) {
     }
   }
   check_imported_case(deck, c);
-  ufno::check_output_path(out, {deck, like, unrst});
-  if (!targets.empty()) ufno::check_output_path(targets, {deck, like, unrst, out}, "--targets");
+  // Every file the run reads: the deck and its includes (or the case), --like and the results.
+  ufno::InputFiles inputs(case_input ? std::vector<std::string>{deck} : ufno::deck_files(deck));
+  inputs.add({like, targets.empty() ? "" : (unrst.empty() ? default_unrst(deck) : unrst)});
+  ufno::check_output_path(out, inputs);
+  if (!targets.empty()) {
+    ufno::check_output_path(targets, inputs, "--targets");
+    if (std::filesystem::weakly_canonical(targets) == std::filesystem::weakly_canonical(out) ||
+        ufno::InputFiles({out}).find(targets))
+      throw ufno::InputError(targets, "--targets", "is the same file as --out");
+  }
   // The targets are read before anything is written: a failure leaves neither file.
   Targets t;
   if (!targets.empty())

@@ -13,6 +13,7 @@
 
 #include "decomposition/CollectiveErrors.hpp"
 #include "decomposition/Repartition.hpp"
+#include "io/Hdf5File.hpp"
 #include "io/ModelAttributes.hpp"
 #include "io/NestedSite.hpp"
 #include "io/OutputPath.hpp"
@@ -23,6 +24,7 @@
 #include "runtime/Fno4dRun.hpp"
 #include "runtime/MpiMain.hpp"
 #include "runtime/NestedChain.hpp"
+#include "runtime/NestedModelSet.hpp"
 #include "runtime/PredictionWriter.hpp"
 #include "runtime/Predictor.hpp"
 #include "runtime/RunOptionsFromEnvironment.hpp"
@@ -104,6 +106,9 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
   if (o.nested && o.models_dir.empty())
     return refuse(
         (o.case_path + ": --case: a 3-D site file needs --models DIR (the nested models)").c_str());
+  if (!o.nested && !o.models_dir.empty() && !o.case_path.empty())
+    // A site file HDF5 cannot read (cut short, say) is named as such, not as "no site file".
+    ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::h5::File::open_read(o.case_path); });
   if (!o.nested && !o.models_dir.empty())
     return refuse((o.models_dir + ": --models: only with a 3-D site file as --case "
                                   "(docs/nested-sites.md)")
@@ -113,7 +118,9 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
         (o.models[0] + ": --model: a 3-D site takes its models from --models DIR").c_str());
   if (o.nested) {
     ufno::dist::collectively(MPI_COMM_WORLD, [&] {
-      ufno::check_output_path(o.out, {o.case_path, o.models_dir});
+      ufno::InputFiles inputs({o.case_path});
+      inputs.add(ufno::model_candidates(o.models_dir));
+      ufno::check_output_path(o.out, inputs);
       ufno::check_thread_count(o.threads);
     });
     return true;

@@ -17,7 +17,7 @@ void write_case(const std::string& path, const ReservoirCase& c, const std::stri
   remove_stale_temporaries(path);
   const std::string tmp = temporary_name(path, ::getpid());
   try {
-    auto f = h5::File::create(tmp);
+    auto f = h5::File::create(tmp, MPI_COMM_NULL, path);  // errors name the output
     const std::vector<std::size_t> xy{std::size_t(c.nx), std::size_t(c.ny)};
     auto array = [&](const char* name, const std::vector<std::size_t>& shape,
                      const std::vector<double>& v, const char* units) {
@@ -46,7 +46,7 @@ void write_case(const std::string& path, const ReservoirCase& c, const std::stri
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    throw InputError(path, "", "could not be created by renaming " + tmp);
+    throw InputError(path, "", "could not be created (renaming its complete temporary failed)");
   }
 }
 

@@ -44,15 +44,30 @@ std::vector<std::string> include_names(const std::string& file) {
 
 // Before OPM parses anything: every INCLUDE exists and is a regular file, none includes itself
 // (directly or through others; OPM would recurse until memory runs out), and the tree is of a
-// bounded size. Relative names resolve against the top deck's directory, as OPM does.
-void check_include_tree(const std::string& path) {
+// bounded size, in files and in bytes (OPM holds about seven times a deck's bytes while it
+// parses). Relative names resolve against the top deck's directory, as OPM does. The deck and
+// every file it includes, in the order they are met.
+std::vector<std::string> checked_include_tree(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path root = fs::path(path).parent_path();
   constexpr int kMaxFiles = 10000, kMaxDepth = 64;
-  int files = 0;
+  std::uintmax_t bytes = 0;
+  std::vector<std::string> files;
+  auto count = [&](const fs::path& file) {
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(file, ec);
+    bytes += ec ? 0 : size;
+    if (bytes > kMaxDeckBytes)
+      throw InputError(path, file.string() == path ? "" : "INCLUDE",
+                       (file.string() == path ? std::string("the deck")
+                                              : "with " + file.string() + ", the deck") +
+                           " is larger than " + std::to_string(kMaxDeckBytes >> 20) +
+                           " MiB in all (the limit on a deck and its includes)");
+    files.push_back(file.string());
+  };
   std::function<void(const fs::path&, std::vector<fs::path>&)> visit =
       [&](const fs::path& file, std::vector<fs::path>& chain) {
-        if (++files > kMaxFiles || int(chain.size()) > kMaxDepth)
+        if (int(files.size()) > kMaxFiles || int(chain.size()) > kMaxDepth)
           throw InputError(path, "INCLUDE",
                            "more than " + std::to_string(kMaxFiles) + " files or " +
                                std::to_string(kMaxDepth) + " levels of includes");
@@ -67,13 +82,16 @@ void check_include_tree(const std::string& path) {
           if (std::find(chain.begin(), chain.end(), canon) != chain.end())
             throw InputError(path, "INCLUDE",
                              inc.string() + " includes itself (from " + file.string() + ")");
+          count(inc);
           chain.push_back(canon);
           visit(inc, chain);
           chain.pop_back();
         }
       };
+  count(path);
   std::vector<fs::path> chain{fs::canonical(path)};
   visit(path, chain);
+  return files;
 }
 
 // One printable line of an OPM message: OPM echoes the deck's bytes, which may be anything.
@@ -109,7 +127,7 @@ std::string printable(const std::exception& e) {
   return m.substr(0, 300);
 }
 
-std::unique_ptr<Opm::Deck> parse_deck(const std::string& path) {
+std::vector<std::string> deck_files(const std::string& path) {
   {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec))
@@ -120,7 +138,11 @@ std::unique_ptr<Opm::Deck> parse_deck(const std::string& path) {
     std::ifstream probe(path);
     if (!probe) throw InputError(path, "", "cannot be opened (missing or unreadable)");
   }
-  check_include_tree(path);
+  return checked_include_tree(path);
+}
+
+std::unique_ptr<Opm::Deck> parse_deck(const std::string& path) {
+  deck_files(path);
   Opm::Parser parser;
   Opm::ParseContext ctx;
   Opm::ErrorGuard errors;

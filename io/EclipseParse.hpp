@@ -2,13 +2,24 @@
 // Parsing an ECLIPSE deck with opm-common safely: the file is a readable regular file, its
 // INCLUDE tree exists, has no cycle and is of bounded size, and OPM's exceptions become one
 // printable line naming the file.
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <opm/input/eclipse/Deck/Deck.hpp>
 
 namespace ufno {
+
+// The most a deck and its includes may hold together, in bytes: a radial case's deck is a few
+// MB, the largest site deck (levels of up to 4.2 M cells, io/NestedSite.cpp) about 200 MB
+// written out value by value.
+constexpr std::uintmax_t kMaxDeckBytes = std::uintmax_t(512) << 20;
+
+// The deck (a readable regular file) and every file it includes, checked as parse_deck checks
+// them before parsing; an InputError names the deck and the file at fault.
+std::vector<std::string> deck_files(const std::string& path);
 
 std::unique_ptr<Opm::Deck> parse_deck(const std::string& path);
 

@@ -17,6 +17,14 @@ namespace ufno {
 
 namespace {
 
+// A deck value checked against the limit of the case quantity it becomes (`limit`, such as
+// INJ_RATE), named by the deck's own keyword (WCONINJE INJ2), which is what a user can find.
+void check_deck_value(const std::string& path, const char* limit, double v,
+                      const std::string& keyword) {
+  const std::string why = physical_violation(limit, v);
+  if (!why.empty()) throw InputError(path, keyword, why);
+}
+
 constexpr int kReportTimes = 24;  // the reference's nests: 24 report times
 const std::string kGlobal = "GLOBAL";
 
@@ -148,8 +156,8 @@ SiteConditions read_conditions(const Opm::Deck& deck, const std::string& path) {
   SiteConditions c;
   c.temperature_c = reservoir_temperature_c(deck, path);
   c.datum_pressure_bar = datum_pressure_bar(deck, path);
-  check_physical(path, "TEMP", c.temperature_c, "RTEMP");
-  check_physical(path, "PRESSURE", c.datum_pressure_bar, "EQUIL");
+  check_deck_value(path, "TEMP", c.temperature_c, "RTEMP");
+  check_deck_value(path, "PRESSURE", c.datum_pressure_bar, "EQUIL");
   try {
     c.water_density =
         Opm::H2O<double>::liquidDensity(c.temperature_c + 273.15, c.datum_pressure_bar * 1e5);
@@ -224,7 +232,7 @@ void read_rates(const Opm::Deck& deck, const std::string& path, double surface_d
                              "'s rate changes; the nested "
                              "models take one constant rate");
       rate[w.name] = w.rate_mt_per_year = mt;
-      check_physical(path, "INJ_RATE", mt, "WCONINJE " + w.name);
+      check_deck_value(path, "INJ_RATE", mt, "WCONINJE " + w.name);
     }
   for (const auto& w : wells)
     if (!rate.count(w.name)) throw InputError(path, "WCONINJE", "well " + w.name + " has no rate");
@@ -263,10 +271,15 @@ NestedLevel carfin_level(const std::string& path, const Carfin& c, const std::ar
   const char* n[] = {"NX", "NY", "NZ"};
   for (int a = 0; a < 3; ++a) {
     const int b = c.box[2 * a + 1] - c.box[2 * a] + 1;
-    if (c.box[2 * a] < 1 || b < 1 || c.box[2 * a + 1] > parent[a])
-      throw InputError(path, std::string("CARFIN ") + c.name + ": " + (b < 1 ? lo[a] : hi[a]),
-                       "the refinement lies outside its parent " + c.parent + " (1.." +
-                           std::to_string(parent[a]) + ")");
+    // The item named is the one at fault: a lower bound below 1 or above the upper one, else
+    // the upper bound beyond the parent.
+    const bool low_at_fault = c.box[2 * a] < 1 || b < 1;
+    if (low_at_fault || c.box[2 * a + 1] > parent[a])
+      throw InputError(path,
+                       std::string("CARFIN ") + c.name + ": " + (low_at_fault ? lo[a] : hi[a]),
+                       (b < 1 ? std::string("is above ") + hi[a] + "; the box is empty"
+                              : "the refinement lies outside its parent " + c.parent + " (1.." +
+                                    std::to_string(parent[a]) + ")"));
     if (c.shape[a] < 1 || c.shape[a] % b)
       throw InputError(
           path, std::string("CARFIN ") + c.name + ": " + n[a],
@@ -325,6 +338,23 @@ const Carfin& only_child(const std::string& path, const std::vector<Carfin>& car
   return *found;
 }
 
+// Nested FNO's levels refine one well's surroundings each: two wells' LGR1 boxes that share
+// GLOBAL cells would refine those cells twice, with two predictions for them.
+void check_disjoint_nests(const std::string& path, const std::vector<NestedLevel>& levels) {
+  auto overlap = [](const NestedLevel& a, const NestedLevel& b) {
+    for (int ax = 0; ax < 3; ++ax)
+      if (a.box[2 * ax + 1] < b.box[2 * ax] || b.box[2 * ax + 1] < a.box[2 * ax]) return false;
+    return true;
+  };
+  for (std::size_t m = 0; m < levels.size(); ++m)
+    for (std::size_t n = m + 1; n < levels.size(); ++n)
+      if (levels[m].lgr() == 1 && levels[n].lgr() == 1 && overlap(levels[m], levels[n]))
+        throw InputError(path, "CARFIN " + levels[n].carfin,
+                         "shares GLOBAL cells with CARFIN " + levels[m].carfin + " (wells " +
+                             levels[m].well + " and " + levels[n].well +
+                             "): each well's nest must be disjoint from the others'");
+}
+
 std::vector<NestedLevel> assemble_nests(const std::string& path, const SiteGrid& g,
                                         const std::vector<Carfin>& carfins,
                                         const std::vector<NestedWell>& wells) {
@@ -350,6 +380,7 @@ std::vector<NestedLevel> assemble_nests(const std::string& path, const SiteGrid&
     if (!used[n])
       throw InputError(path, "CARFIN " + carfins[n].name,
                        "belongs to no well's nest (parent " + carfins[n].parent + ")");
+  check_disjoint_nests(path, levels);
   return levels;
 }
 

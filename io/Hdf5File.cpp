@@ -88,12 +88,13 @@ File File::open_read(const std::string& path, MPI_Comm comm) {
   return File(path, id, comm != MPI_COMM_NULL);
 }
 
-File File::create(const std::string& path, MPI_Comm comm) {
+File File::create(const std::string& path, MPI_Comm comm, const std::string& shown_as) {
   silence_errors();
   Handle fapl = access_list(comm);
+  const std::string& name = shown_as.empty() ? path : shown_as;
   hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
-  if (id < 0) throw InputError(path, "", "cannot be created (directory missing or not writable?)");
-  return File(path, id, comm != MPI_COMM_NULL);
+  if (id < 0) throw InputError(name, "", "cannot be created (directory missing or not writable?)");
+  return File(name, id, comm != MPI_COMM_NULL);
 }
 
 void File::close() {

@@ -43,7 +43,9 @@ class File {
   // block reads and writes are collective.
   static File open_read(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
   // Creates (truncates) `path`; the caller renames a temporary into place when complete.
-  static File create(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
+  // `shown_as`: the name errors give (the output a temporary file becomes; by default `path`).
+  static File create(const std::string& path, MPI_Comm comm = MPI_COMM_NULL,
+                     const std::string& shown_as = "");
 
   const std::string& path() const { return path_; }
   hid_t id() const { return file_.id(); }

@@ -26,7 +26,8 @@ OutputFile::OutputFile(const std::string& path, MPI_Comm comm)
     : path_((check_output_path(path, {}), path)),
       tmp_(shared_temporary_name(path, comm)),
       comm_(comm),
-      file_(h5::File::create(tmp_, comm)) {
+      // Errors name the output: the temporary is gone when a user reads them.
+      file_(h5::File::create(tmp_, comm, path_)) {
   if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank_);
 }
 
@@ -76,7 +77,8 @@ void OutputFile::commit() {
   int ok = 1;
   if (rank_ == 0) ok = std::rename(tmp_.c_str(), path_.c_str()) == 0;
   if (comm_ != MPI_COMM_NULL) MPI_Bcast(&ok, 1, MPI_INT, 0, comm_);
-  if (!ok) throw InputError(path_, "", "could not be created by renaming " + tmp_);
+  if (!ok)
+    throw InputError(path_, "", "could not be created (renaming its complete temporary failed)");
   committed_ = true;
 }
 

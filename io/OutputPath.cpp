@@ -1,5 +1,7 @@
 #include "io/OutputPath.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <system_error>
 
@@ -7,7 +9,35 @@
 
 namespace ufno {
 
-void check_output_path(const std::string& out, const std::vector<std::string>& inputs,
+namespace {
+
+// (device, inode) of the file `path` names, through links; false when there is none.
+bool identity(const std::string& path, std::pair<unsigned long long, unsigned long long>& id) {
+  struct stat s {};
+  if (path.empty() || ::stat(path.c_str(), &s) != 0) return false;
+  id = {static_cast<unsigned long long>(s.st_dev), static_cast<unsigned long long>(s.st_ino)};
+  return true;
+}
+
+}  // namespace
+
+void InputFiles::add(const std::string& path) {
+  std::pair<unsigned long long, unsigned long long> id;
+  if (identity(path, id)) ids_.emplace(id, path);
+}
+
+void InputFiles::add(const std::vector<std::string>& paths) {
+  for (const auto& p : paths) add(p);
+}
+
+const std::string* InputFiles::find(const std::string& path) const {
+  std::pair<unsigned long long, unsigned long long> id;
+  if (!identity(path, id)) return nullptr;
+  const auto it = ids_.find(id);
+  return it == ids_.end() ? nullptr : &it->second;
+}
+
+void check_output_path(const std::string& out, const InputFiles& inputs,
                        const std::string& option) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -19,11 +49,8 @@ void check_output_path(const std::string& out, const std::vector<std::string>& i
   if (!fs::is_regular_file(link))
     throw InputError(out, option,
                      "is not a regular file (a device, FIFO or socket): it is never replaced");
-  for (const auto& in : inputs) {
-    if (in.empty()) continue;
-    if (fs::equivalent(out, in, ec) && !ec)
-      throw InputError(out, option, "is the input file " + in + "; it would be overwritten");
-  }
+  if (const std::string* in = inputs.find(out))
+    throw InputError(out, option, "is the input file " + *in + "; it would be overwritten");
 }
 
 }  // namespace ufno

@@ -106,7 +106,11 @@ void list_outputs(const BatchOptions& o, int world, int size, std::vector<std::s
     outputs = outputs_for(o.out_dir, cases);
     if (fs::exists(o.out_dir) && !fs::is_directory(o.out_dir))
       throw InputError(o.out_dir, "--out", "exists and is not a directory");
-    for (std::size_t i = 0; i < cases.size(); ++i) check_output_path(outputs[i], {cases[i]});
+    // An output may replace no input of the batch: its own case, another case, a model, the list.
+    InputFiles inputs(cases);
+    inputs.add(o.models);
+    if (!fs::is_directory(o.cases)) inputs.add(o.cases);
+    for (const auto& out : outputs) check_output_path(out, inputs);
     if (world == 0) {
       fs::create_directories(o.out_dir);
       for (const auto& out : outputs) remove_stale_temporaries(out);

@@ -14,7 +14,8 @@ namespace {
 
 constexpr std::size_t kMaxDirectoryEntries = 10000;  // a models directory, not a file system
 
-// DIR's *.h5 regular files, in name order (bounded: a directory of millions is refused).
+}  // namespace
+
 std::vector<std::string> model_candidates(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -32,6 +33,8 @@ std::vector<std::string> model_candidates(const std::string& dir) {
   return files;
 }
 
+namespace {
+
 // The level's grid as a model states it: (nx, ny, nz, T).
 std::array<int, 4> level_grid(const NestedLevel& l, const NestedSite& site) {
   return {l.shape[0], l.shape[1], l.shape[2], int(site.times_days.size())};
@@ -42,15 +45,18 @@ std::string grid_string(const std::array<int, 4>& g) {
          " x " + std::to_string(g[3]);
 }
 
-// A file of the ufno model format (any other .h5 in the directory, or a file HDF5 cannot open,
-// is not a model and is skipped).
+// A file of the ufno model format. Any other HDF5 file in the directory is not a model and is
+// skipped; a file HDF5 cannot read (a truncated model, say) is refused by name, since skipping it
+// would report its level as missing.
 bool is_model_file(const std::string& file) {
   h5::silence_errors();
   try {
     const h5::File f = h5::File::open_read(file);
     return f.string_attribute("/", "format").value_or("") == "ufno-model";
   } catch (const std::exception&) {
-    return false;
+    throw InputError(file, "--models",
+                     "is not a readable HDF5 file (truncated or corrupt?); every .h5 file of a "
+                     "models directory is read");
   }
 }
 

@@ -5,11 +5,16 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/Fno4dSpec.hpp"
 #include "io/NestedSite.hpp"
 
 namespace ufno {
+
+// DIR's *.h5 regular files, in name order (bounded: a directory of millions is refused): the
+// files a chain may read as its models.
+std::vector<std::string> model_candidates(const std::string& dir);
 
 class NestedModelSet {
  public:

@@ -17,17 +17,26 @@ std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
 }
+
+// An on/off switch: unset or empty gives `unset`, "1" on, "0" off; anything else is refused (a
+// typo such as UFNO_TF32=yes would otherwise silently mean off).
+bool env_switch(const char* name, bool unset) {
+  const std::string v = env(name);
+  if (v.empty()) return unset;
+  if (v != "0" && v != "1") throw InputError(name, v, "is neither 0 (off) nor 1 (on)");
+  return v == "1";
+}
 }  // namespace
 
 RunOptions run_options_from_environment(int threads, bool bf16_convolutions) {
   RunOptions o;
   o.threads = threads;
   o.bf16_convolutions = bf16_convolutions;
-  o.plane_conv = env("UFNO_PLANE_CONV") != "0";
+  o.plane_conv = env_switch("UFNO_PLANE_CONV", true);
   o.fftw_wisdom = env("UFNO_FFTW_WISDOM");
-  o.profile = env("UFNO_PROFILE") == "1";
-  o.heap_reuse = heap_reuse_from_environment();
-  o.tf32 = env("UFNO_TF32") == "1";
+  o.profile = env_switch("UFNO_PROFILE", false);
+  o.heap_reuse = env_switch("UFNO_HEAP_REUSE", true);
+  o.tf32 = env_switch("UFNO_TF32", false);
   const std::string plan = env("UFNO_PLAN");
   if (!plan.empty() && !parse_plan_kind(plan, o.plan))
     throw InputError("UFNO_PLAN", plan, "is neither streaming nor whole-tensor");

@@ -6,6 +6,7 @@
 
 #include "core/Fingerprint.hpp"
 #include "core/InputError.hpp"
+#include "io/OutputPath.hpp"
 #include "runtime/DefaultModels.hpp"
 #include "screening/ScenarioParameters.hpp"
 #include "screening/Sweep.hpp"
@@ -56,12 +57,27 @@ std::string sweep_fingerprint(const json& j, const SweepConfig& c) {
   return files_fingerprint(files, h);
 }
 
+// No file the sweep reads (its configuration, models, base cases) lies in `out`, under any name:
+// the sweep writes and replaces files there.
+void check_out_holds_no_input(const SweepConfig& c) {
+  InputFiles inputs({c.path});
+  inputs.add(c.models);
+  inputs.add(c.base_cases);
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(c.out, ec), end; !ec && it != end; it.increment(ec))
+    if (const std::string* in = inputs.find(it->path().string()))
+      throw InputError(c.path, "out",
+                       c.out + " holds the input file " + *in + " (as " + it->path().string() +
+                           "); choose another \"out\"");
+}
+
 // Results in `out` are reused only when they come from this very configuration.
 void check_out_matches(const SweepConfig& c) {
   const fs::path out(c.out), fp = out / kSweepFingerprintFile;
   if (!fs::exists(out)) return;
   if (!fs::is_directory(out))
     throw InputError(c.path, "out", c.out + " exists and is not a directory");
+  check_out_holds_no_input(c);
   if (!fs::exists(fp)) {
     if (fs::exists(out / "kpis.csv") || fs::exists(out / "kpi"))
       throw InputError(c.path, "out",

@@ -34,11 +34,16 @@ int world_size() {
   return s;
 }
 
-// One directory for all ranks (rank 0's pid), made empty by rank 0.
-std::string shared_directory(const std::string& stem) {
+// The name of one directory for all ranks (rank 0's pid); collective.
+std::string shared_directory_name(const std::string& stem) {
   long pid = ::getpid();
   MPI_Bcast(&pid, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-  const fs::path d = fs::temp_directory_path() / (stem + "." + std::to_string(pid));
+  return (fs::temp_directory_path() / (stem + "." + std::to_string(pid))).string();
+}
+
+// One directory for all ranks (rank 0's pid), made empty by rank 0.
+std::string shared_directory(const std::string& stem) {
+  const fs::path d = shared_directory_name(stem);
   if (world_rank() == 0) {
     fs::remove_all(d);
     fs::create_directories(d);
@@ -163,7 +168,21 @@ TEST_CASE("the nested chain refuses a model set that does not fit the site, writ
                                      }),
                      out),
              Catch::Contains("in_channels"));
+  // A model cut short is named, not skipped (skipping it reported its level as missing).
+  const std::string cut = model_directory("ufno_nested_cut", "", [](const std::string& d) {
+    fs::resize_file(d + "/LGR2_SG.h5", fs::file_size(d + "/LGR2_SG.h5") / 2);
+  });
+  const std::string cut_error = refusal(cut, out);
+  CHECK_THAT(cut_error,
+             Catch::Contains(cut + "/LGR2_SG.h5") && Catch::Contains("not a readable HDF5 file"));
   CHECK_THAT(refusal(kFixture + "/site.h5", out), Catch::Contains("is not a directory"));
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK_FALSE(fs::exists(out));
+  // Nothing of this test is left in the temporary directory.
+  for (const char* stem :
+       {"ufno_nested_refusal", "ufno_nested_missing", "ufno_nested_twice", "ufno_nested_grid",
+        "ufno_nested_global_sg", "ufno_nested_channels", "ufno_nested_cut"}) {
+    const std::string d = shared_directory_name(stem);  // collective
+    if (world_rank() == 0) fs::remove_all(d);
+  }
 }

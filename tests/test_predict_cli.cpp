@@ -170,6 +170,28 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
           std::string::npos);
     CHECK(no_output_left("out_bad.h5"));
   }
+  SECTION("an output that cannot be written is named as given, not by its temporary name") {
+    Run r =
+        predict("--threads 1 --model " + model + " --tensor " + io + " --out no_such_dir/pred.h5");
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("no_such_dir/pred.h5: cannot be created") != std::string::npos);
+    CHECK(r.err.find(".tmp.") == std::string::npos);
+  }
+  SECTION("an on/off switch in the environment that is neither 0 nor 1") {
+    for (const char* var : {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_HEAP_REUSE"}) {
+      fs::remove("out_bad.h5");
+      Run r = test::run_command(std::string(var) + "=yes " + std::string(UFNO_PREDICT_EXE) +
+                                " --threads 1 --model " + model + " --tensor " + io +
+                                " --out out_bad.h5");
+      INFO(var << ": " << r.err);
+      CHECK(r.code == 2);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+      CHECK(r.err.find(std::string(var) + ": yes: is neither 0 (off) nor 1 (on)") !=
+            std::string::npos);
+      CHECK(no_output_left("out_bad.h5"));
+    }
+  }
   SECTION("missing model file") {
     expect_failure("--model nope.h5 --tensor " + io, "nope.h5", "--model", "does not exist");
   }
@@ -438,4 +460,9 @@ TEST_CASE("a forged site file is refused in one line before anything runs", "[cl
                  }) + " --models " +
                      models,
                  "site_forged.h5", "INJ2/LGR3/input", "NaN");
+  // A site file cut in half is named as unreadable, not taken for "not a site file".
+  expect_failure(
+      "--case " + forged([](const std::string& p) { fs::resize_file(p, fs::file_size(p) / 2); }) +
+          " --models " + models,
+      "site_forged.h5", "", "not a readable HDF5 file");
 }

@@ -235,6 +235,30 @@ TEST_CASE("decks outside the supported subset are refused naming the keyword or 
   }
 }
 
+TEST_CASE("a CARFIN item and two nests that share GLOBAL cells are refused by name") {
+  // I1 = 0 is the item at fault (I2 is valid).
+  const std::string zero = write_deck(replaced(kDeck, "'A1' 2 3 2 3", "'A1' 0 3 2 3"));
+  CHECK_THROWS_WITH(import_site_deck(zero), Catch::Contains("CARFIN A1: I1"));
+  // INJ1 at (6, 6) with A1 over I 5..6, J 5..6; INJ2 at (7, 5) with B1 over I 6..7, J 4..5: each
+  // nest holds its own well only, and both refine GLOBAL cell (6, 5).
+  std::string deck = kDeck;
+  for (const auto& [from, to] :
+       std::vector<std::pair<std::string, std::string>>{{"'A1' 2 3 2 3", "'A1' 5 6 5 6"},
+                                                        {"'B1' 7 8 7 8", "'B1' 6 7 4 5"},
+                                                        {"'INJ1' 'G' 3 3", "'INJ1' 'G' 6 6"},
+                                                        {"'INJ2' 'G' 8 8", "'INJ2' 'G' 7 5"},
+                                                        {"'INJ1' 3 3", "'INJ1' 6 6"},
+                                                        {"'INJ2' 8 8", "'INJ2' 7 5"}})
+    deck = replaced(deck, from, to);
+  const std::string path = write_deck(deck);
+  CHECK_THROWS_WITH(import_site_deck(path),
+                    Catch::StartsWith(path + ": CARFIN B1: shares GLOBAL cells with CARFIN A1"));
+  // INJ2 and its nest one row down: disjoint, imported.
+  std::string apart = replaced(deck, "'B1' 6 7 4 5", "'B1' 6 7 3 4");
+  apart = replaced(replaced(apart, "'INJ2' 'G' 7 5", "'INJ2' 'G' 7 4"), "'INJ2' 7 5", "'INJ2' 7 4");
+  CHECK_NOTHROW(import_site_deck(write_deck(apart)));
+}
+
 TEST_CASE("a GLOBAL grid beyond a level's cell bound is refused before its channels exist") {
   std::string big = replaced(kDeck, " 10 10 2 /", " 2048 2048 2 /");
   big = replaced(big, "DXV\n 10*500 /", "DXV\n 2048*50 /");

@@ -220,3 +220,61 @@ def test_site_deck_refusals_write_nothing(tmp_path):
         assert code == 2, err
         assert err.count("\n") == 1 and str(deck) in err and item in err, err
         assert not out_file.exists() and not (tmp_path / "t.h5").exists()
+
+
+def test_site_deck_defects_refused(tmp_path):
+    """Defects a fault matrix found in the site import, each refused in one line naming what is
+    at fault, exit 2, nothing written: a CARFIN with I1 = 0 names I1 (not the valid I2); two
+    wells' nests that share GLOBAL cells name both CARFINs; a deck over the size limit names the
+    file without parsing it (a 2 GiB sparse file: OPM took 14.7 GB and 114 s on one)."""
+    from ufno.data import nested_sites
+    site = nested_sites.sample_site(2, 0)
+    text = nested_sites.nested_deck_text(site)
+    first = re.search(r"(?m)^CARFIN\n\s*'(\w+)'\s+(\d+)", text)
+    zero = text.replace(first.group(0), "CARFIN\n '%s' 0" % first.group(1), 1)
+    # W2 three columns east of W1: the LGR1 boxes (four columns each) share one column, and
+    # neither holds the other's well.
+    close = dict(site, wells=[site["wells"][0], dict(site["wells"][1],
+                                                        i=site["wells"][0]["i"] + 3,
+                                                        j=site["wells"][0]["j"])])
+    overlap = nested_sites.nested_deck_text(close)
+    big = tmp_path / "BIG.DATA"
+    with open(big, "wb") as f:
+        f.truncate(2 << 30)  # sparse: no disk used
+    cases = [("ZERO.DATA", zero, "CARFIN %s: I1" % first.group(1)),
+             ("OVERLAP.DATA", overlap, "CARFIN W2_L1: shares GLOBAL cells with CARFIN W1_L1"),
+             ("BIG.DATA", None, "larger than 512 MiB")]
+    for name, deck_text, say in cases:
+        deck = tmp_path / name
+        if deck_text is not None:
+            deck.write_text(deck_text)
+        out_file = tmp_path / (name + ".h5")
+        code, out, err = run(str(deck), "--out", str(out_file))
+        check("%s refused naming %r" % (name, say),
+              code == 2 and err.count("\n") == 1 and str(deck) in err and say in err
+              and not out_file.exists(), (code, err))
+
+
+def test_import_never_overwrites_an_include(tmp_path):
+    """--out on a file the deck includes (radial and site decks; by its own name, by another
+    name of it and through a hard link) is refused, exit 2, and the include is unchanged."""
+    from ufno.data import nested_sites
+    radial = tmp_path / "radial"
+    shutil.copytree(os.path.join(ROOT, "examples", "opm", "s1_i000087", "deck"), radial)
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    text = nested_sites.nested_deck_text(nested_sites.sample_site(2, 0))
+    perm = re.search(r"(?ms)^PERMX\n.*?/\n", text)
+    (site_dir / "perm.inc").write_text(perm.group(0))
+    (site_dir / "SITE.DATA").write_text(text.replace(perm.group(0), "INCLUDE\n 'perm.inc' /\n"))
+    os.link(site_dir / "perm.inc", site_dir / "perm_link.inc")
+    cases = [(radial / "CASE.DATA", radial / "include" / "PERMX.INC"),
+             (radial / "CASE.DATA", radial / "include" / ".." / "include" / "PORO.INC"),
+             (site_dir / "SITE.DATA", site_dir / "perm.inc"),
+             (site_dir / "SITE.DATA", site_dir / "perm_link.inc")]
+    for deck, target in cases:
+        before = open(target, "rb").read()
+        code, out, err = run(str(deck), "--out", str(target))
+        check("--out %s (included by %s) refused" % (target.name, deck.name),
+              code == 2 and err.count("\n") == 1 and "is the input file" in err
+              and open(target, "rb").read() == before, (code, err))

@@ -124,7 +124,7 @@ def test_pack():
               and np.array_equal(y1, dp.astype(np.float16).astype(np.float32)))
         q = run("-m", "ufno.pack", pack, pack, "--variable", "dP")
         check("a pack is never written over its own source", q.returncode == 2
-              and "replace the input" in q.stderr and os.path.getsize(pack) > 0, q.stderr[-300:])
+              and "is the input file" in q.stderr and os.path.getsize(pack) > 0, q.stderr[-300:])
         for bad in ("0", "nan", "0.5"):
             q = run("-m", "ufno.pack", data, os.path.join(work, "x.ufnopack"),
                     "--variable", "dP", "--max-error", bad)
@@ -199,9 +199,15 @@ def test_pack():
             with open(broken, "wb") as f:
                 f.write(content)
             t = run(*train, "--data", broken, "--variable", "dP", "--run", os.path.join(work, "r3"))
-            check("a %s pack is one error line naming it, exit 2" % label,
-                  t.returncode == 2 and "broken.ufnopack" in t.stderr
+            check("a %s pack is one error line naming it once, no usage text, exit 2" % label,
+                  t.returncode == 2 and t.stderr.count("broken.ufnopack") == 1
+                  and t.stderr.count("\n") == 1 and "usage" not in t.stderr
                   and "Traceback" not in t.stderr, t.stderr[-300:])
+            q = run("-m", "ufno.pack", broken, os.path.join(work, "re.ufnopack"), "--variable",
+                    "dP")
+            check("ufno.pack names a %s pack once, in one line" % label,
+                  q.returncode == 2 and q.stderr.count("broken.ufnopack") == 1
+                  and q.stderr.count("\n") == 1, q.stderr[-300:])
         t = run(*train, "--data", grid_pack, "--variable", "dP", "--run", os.path.join(work, "r4"),
                 "--init", broken)
         check("an init file that is none is one error line, exit 2",

@@ -39,6 +39,12 @@ def main(argv=None):
     def log(level, var, seconds):
         print("nested_chain: %-12s %s %8.3f s" % (level.path, var, seconds), flush=True)
 
+    from ufno.data.output_path import check_output, files_in
+    try:
+        check_output(args.out, [args.case] + files_in(args.models))
+    except ValueError as e:
+        print("nested_chain: %s" % e, file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     try:
         chain.predict_site(args.case, args.models, args.out,

@@ -827,10 +827,109 @@ def sweep_signal_cases():
     os.remove("killed.json")
 
 
+def py_refused(module, args, names):
+    """A Python task (python3 -m MODULE) refused: exit non-zero, one stderr line containing every
+    string in names, and an unchanged work directory."""
+    before = snapshot(".")
+    p = subprocess.run([sys.executable, "-m", module] + args, capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    changed = sorted(set(before.items()) ^ set(snapshot(".").items()))
+    check("python3 -m %s %s -> refused naming %s" % (module, " ".join(args)[:80], names),
+          p.returncode != 0 and len(lines) == 1 and all(n in lines[0] for n in names)
+          and not changed, (p.returncode, p.stderr[-400:], changed))
+
+
+def output_cases():
+    """Every writing program with its output on each of its inputs, by the input's own name,
+    another name of it and a hard link to it: refused (exit 2, one line naming the output and
+    the input), and every file as it was. Inputs are all the files a run reads: the case, each
+    model, a --models directory's files, every case of a batch and its list, a deck's includes,
+    a sweep's configuration, models and base cases, the fields ufno_kpis reads."""
+    P, K, I, E, S = "ufno_predict", "ufno_kpis", "ufno_import", "ufno_export", "ufno_sweep"
+    os.mkdir("io")
+    os.chdir("io")
+    try:
+        shutil.copy(EXAMPLE, "case.h5")
+        shutil.copy(MODEL, "model.h5")
+        shutil.copy(os.path.join(os.path.dirname(EXAMPLE), "target.h5"), "fields.h5")
+        os.link("model.h5", "model_link.h5")
+        os.mkdir("sub")
+        for target, names in (("case.h5", ["case.h5"]), ("./sub/../model.h5", ["model.h5"]),
+                              ("model_link.h5", ["model_link.h5", "model.h5"])):
+            refused(P, ["--case", "case.h5", "--model", "model.h5", "--out", target], names)
+        # A batch: no output may be another case, a model or the list.
+        os.mkdir("cases")
+        shutil.copy(EXAMPLE, "cases/a.h5")
+        os.mkdir("out")
+        os.link("model.h5", "out/a.h5")  # a's output would be the model
+        refused(P, ["--cases", "cases", "--model", "model.h5", "--out", "out"],
+                ["out/a.h5", "model.h5"])
+        os.remove("out/a.h5")
+        os.link("case.h5", "out/a.h5")  # a's output would be another case of the list
+        open("list.txt", "w").write("cases/a.h5\ncase.h5\n")
+        refused(P, ["--cases", "list.txt", "--model", "model.h5", "--out", "out"],
+                ["out/a.h5", "case.h5"])
+        shutil.rmtree("out")
+        # The nested chain: --out on one of the --models directory's files.
+        nested = os.path.join(ROOT, "tests", "data", "nested")
+        shutil.copytree(os.path.join(nested, "models"), "nested_models")
+        shutil.copy(os.path.join(nested, "site.h5"), "site.h5")
+        refused(P, ["--case", "site.h5", "--models", "nested_models", "--out",
+                    "nested_models/GLOBAL_dP.h5"], ["GLOBAL_dP.h5", "input file"])
+        refused(P, ["--case", "site.h5", "--models", "nested_models", "--out", "site.h5"],
+                ["site.h5", "input file"])
+        # ufno_kpis: the case, the fields, the model, the list.
+        open("pairs.txt", "w").write("case.h5 fields.h5\n")
+        for target in ("case.h5", "fields.h5", "pairs.txt"):
+            refused(K, ["--list", "pairs.txt", "--out", target], [target, "input file"])
+        refused(K, ["case.h5", "fields.h5", "--model", "model.h5", "--out", "model_link.h5"],
+                ["model_link.h5", "input file"])
+        # ufno_import: the deck, each of its includes (as written, another path, a hard link).
+        shutil.copytree(os.path.join(os.path.dirname(EXAMPLE), "deck"), "deck")
+        os.link("deck/include/PORO.INC", "poro_link.INC")
+        for target in ("deck/CASE.DATA", "deck/include/PERMX.INC",
+                       "deck/include/../include/DZV.INC", "poro_link.INC"):
+            refused(I, ["deck/CASE.DATA", "--out", target], [target, "input file"], timeout=60)
+        refused(I, ["deck/CASE.DATA", "--out", "new.h5", "--like", "case.h5", "--targets",
+                    "case.h5"], ["case.h5", "--targets"], timeout=60)
+        # ufno_export: its targets on the case, the case inside the deck directory it replaces.
+        refused(E, ["case.h5", "--deck", "d", "--targets", "./case.h5"], ["--targets", "input"])
+        # ufno_sweep: "out" holding a base case or a model (as a hard link).
+        os.mkdir("sweep_out")
+        os.link("case.h5", "sweep_out/base.h5")
+        json.dump({"models": ["model.h5"], "base_cases": ["case.h5"], "samples": 2, "seed": 1,
+                   "out": "sweep_out", "parameters": {"INJ_RATE": {"range": [0.5, 1.0]}}},
+                  open("sweep.json", "w"))
+        refused(S, ["--config", "sweep.json"], ["sweep.json", "out", "case.h5"])
+        # The Python tasks that write model files, packs and reports.
+        py_refused("ufno.pack", ["fields.h5", "fields.h5", "--variable", "dP"],
+                   ["fields.h5", "input file"])
+        py_refused("ufno.average_models", ["model_link.h5", "model.h5"],
+                   ["model_link.h5", "input file"])
+        os.link("model.h5", "model_link.pt")  # grow_modes writes *.pt files
+        py_refused("ufno.grow_modes", ["model.h5", "model_link.pt", "--modes", "2", "2", "2"],
+                   ["model_link.pt", "input file"])
+        py_refused("ufno.max_dp_head", ["--data", "fields.h5", "--model", "model.h5", "--out",
+                                        "model_link.h5"], ["model_link.h5", "input file"])
+        py_refused("ufno.convert", ["model.h5", "model_link.h5", "--variable", "dP"],
+                   ["model_link.h5", "input file"])
+        py_refused("ufno.nested_chain", ["--case", "site.h5", "--models", "nested_models",
+                                         "--out", "nested_models/LGR1_SG.h5"],
+                   ["LGR1_SG.h5", "input file"])
+        py_refused("ufno.accuracy_report", ["--data", "fields.h5", "--model", "model.h5",
+                                            "--out", "model_link.h5"],
+                   ["model_link.h5", "input file"])
+    finally:
+        os.chdir("..")
+        shutil.rmtree("io", ignore_errors=True)
+
+
 PARTS = {"predict": predict_cases, "model": model_cases, "field_scale": field_scale_cases,
          "fno4d": fno4d_cases,
          "import_export": import_export_cases, "sweep": sweep_cases, "kpis": kpis_cases,
-         "batch_signal": batch_signal_cases, "sweep_signal": sweep_signal_cases}
+         "batch_signal": batch_signal_cases, "sweep_signal": sweep_signal_cases,
+         "outputs": output_cases}
 
 
 def main():

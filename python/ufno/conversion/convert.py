@@ -39,6 +39,8 @@ import h5py
 import numpy as np
 import torch
 
+from ufno.data.output_path import check_output
+
 FORMAT = "ufno-model"
 FORMAT_VERSION = 1
 LEAKY_RELU_SLOPE = 0.1
@@ -801,6 +803,12 @@ def main(argv=None):
         print("ufno_convert: %s: unknown --level %r (%s)"
               % (os.path.basename(args.checkpoint), args.level, ", ".join(LEVELS)),
               file=sys.stderr)
+        return 2
+    try:
+        check_output(args.output, [args.checkpoint, args.input_normalizer,
+                                   args.output_normalizer], "output")
+    except ValueError as e:
+        print("ufno_convert: %s" % e, file=sys.stderr)
         return 2
     try:
         arch = convert(args.checkpoint, args.output, args.variable, args.grid, args.padding,

@@ -23,6 +23,7 @@ import sys
 import torch
 
 from ufno.conversion import convert as ufno_convert
+from ufno.data.output_path import check_output
 
 
 # The heads fitted to the case features alone: valid for any network of their variable.
@@ -71,6 +72,12 @@ def main(argv=None):
     parts = os.path.join(a.run, "checkpoint.json")
     if a.epoch is None and not os.path.exists(path) and os.path.exists(parts):
         path = parts  # the checkpoint parts of ufno.train --checkpoint-parts
+    try:
+        check_output(a.out, [path, a.heads_from] + (
+            [os.path.join(a.run, n) for n in os.listdir(a.run)] if os.path.isdir(a.run) else []))
+    except ValueError as e:
+        print("export_checkpoint: %s" % e, file=sys.stderr)
+        return 2
     try:
         if path == parts:
             from ufno.training import train as train_ufno  # here only: the parts' reader

@@ -49,6 +49,7 @@ import h5py
 import numpy as np
 from ufno.data import cases as uc
 from ufno.data import encoding as ue
+from ufno.data.output_path import check_output
 
 # --relaxed-max-pv-fraction=0: OPM relaxes the local (CNV) convergence test wherever the cells
 # that violate it hold less than this fraction of the pore volume (default 0.03). On the radial
@@ -483,6 +484,11 @@ def assemble(a):
     n = len(entries)
     X, Y, T = uc.NX, uc.NY, uc.NT
     out = a.assemble
+    try:
+        check_output(out, [os.path.join(d, name) for d in entries
+                           for name in ("case.h5", "target.h5")], "--assemble")
+    except ValueError as e:
+        raise SystemExit("run_flow_batch: %s" % e)
     tmp = out + ".tmp.%d" % os.getpid()
     ids, seeds, idxs = [], [], []
     times = None

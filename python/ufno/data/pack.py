@@ -45,6 +45,8 @@ import sys
 
 import numpy as np
 
+from ufno.data.output_path import check_output
+
 MAGIC_V1 = b"ufno-training-pack 1\n"
 MAGIC = b"ufno-training-pack 2\n"
 MAX_ERROR = 2e-4  # default bound on a report time's relative L2 coding error
@@ -433,14 +435,21 @@ def main(argv=None):
         p.error("--max-val must be 0 or more, not %d" % a.max_val)
     if not (1e-7 <= a.max_error <= 0.1):
         p.error("--max-error must be in [1e-7, 0.1], not %r" % a.max_error)
-    if os.path.abspath(a.out) == os.path.abspath(a.data):
-        p.error("%s: the output would replace the input" % a.out)
+    try:
+        check_output(a.out, [a.data])
+        if a.init:
+            check_output(a.init[1], [a.data, a.out, a.init[0]], "--init")
+    except ValueError as e:
+        print("ufno_pack: %s" % e, file=sys.stderr)
+        return 2
     from ufno.data.cases import split_of
     try:
         n, nval, size = pack(a.data, a.out, a.variable, a.max_mb, split_of, a.max_val,
                              a.max_error)
     except (OSError, KeyError, ValueError) as e:
-        print("ufno_pack: %s: %s" % (a.data, str(e).split("\n")[0]), file=sys.stderr)
+        msg = str(e).split("\n")[0]  # read_pack's errors name the file already
+        print("ufno_pack: %s" % (msg if msg.startswith(a.data + ":") else a.data + ": " + msg),
+              file=sys.stderr)
         return 2
     print("ufno_pack: %d cases (%d validation, %d training) of %s in %s, %.1f MiB (%.0f bytes "
           "a case)" % (n, nval, n - nval, a.variable, a.out, size / 2**20, size / max(n, 1)))

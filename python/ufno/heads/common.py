@@ -23,6 +23,8 @@ import h5py
 import numpy as np
 import torch
 
+from ufno.data.output_path import check_output
+
 RADIAL_COLUMNS = (0, 1, 3, 6, 12)
 BANDS = 4
 FEATURES = (["rate", "temperature", "pressure", "swi", "lambda"] +
@@ -289,6 +291,10 @@ def head_args(tool, doc, variable, argv=None, extra=()):
             sys.exit("%s: %s must be in [%d, %d]" % (tool, name, lo, hi))
     if not (a.weight_decay >= 0 and np.isfinite(a.weight_decay)) or a.limit < 0:
         sys.exit("%s: --weight-decay and --limit must be finite and >= 0" % tool)
+    try:  # every path option but --out is an input (--data, --model, a head's own files)
+        check_output(a.out, [v for k, v in vars(a).items() if k != "out" and isinstance(v, str)])
+    except ValueError as e:
+        sys.exit("%s: %s" % (tool, e))
     return a
 
 

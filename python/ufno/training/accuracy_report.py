@@ -38,6 +38,7 @@ import torch
 from ufno.heads import dp_field_scale as dp_field_scale_head
 from ufno.training import train as train_ufno
 from ufno.data import encoding as ue
+from ufno.data.output_path import check_output
 from ufno.conversion import model_file as ufno_model_file
 from ufno.models import net3d as ufno_torch
 
@@ -215,6 +216,18 @@ def main(argv=None):
     a = p.parse_args(argv)
     if bool(a.data) == bool(a.pairs):
         p.error("give --data or --pairs")
+    inputs = [a.data] + a.model + [os.path.join(r, n) for r in a.run
+                                   for n in ("checkpoint.pt", "checkpoint.json")]
+    if a.pairs and os.path.isdir(a.pairs):
+        inputs += [os.path.join(a.pairs, d, n) for d in sorted(os.listdir(a.pairs))
+                   for n in ("case.h5", "target.h5")]
+    try:
+        check_output(a.out, inputs)
+        if a.markdown:
+            check_output(a.markdown, inputs + [a.out], "--markdown")
+    except ValueError as e:
+        print("accuracy_report: %s" % e, file=sys.stderr)
+        return 2
     if a.pairs:
         a.data = "pairs:" + a.pairs
     global SPLIT

@@ -23,6 +23,8 @@ import sys
 import h5py
 import numpy as np
 
+from ufno.data.output_path import check_output
+
 
 # python/ufno/heads/common.py: fitted apart, never averaged. A head that reads the network's output keeps
 # the digest of the network it was fitted to, so the programs do not use it with the average
@@ -89,6 +91,11 @@ def main(argv=None):
     p.add_argument("models", nargs="+")
     p.add_argument("--source", help="the output's source attribute (what was averaged)")
     a = p.parse_args(argv)
+    try:
+        check_output(a.out, a.models, "out")
+    except ValueError as e:
+        print("average_models: %s" % e, file=sys.stderr)
+        return 2
     try:
         average(a.out, a.models, a.source)
     except (OSError, ValueError, KeyError) as e:

@@ -23,6 +23,7 @@ import sys
 import torch
 
 from ufno.conversion import model_file as ufno_model_file
+from ufno.data.output_path import check_output
 
 # weights1..4: which of the (X, Y) corner axes hold high bins (python/ufno/models/net3d.py).
 _HIGH = {1: (False, False), 2: (True, False), 3: (False, True), 4: (True, True)}
@@ -69,6 +70,11 @@ def main(argv=None):
         p.error("%s: the output is a PyTorch init file, named *.pt" % a.out)
     if any(not 1 <= m <= 64 for m in a.modes):
         p.error("--modes: each in [1, 64], not %s" % a.modes)
+    try:
+        check_output(a.out, [a.model], "out")
+    except ValueError as e:
+        print("grow_modes: %s" % e, file=sys.stderr)
+        return 2
     try:
         model, attrs = ufno_model_file.read_model_file(a.model, dtype=torch.float32)
         if attrs.get("architecture") == "FNO4D":

@@ -97,6 +97,7 @@ from ufno.data import encoding as ue
 from ufno.models import fast_forward as ufno_fast_forward
 from ufno.conversion import model_file as ufno_model_file
 from ufno.data import pack as ufno_pack
+from ufno.data.output_path import check_output
 from ufno.models import net3d as ufno_torch
 
 
@@ -505,6 +506,13 @@ def check_args(p, a):
         p.error("--front-weight and --mass-weight are for SG only")
     if a.peak_weight and a.variable != "dP":
         p.error("--peak-weight is for dP only")
+    inputs = [a.data, a.init, a.train_cases]
+    try:
+        for flag, out in (("--export", a.export), ("--slim", a.slim)):
+            if out:
+                check_output(out, inputs, flag)
+    except ValueError as e:
+        refuse(str(e))
 
 
 def _read_arrays(p, a, data_id):
@@ -513,9 +521,9 @@ def _read_arrays(p, a, data_id):
         try:
             packed, x_all, y_all, seeds, idxs = ufno_pack.unpack(a.data)
         except ValueError as e:
-            p.error(str(e).split("\n")[0])
+            refuse(str(e).split("\n")[0])  # names the pack: one line, no usage text
         if packed != a.variable:
-            p.error("%s holds %s, not %s" % (a.data, packed, a.variable))
+            refuse("%s holds %s, not %s" % (a.data, packed, a.variable))
         data_id["sha256"] = ufno_pack.sha256_of(a.data)
         n = len(seeds) if not a.limit else min(a.limit, len(seeds))
         return x_all[:n], y_all[:n], seeds[:n], idxs[:n]
