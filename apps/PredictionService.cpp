@@ -320,12 +320,17 @@ ServiceReply PredictionService::verify(const std::string& id) {
   fs::remove_all(dir, ec);
   if (!r.ok) return error_reply(422, "", "OPM Flow could not verify this case: " + r.error);
   const auto flow = kpi_row(compute_kpis(v.c, r.sg, r.dp, v.c.times_days, v.kpi));
-  const auto names = kpi_header(v.kpi);
+  const auto columns = kpi_columns(v.kpi);
   json rows = json::array();
-  for (std::size_t k = 0; k < names.size(); ++k) {
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    if (columns[k].kpi->about_interval) continue;  // Flow's side has no interval
     const double u = v.ufno_kpis[k], f = flow[k];
-    json row = {{"kpi", names[k]}, {"ufno", u}, {"flow", f}, {"abs_error", std::abs(u - f)}};
+    json row = {
+        {"kpi", columns[k].header}, {"ufno", u}, {"flow", f}, {"abs_error", std::abs(u - f)}};
     row["rel_error"] = std::abs(f) > 1e-9 ? json(std::abs(u - f) / std::abs(f)) : json(nullptr);
+    // Whether Flow's value lies in ufno's interval, where the KPI has one.
+    if (const auto b = interval_columns(columns, k); b && std::isfinite(v.ufno_kpis[b->first]))
+      row["in_interval"] = f >= v.ufno_kpis[b->first] && f <= v.ufno_kpis[b->second];
     rows.push_back(row);
   }
   return {200, {{"id", id}, {"flow_seconds", r.wall_s}, {"kpis", rows}}};

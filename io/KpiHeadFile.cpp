@@ -119,6 +119,38 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
   }
 }
 
+// The optional interval attributes: all of them or none, sizes that chain, lo <= hi.
+void read_interval(const h5::File& f, const std::string& g, KpiHead& h) {
+  if (!f.has_attribute("interval_coverage", g)) return;
+  HeadInterval& iv = h.interval;
+  const auto cov = finite_attribute(f, g, "interval_coverage");
+  if (cov.size() != 1 || !(cov[0] > 0 && cov[0] < 1))
+    throw InputError(h.path, g + "@interval_coverage", "must be one number in (0, 1)");
+  iv.coverage = cov[0];
+  if (f.has_attribute("interval_distance_edges", g)) {
+    const auto e = f.numeric_attribute("interval_distance_edges", g);
+    if (e.size() > 16) throw InputError(h.path, g + "@interval_distance_edges", "more than 16");
+    for (std::size_t i = 0; i < e.size(); ++i)
+      if (!std::isfinite(e[i]) || (i && !(e[i] > e[i - 1])))
+        throw InputError(h.path, g + "@interval_distance_edges", "must be finite and increasing");
+    iv.distance_edges = e;
+  }
+  const std::size_t n = (iv.distance_edges.size() + 1) * std::size_t(h.outputs());
+  iv.log_lo = finite_attribute(f, g, "interval_log_lo");
+  iv.log_hi = finite_attribute(f, g, "interval_log_hi");
+  if (iv.log_lo.size() != n || iv.log_hi.size() != n)
+    throw InputError(h.path, g + "@interval_log_lo",
+                     "must hold one value per distance bin and output (" + std::to_string(n) + ")");
+  for (std::size_t i = 0; i < n; ++i)
+    if (iv.log_lo[i] > iv.log_hi[i])
+      throw InputError(h.path, g + "@interval_log_hi", "must not be below interval_log_lo");
+  const auto limit = finite_attribute(f, g, "interval_distance_limit");
+  if (limit.size() != 1 || !(limit[0] > 0))
+    throw InputError(h.path, g + "@interval_distance_limit", "must be one positive number");
+  iv.distance_limit = limit[0];
+  iv.calibration = f.string_attribute(g, "interval_calibration").value_or("");
+}
+
 }  // namespace
 
 std::optional<KpiHead> read_kpi_head(const std::string& path, const std::string& g) {
@@ -137,6 +169,7 @@ std::optional<KpiHead> read_kpi_head(const std::string& path, const std::string&
     throw InputError(path, g + "@grid", "must be two sizes (X, Y) in [1, 4096]");
   h.grid = {int(grid[0]), int(grid[1])};
   read_targets(f, g, h);
+  read_interval(f, g, h);
   const int nf = int(h.features.size());
   for (int m = 0; m < int(members[0]); ++m) {
     const std::string p = g + "/member" + std::to_string(m) + "/fc";

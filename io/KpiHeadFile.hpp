@@ -17,6 +17,18 @@ struct DenseLayer {
   std::vector<double> bias;    // out
 };
 
+// A head's prediction interval (python/ufno/heads/intervals.py, docs/kpis.md "Intervals"):
+// split-conformal quantiles of log(Flow / estimate) over calibration cases the head was not fitted
+// on, per bin of the case's feature distance and per output.
+struct HeadInterval {
+  double coverage = 0;                 // 0.9 for a 90 % interval; 0: the head carries none
+  std::vector<double> distance_edges;  // bins - 1 increasing distances between the bins
+  std::vector<double> log_lo, log_hi;  // (bins, outputs), row-major
+  double distance_limit = 0;           // the farthest calibration case's distance
+  std::string calibration;             // what the quantiles were computed on, in words
+  bool present() const { return coverage > 0; }
+};
+
 struct KpiHead {
   std::string path, group;
   std::vector<std::string> features;  // names, in input order
@@ -37,6 +49,7 @@ struct KpiHead {
   std::string network_digest;
   bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }
   std::vector<std::array<DenseLayer, 3>> members;
+  HeadInterval interval;
   int outputs() const { return int(target_mean.size()); }
 };
 

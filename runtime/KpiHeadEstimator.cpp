@@ -53,6 +53,36 @@ std::optional<KpiHeadEstimator> KpiHeadEstimator::from_model_file(const std::str
   return KpiHeadEstimator(std::move(*h));
 }
 
+std::optional<HeadEstimate> KpiHeadEstimator::estimate_with_interval(
+    const ReservoirCase& c, const std::vector<double>& extra) const {
+  auto v = estimate(c, extra);
+  if (!v) return std::nullopt;
+  HeadEstimate e;
+  e.value = std::move(*v);
+  const HeadInterval& iv = head_.interval;
+  if (!iv.present()) return e;
+  // The RMS of the standardised inputs, as the head itself standardises them.
+  std::vector<double> x = kpi_head_features(c);
+  x.insert(x.end(), extra.begin(), extra.end());
+  double s = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double z = (x[i] - head_.feature_mean[i]) / head_.feature_std[i];
+    s += z * z;
+  }
+  e.distance = std::sqrt(s / double(x.size()));
+  e.distance_ratio = e.distance / iv.distance_limit;
+  e.far = e.distance > iv.distance_limit;
+  std::size_t bin = 0;
+  while (bin < iv.distance_edges.size() && e.distance >= iv.distance_edges[bin]) ++bin;
+  const double w = e.far ? kFarWidening : 1.0;
+  for (int o = 0; o < head_.outputs(); ++o) {
+    const std::size_t k = bin * std::size_t(head_.outputs()) + std::size_t(o);
+    e.lo.push_back(e.value[o] * std::exp(iv.log_lo[k] * w));
+    e.hi.push_back(e.value[o] * std::exp(iv.log_hi[k] * w));
+  }
+  return e;
+}
+
 std::optional<std::vector<double>> KpiHeadEstimator::estimate(
     const ReservoirCase& c, const std::vector<double>& extra) const {
   if (c.nx != head_.grid[0] || c.ny != head_.grid[1])

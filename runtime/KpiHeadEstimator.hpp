@@ -12,6 +12,17 @@
 
 namespace ufno {
 
+// A head's estimate of one case with its interval (all per output).
+struct HeadEstimate {
+  std::vector<double> value;
+  std::vector<double> lo, hi;  // empty when the head carries no interval
+  double distance = 0;         // the case's feature distance (python/ufno/heads/intervals.py)
+  bool far = false;            // beyond the farthest calibration case: interval widened, untrusted
+  // distance / the calibration's largest (1: as far as the farthest calibration case); 0 when
+  // the head carries no interval.
+  double distance_ratio = 0;
+};
+
 class KpiHeadEstimator {
  public:
   // Checks that the head's feature names are this build's (InputError naming the file).
@@ -33,6 +44,11 @@ class KpiHeadEstimator {
   // The same from all of the head's inputs, already computed (the 32 case features, then the
   // extra ones).
   std::optional<std::vector<double>> estimate(std::vector<double> inputs) const;
+  // The same with the head's interval for the case (python/ufno/heads/intervals.py interval).
+  std::optional<HeadEstimate> estimate_with_interval(const ReservoirCase& c,
+                                                     const std::vector<double>& extra = {}) const;
+  // The interval's log widening beyond the farthest calibration case.
+  static constexpr double kFarWidening = 2.0;
   const KpiHead& head() const { return head_; }
 
  private:

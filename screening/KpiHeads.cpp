@@ -13,6 +13,16 @@ namespace {
 
 constexpr double kDaysPerYear = 365.25;
 
+// Output o's interval of a head estimate, and the case's distance noted in k.
+KpiBounds bounds(const HeadEstimate& e, std::size_t o, Kpis& k) {
+  KpiBounds b;
+  if (e.lo.empty()) return b;
+  b.lo = e.lo[o], b.hi = e.hi[o];
+  b.trust = e.far ? IntervalTrust::Far : IntervalTrust::Calibrated;
+  k.training_distance = std::max(k.training_distance, e.distance_ratio);
+  return b;
+}
+
 bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t t = 0; t < a.size(); ++t)
@@ -98,11 +108,13 @@ void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& 
   const KpiHead& h = e.head();
   const auto v =
       h.envelope_columns.empty()
-          ? e.estimate(c)
-          : e.estimate(c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+          ? e.estimate_with_interval(c)
+          : e.estimate_with_interval(
+                c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
   if (v) {
-    k.max_dp_bar = v->front();
+    k.max_dp_bar = v->value.front();
     k.max_dp_from_head = true;
+    k.max_dp_bounds = bounds(*v, 0, k);
   }
 }
 
@@ -112,12 +124,18 @@ void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const Reservoir
   const KpiHead& h = e.head();
   if (std::abs(o.sg_threshold - h.sg_threshold) > 1e-12 || !same_times(times_days, h.times_days))
     return;
-  auto r = h.field_plume_radius_floor_m > 0
-               ? e.estimate(c, field_plume_radius_features(c, sg, h.sg_threshold,
-                                                           h.field_plume_radius_floor_m))
-               : e.estimate(c);
-  if (!r) return;
-  for (std::size_t t = 1; t < r->size(); ++t) (*r)[t] = std::max((*r)[t], (*r)[t - 1]);
+  auto est =
+      h.field_plume_radius_floor_m > 0
+          ? e.estimate_with_interval(
+                c, field_plume_radius_features(c, sg, h.sg_threshold, h.field_plume_radius_floor_m))
+          : e.estimate_with_interval(c);
+  if (!est) return;
+  // The reach never recedes: running maxima of the estimate and of both bounds.
+  std::vector<double>* series[] = {&est->value, &est->lo, &est->hi};
+  for (auto* s : series)
+    for (std::size_t t = 1; t < s->size(); ++t) (*s)[t] = std::max((*s)[t], (*s)[t - 1]);
+  const std::vector<double>* r = &est->value;
+  k.plume_bounds.assign(k.years_used.size(), KpiBounds{});
   for (std::size_t i = 0; i < k.years_used.size(); ++i) {
     // The report time compute_kpis used for this year.
     std::size_t best = 0;
@@ -126,7 +144,12 @@ void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const Reservoir
           std::abs(times_days[best] - k.years_used[i] * kDaysPerYear))
         best = t;
     double radius = (*r)[best];
-    if (k.plume_capped[i]) radius = std::min(radius, k.plume_radius_m[i]);
+    KpiBounds b = bounds(*est, best, k);
+    if (k.plume_capped[i]) {  // the injected mass bounds the reach: the interval too
+      radius = std::min(radius, k.plume_radius_m[i]);
+      b.lo = std::min(b.lo, radius), b.hi = std::min(b.hi, k.plume_radius_m[i]);
+    }
+    k.plume_bounds[i] = b;
     k.plume_radius_m[i] = radius;
     k.plume_area_km2[i] = M_PI * radius * radius / 1e6;
   }
@@ -138,21 +161,31 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
   if (o.co2_density > 0 || times_days.empty() ||
       !same_times({times_days.back()}, e.head().times_days))
     return;
-  const auto r = e.estimate(c);
+  const auto r = e.estimate_with_interval(c);
   if (!r) return;
-  k.mass_ratio = r->front();
+  k.mass_ratio = r->value.front();
   k.co2_mass_mt = k.mass_ratio * k.injected_mt;
   k.mass_from_head = true;
+  k.mass_bounds = bounds(*r, 0, k);
+  k.mass_bounds.lo *= k.injected_mt, k.mass_bounds.hi *= k.injected_mt;
 }
 
 void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                             const std::vector<float>& dp, const KpiOptions& o) {
   const KpiHead& h = e.head();
-  const auto env =
-      e.estimate(c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  const auto env = e.estimate_with_interval(
+      c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
   if (!env) return;
-  k.aor_radius_m = envelope_front_radius(c, *env, o.critical_dp_bar);
+  k.aor_radius_m = envelope_front_radius(c, env->value, o.critical_dp_bar);
   k.aor_from_head = true;
+  // The envelope's bounds at every column give the radius's: a lower envelope falls through
+  // the critical pressure nearer the well.
+  KpiBounds b = bounds(*env, 0, k);
+  if (b.trust != IntervalTrust::None) {
+    b.lo = envelope_front_radius(c, env->lo, o.critical_dp_bar);
+    b.hi = envelope_front_radius(c, env->hi, o.critical_dp_bar);
+  }
+  k.aor_bounds = b;
 }
 
 double envelope_front_radius(const ReservoirCase& c, const std::vector<double>& envelope,

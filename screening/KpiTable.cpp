@@ -1,5 +1,6 @@
 #include "screening/KpiTable.hpp"
 
+#include <limits>
 #include <sstream>
 
 namespace ufno {
@@ -20,6 +21,16 @@ std::string year_string(double y) {
   return s.str();
 }
 
+constexpr const char* kInterval =
+    "the head's calibrated interval (docs/kpis.md, Intervals); NaN where the KPI has none";
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+double plume_bound(const Kpis& k, std::size_t y, double KpiBounds::*b) {
+  return y < k.plume_bounds.size() ? k.plume_bounds[y].*b : kNaN;
+}
+
+double trust(const KpiBounds& b) { return double(int(b.trust)); }
+
 // The number of years k was computed for.
 std::size_t years_of(const Kpis& k) { return k.years_used.size(); }
 
@@ -32,12 +43,32 @@ const std::vector<KpiColumn>& kpi_table() {
        [](const Kpis& k, std::size_t y) { return k.years_used[y]; }},
       {"plume radius", "m", "plume_radius_m", "plume_radius_m", true, false, true, kPlumeHead,
        [](const Kpis& k, std::size_t y) { return k.plume_radius_m[y]; }},
+      {"plume radius, interval's lower bound", "m", "plume_radius_m_lo", "plume_radius_m_lo", true,
+       false, false, kInterval,
+       [](const Kpis& k, std::size_t y) { return plume_bound(k, y, &KpiBounds::lo); }, true},
+      {"plume radius, interval's upper bound", "m", "plume_radius_m_hi", "plume_radius_m_hi", true,
+       false, false, kInterval,
+       [](const Kpis& k, std::size_t y) { return plume_bound(k, y, &KpiBounds::hi); }, true},
+      {"plume radius interval: 0 none, 1 calibrated, 2 beyond the calibration data", "1",
+       "plume_radius_interval", "plume_radius_interval", true, false, false, kInterval,
+       [](const Kpis& k, std::size_t y) {
+         return y < k.plume_bounds.size() ? trust(k.plume_bounds[y]) : 0.0;
+       }, true},
       {"plume area", "km2", "plume_area_km2", "plume_area_km2", true, false, false, kPlumeHead,
        [](const Kpis& k, std::size_t y) { return k.plume_area_km2[y]; }},
       {"plume radius capped by the injected mass", "1", "plume_capped", "plume_capped", true,
        true, false, kField, [](const Kpis& k, std::size_t y) { return double(k.plume_capped[y]); }},
       {"maximum pressure buildup", "bar", "max_dP_bar", "max_dp_bar", false, false, true,
        kMaxDpHead, [](const Kpis& k, std::size_t) { return k.max_dp_bar; }},
+      {"maximum pressure buildup, interval's lower bound", "bar", "max_dP_bar_lo", "max_dp_bar_lo",
+       false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.max_dp_bounds.lo; }, true},
+      {"maximum pressure buildup, interval's upper bound", "bar", "max_dP_bar_hi", "max_dp_bar_hi",
+       false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.max_dp_bounds.hi; }, true},
+      {"maximum dP interval: 0 none, 1 calibrated, 2 beyond the calibration data", "1",
+       "max_dP_interval", "max_dp_interval", false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return trust(k.max_dp_bounds); }, true},
       {"radius of the field's maximum dP", "m", "max_dP_radius_m", "max_dp_radius_m", false, false,
        false, kField, [](const Kpis& k, std::size_t) { return k.max_dp_radius_m; }},
       {"depth of the field's maximum dP", "m", "max_dP_depth_m", "max_dp_depth_m", false, false,
@@ -46,8 +77,29 @@ const std::vector<KpiColumn>& kpi_table() {
        kField, [](const Kpis& k, std::size_t) { return k.max_dp_year; }},
       {"area-of-review radius", "m", "aor_radius_m", "aor_radius_m", false, false, false,
        kEnvelopeHead, [](const Kpis& k, std::size_t) { return k.aor_radius_m; }},
+      {"area-of-review radius, interval's lower bound", "m", "aor_radius_m_lo", "aor_radius_m_lo",
+       false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.aor_bounds.lo; }, true},
+      {"area-of-review radius, interval's upper bound", "m", "aor_radius_m_hi", "aor_radius_m_hi",
+       false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.aor_bounds.hi; }, true},
+      {"area-of-review interval: 0 none, 1 calibrated, 2 beyond the calibration data", "1",
+       "aor_interval", "aor_interval", false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return trust(k.aor_bounds); }, true},
       {"CO2 mass in the plume", "Mt", "co2_mass_Mt", "co2_mass_mt", false, false, true, kMassHead,
        [](const Kpis& k, std::size_t) { return k.co2_mass_mt; }},
+      {"CO2 mass in the plume, interval's lower bound", "Mt", "co2_mass_Mt_lo", "co2_mass_mt_lo",
+       false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.mass_bounds.lo; }, true},
+      {"CO2 mass in the plume, interval's upper bound", "Mt", "co2_mass_Mt_hi", "co2_mass_mt_hi",
+       false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.mass_bounds.hi; }, true},
+      {"CO2 mass interval: 0 none, 1 calibrated, 2 beyond the calibration data", "1",
+       "co2_mass_interval", "co2_mass_interval", false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return trust(k.mass_bounds); }, true},
+      {"distance from the heads' training data (1: the farthest calibration case)", "1",
+       "training_distance", "training_distance", false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.training_distance; }, true},
       {"CO2 injected", "Mt", "injected_Mt", "injected_mt", false, false, false, kCase,
        [](const Kpis& k, std::size_t) { return k.injected_mt; }},
       {"CO2 mass in the plume over CO2 injected", "1", "mass_ratio", "mass_ratio", false, false,
@@ -63,6 +115,20 @@ const std::vector<KpiColumn>& kpi_table() {
   };
   // clang-format on
   return table;
+}
+
+const char* interval_words(IntervalTrust t) {
+  switch (t) {
+    case IntervalTrust::Calibrated:
+      return "90 % interval, calibrated against OPM Flow on held-out cases; this input lies "
+             "within the calibration cases";
+    case IntervalTrust::Far:
+      return "this input lies beyond every case the interval was calibrated on: the interval is "
+             "widened and not to be relied on; verify with OPM Flow";
+    case IntervalTrust::None:
+      break;
+  }
+  return "no interval: the value is the field's, or the model file carries no calibration";
 }
 
 const std::vector<KpiSourceFlag>& kpi_source_flags() {
@@ -103,6 +169,19 @@ std::vector<KpiCsvColumn> kpi_columns(const KpiOptions& o) {
   return csv_columns(years);
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> interval_columns(
+    const std::vector<KpiCsvColumn>& columns, std::size_t i) {
+  const std::string csv = columns[i].kpi->csv;
+  std::optional<std::size_t> lo, hi;
+  for (std::size_t j = 0; j < columns.size(); ++j) {
+    if (columns[j].year != columns[i].year) continue;
+    if (csv + "_lo" == columns[j].kpi->csv) lo = j;
+    if (csv + "_hi" == columns[j].kpi->csv) hi = j;
+  }
+  if (!lo || !hi) return std::nullopt;
+  return std::make_pair(*lo, *hi);
+}
+
 std::vector<std::string> kpi_header(const KpiOptions& o) {
   std::vector<std::string> h;
   for (const auto& c : kpi_columns(o)) h.push_back(c.header);
@@ -130,6 +209,14 @@ nlohmann::json kpi_json(const Kpis& k, const KpiOptions& o) {
   }
   j["plume"] = years;
   for (const auto& s : kpi_source_flags()) j[s.json] = k.*s.from_head ? "head" : "field";
+  // In words, for the page: how far each KPI's interval can be trusted for this input.
+  json notes;
+  notes["max_dp_bar"] = interval_words(k.max_dp_bounds.trust);
+  notes["aor_radius_m"] = interval_words(k.aor_bounds.trust);
+  notes["co2_mass_mt"] = interval_words(k.mass_bounds.trust);
+  notes["plume_radius_m"] =
+      interval_words(k.plume_bounds.empty() ? IntervalTrust::None : k.plume_bounds.back().trust);
+  j["interval_notes"] = notes;
   return j;
 }
 

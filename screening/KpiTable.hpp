@@ -6,7 +6,9 @@
 // everywhere.
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "screening/Kpis.hpp"
@@ -25,10 +27,16 @@ struct KpiColumn {
   bool headline;  // its largest relative error heads a verification's summary
   const char* source;
   double (*get)(const Kpis& k, std::size_t year);
+  // A bound of another KPI's interval, or how far its interval can be trusted, not a KPI of its
+  // own: a verification compares it with nothing (Flow's side has no interval).
+  bool about_interval = false;
 };
 
 // In CSV order. Consecutive per-year KPIs form one block of columns, year by year.
 const std::vector<KpiColumn>& kpi_table();
+
+// How far a KPI's interval can be trusted, in words (the web service's interval_notes).
+const char* interval_words(IntervalTrust t);
 
 // Where a KPI that a head may replace came from ("head" or "field"), as the JSON reports it.
 struct KpiSourceFlag {
@@ -44,6 +52,10 @@ struct KpiCsvColumn {
   std::size_t year;
 };
 std::vector<KpiCsvColumn> kpi_columns(const KpiOptions& o);
+
+// The columns of column i's interval bounds (lower, upper), when it has an interval.
+std::optional<std::pair<std::size_t, std::size_t>> interval_columns(
+    const std::vector<KpiCsvColumn>& columns, std::size_t i);
 
 std::vector<std::string> kpi_header(const KpiOptions& o);
 // The values of kpi_header's columns; the years are the ones k was computed for.

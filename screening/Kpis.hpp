@@ -15,6 +15,7 @@
 // - the area of review is the region connected to the perforations where dP > critical.
 // Radii are outer edges of radial cells measured from the well axis (cell edges are cumsum(DR)).
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,15 @@ struct KpiOptions {
 // configuration, ufno_kpis its flags.
 void validate_kpi_options(const KpiOptions& o, const std::string& source,
                           const std::function<std::string(const std::string&)>& name);
+
+// The prediction interval of a KPI from a head (docs/kpis.md, "Intervals"): NaN bounds and
+// trust None where the KPI has none (the field's value, or a model file without calibration).
+enum class IntervalTrust { None = 0, Calibrated = 1, Far = 2 };
+struct KpiBounds {
+  double lo = std::numeric_limits<double>::quiet_NaN();
+  double hi = std::numeric_limits<double>::quiet_NaN();
+  IntervalTrust trust = IntervalTrust::None;
+};
 
 struct Kpis {
   std::vector<double> plume_radius_m, plume_area_km2;  // per requested year
@@ -60,6 +70,13 @@ struct Kpis {
   // always the field's.
   double co2_mass_field_mt = 0;
   bool mass_from_head = false;
+  // Intervals of the KPIs a head gives (per year for the plume radius; the area follows it).
+  KpiBounds max_dp_bounds, aor_bounds, mass_bounds;
+  std::vector<KpiBounds> plume_bounds;
+  // How far the case lies from the heads' training data: the largest over the heads used of its
+  // feature distance over the farthest calibration case's (above 1: beyond every calibration
+  // case, the intervals widened and flagged). 0 when no head carries an interval.
+  double training_distance = 0;
 };
 
 // sg, dp: (T, X, Y) of one whole-grid case; times in days.

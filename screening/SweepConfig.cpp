@@ -20,7 +20,8 @@ namespace {
 
 // Bumped whenever the KPI rules or the table's columns change: results of another version are
 // not reused (docs/kpis.md).
-constexpr int kKpiRulesVersion = 6;  // 3-6: max dP, plume radius, CO2 mass, AoR from heads
+constexpr int kKpiRulesVersion = 7;  // 3-6: max dP, plume radius, CO2 mass, AoR from heads;
+                                     // 7: the heads' intervals
 
 // At most this many scenarios per sweep (Latin hypercube samples or grid combinations): each
 // writes a case file and a KPI row, so a larger sweep is a mistake, not a screening study.

@@ -87,7 +87,7 @@ int write_verification(const SweepConfig& c, int n) {
   const fs::path out(c.out), dir = out / "verify";
   const auto columns = kpi_columns(c.kpi);
   std::ofstream t((out / "verification.csv.tmp").string());
-  t << "scenario,status,kpi,ufno,flow,abs_error,rel_error\n";
+  t << "scenario,status,kpi,ufno,flow,abs_error,rel_error,in_interval\n";
   t.precision(8);
   int verified = 0, failed = 0;
   std::map<std::string, double> worst;
@@ -99,7 +99,7 @@ int write_verification(const SweepConfig& c, int n) {
       std::ifstream note(dir / (name + ".failed"));
       std::getline(note, why);
       std::replace(why.begin(), why.end(), ',', ';');  // one CSV field
-      t << name << ",failed: " << why << ",,,,,\n";
+      t << name << ",failed: " << why << ",,,,,,\n";
       ++failed;
       continue;
     }
@@ -107,11 +107,17 @@ int write_verification(const SweepConfig& c, int n) {
     const auto u = csv_numbers(ufno_row), f = csv_numbers(flow_row);
     // Both rows hold the KPI table's columns in its order (kpi_row).
     for (std::size_t k = 0; k < columns.size() && k < u.size() && k < f.size(); ++k) {
+      if (columns[k].kpi->about_interval) continue;  // Flow's side has no interval
       const std::string& kpi = columns[k].header;
       const double abs_err = std::abs(u[k] - f[k]);
       const bool rel_ok = std::abs(f[k]) > 1e-9;
       t << name << ",ok," << kpi << "," << u[k] << "," << f[k] << "," << abs_err << ",";
       if (rel_ok) t << abs_err / std::abs(f[k]);
+      t << ",";
+      // Whether Flow's value lies in ufno's interval, where the KPI has one.
+      const auto b = interval_columns(columns, k);
+      if (b && b->first < u.size() && b->second < u.size() && std::isfinite(u[b->first]))
+        t << int(f[k] >= u[b->first] && f[k] <= u[b->second]);
       t << "\n";
       if (columns[k].kpi->headline && rel_ok)
         worst[kpi] = std::max(worst[kpi], abs_err / std::abs(f[k]));

@@ -15,6 +15,7 @@
 #include "screening/HeadRegistry.hpp"
 #include "screening/KpiHeads.hpp"
 #include "screening/KpiTable.hpp"
+#include "support/FileTamper.hpp"
 
 using namespace ufno;
 
@@ -527,4 +528,105 @@ TEST_CASE("the field radii a plume head reads are compute_kpis's radii before th
                     InputError);
   }
   CHECK(n == 3);
+}
+
+namespace {
+
+// The RMS of the head's standardised features of c, computed here from its definition
+// (python/ufno/heads/intervals.py feature_distance).
+double feature_distance(const KpiHead& h, const ReservoirCase& c) {
+  const auto f = kpi_head_features(c);
+  double s = 0;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    const double z = (f[i] - h.feature_mean[i]) / h.feature_std[i];
+    s += z * z;
+  }
+  return std::sqrt(s / double(f.size()));
+}
+
+// A copy of the maximum-dP fixture with an interval of two distance bins split at `edge`.
+std::string with_interval(const std::string& name, double edge, double limit) {
+  const std::string p = test::copy_fixture(kFixture, name);
+  const std::string g = HeadRegistry::kMaxDpGroup;
+  test::set_double_attribute(p, "interval_coverage", {0.9}, g);
+  test::set_double_attribute(p, "interval_distance_edges", {edge}, g);
+  test::set_double_attribute(p, "interval_log_lo", {-0.2, -0.5}, g);
+  test::set_double_attribute(p, "interval_log_hi", {0.1, 0.4}, g);
+  test::set_double_attribute(p, "interval_distance_limit", {limit}, g);
+  return p;
+}
+
+ReservoirCase fixture_case() {
+  std::istringstream cases(*h5::File::open_read(kFixture).string_attribute("expected", "cases"));
+  std::string rel;
+  std::getline(cases, rel, ',');
+  return read_case(kData + "/../../" + rel);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a head's interval: its distance bin's quantiles, widened and flagged beyond the "
+    "calibration cases",
+    "[kpi_heads]") {
+  const ReservoirCase c = fixture_case();
+  const auto plain = read_kpi_head(kFixture, HeadRegistry::kMaxDpGroup);
+  REQUIRE(plain);
+  const double d = feature_distance(*plain, c), v = *KpiHeadEstimator(*plain).estimate(c)->begin();
+  auto bounds_of = [&](const std::string& path) {
+    Kpis k;
+    apply_max_dp_head(k, KpiHeadEstimator(*read_kpi_head(path, HeadRegistry::kMaxDpGroup)), c, {});
+    return k;
+  };
+  // Without calibration: the value, no interval.
+  Kpis none = bounds_of(kFixture);
+  CHECK(std::isnan(none.max_dp_bounds.lo));
+  CHECK(none.max_dp_bounds.trust == IntervalTrust::None);
+  // The first bin, within the calibration cases.
+  Kpis near = bounds_of(with_interval("iv_near.h5", d + 1, 2 * d));
+  CHECK(near.max_dp_bar == Approx(v));
+  CHECK(near.max_dp_bounds.lo == Approx(v * std::exp(-0.2)));
+  CHECK(near.max_dp_bounds.hi == Approx(v * std::exp(0.1)));
+  CHECK(near.max_dp_bounds.trust == IntervalTrust::Calibrated);
+  CHECK(near.training_distance == Approx(0.5));
+  // The second bin.
+  Kpis second = bounds_of(with_interval("iv_second.h5", d / 2, 2 * d));
+  CHECK(second.max_dp_bounds.lo == Approx(v * std::exp(-0.5)));
+  CHECK(second.max_dp_bounds.hi == Approx(v * std::exp(0.4)));
+  // Beyond the farthest calibration case: the bin's log bounds doubled, flagged.
+  Kpis far = bounds_of(with_interval("iv_far.h5", d + 1, d / 2));
+  CHECK(far.max_dp_bounds.lo == Approx(v * std::exp(-0.4)));
+  CHECK(far.max_dp_bounds.hi == Approx(v * std::exp(0.2)));
+  CHECK(far.max_dp_bounds.trust == IntervalTrust::Far);
+  CHECK(far.training_distance == Approx(2.0));
+  // The table's columns: NaN and 0 without an interval, the bounds and 1 with one.
+  const auto cols = kpi_columns(KpiOptions{});
+  auto column = [&](const Kpis& k, const std::string& name) {
+    for (const auto& col : cols)
+      if (col.header == name) return col.kpi->get(k, col.year);
+    FAIL("no column " << name);
+    return 0.0;
+  };
+  CHECK(std::isnan(column(none, "max_dP_bar_lo")));
+  CHECK(column(none, "max_dP_interval") == 0);
+  CHECK(column(near, "max_dP_bar_hi") == Approx(v * std::exp(0.1)));
+  CHECK(column(near, "max_dP_interval") == 1);
+  CHECK(column(far, "max_dP_interval") == 2);
+  for (const char* f : {"iv_near.h5", "iv_second.h5", "iv_far.h5"}) std::remove(f);
+}
+
+TEST_CASE("a malformed interval is refused naming the head's attribute", "[kpi_heads]") {
+  const std::string g = HeadRegistry::kMaxDpGroup;
+  const std::string p = with_interval("iv_bad.h5", 1.0, 2.0);
+  test::set_double_attribute(p, "interval_log_lo", {-0.2}, g);  // two bins need two values
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_log_lo"));
+  test::set_double_attribute(p, "interval_log_lo", {0.2, 0.5}, g);  // above interval_log_hi
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_log_hi"));
+  test::set_double_attribute(p, "interval_log_lo", {-0.2, -0.5}, g);
+  test::set_double_attribute(p, "interval_coverage", {1.5}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_coverage"));
+  test::set_double_attribute(p, "interval_coverage", {0.9}, g);
+  test::set_double_attribute(p, "interval_distance_limit", {-1}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_distance_limit"));
+  std::remove(p.c_str());
 }

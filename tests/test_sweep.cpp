@@ -95,9 +95,11 @@ TEST_CASE("a sweep writes the KPI table, keeps the fields asked for and resumes"
         std::string::npos);
   auto t = lines("sweep_t/kpis.csv");
   REQUIRE(t.size() == 5);
-  CHECK(t[0].rfind("scenario,status,INJ_RATE,PERF_TOP,plume_radius_m_1yr,plume_area_km2_1yr", 0) ==
-        0);
-  CHECK(t[0].find("aor_radius_m,co2_mass_Mt") != std::string::npos);
+  CHECK(t[0].rfind("scenario,status,INJ_RATE,PERF_TOP,plume_radius_m_1yr,plume_radius_m_lo_1yr,"
+                   "plume_radius_m_hi_1yr,plume_radius_interval_1yr,plume_area_km2_1yr",
+                   0) == 0);
+  CHECK(t[0].find("aor_radius_m,aor_radius_m_lo,aor_radius_m_hi,aor_interval,co2_mass_Mt,") !=
+        std::string::npos);
   for (int i = 1; i <= 4; ++i) CHECK(t[i].find(",ok,") != std::string::npos);
   CHECK(fs::exists("sweep_t/fields/scenario_0001.h5"));   // kept
   CHECK(!fs::exists("sweep_t/fields/scenario_0000.h5"));  // not kept
@@ -242,7 +244,7 @@ TEST_CASE("a sweep verifies scenarios with OPM Flow and reports each KPI's error
   CHECK(r.out.find("verified 2 scenario(s) with OPM Flow (0 failed)") != std::string::npos);
   auto v = lines("sweep_v/verification.csv");
   REQUIRE(v.size() > 2);
-  CHECK(v[0] == "scenario,status,kpi,ufno,flow,abs_error,rel_error");
+  CHECK(v[0] == "scenario,status,kpi,ufno,flow,abs_error,rel_error,in_interval");
   int injected = 0;
   for (const auto& l : v) {
     CHECK(l.rfind("scenario_0002", 0) != 0);  // only 0 and 1 of 3 are verified

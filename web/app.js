@@ -165,6 +165,14 @@ function drawBar(name, stops, lo, hi, title) {
   ctx.fillText(title, 2, 12);
 }
 
+// A KPI's interval from the JSON's *_lo / *_hi (null where it has none), and whether it can be
+// trusted for this input, in the service's words (docs/kpis.md, "Intervals").
+function interval(lo, hi, fmt, note) {
+  if (lo === null || lo === undefined || hi === null || hi === undefined) return "";
+  return `; 90 % interval ${fmt(lo)} to ${fmt(hi)}` +
+         (note && note.startsWith("this input lies beyond") ? ` (${note})` : "");
+}
+
 function kpiRows() {
   const k = result.kpis;
   if (!k) return [["(KPIs need both an SG and a dP model)", ""]];
@@ -175,24 +183,31 @@ function kpiRows() {
     `${fmtLength(p.plume_radius_m)} / ${p.plume_area_km2.toFixed(2)} km²` +
         (k.plume_source === "head"
              ? ` (estimated; the map's gas reaches ${fmtLength(p.plume_radius_field_m)})` : "") +
-        (p.plume_capped ? " (capped: the field holds more CO₂ than was injected)" : "")]);
+        (p.plume_capped ? " (capped: the field holds more CO₂ than was injected)" : "") +
+        interval(p.plume_radius_m_lo, p.plume_radius_m_hi, fmtLength,
+                 k.interval_notes.plume_radius_m)]);
   // With the dP model's maximum-dP head the value is its estimate; the place and time are where
   // the predicted field peaks (docs/kpis.md, "Maximum dP").
   const where = `${fmtLength(k.max_dp_radius_m)}, ${k.max_dp_depth_m.toFixed(0)} m depth, ` +
                 `year ${k.max_dp_year.toFixed(1)}`;
   rows.push(["Maximum pressure buildup", k.max_dp_source === "head"
              ? `${k.max_dp_bar.toFixed(1)} bar (estimated near the well; the map peaks at ` +
-               `${k.max_dp_field_bar.toFixed(1)} bar at ${where})`
+               `${k.max_dp_field_bar.toFixed(1)} bar at ${where})` +
+               interval(k.max_dp_bar_lo, k.max_dp_bar_hi, (v) => `${v.toFixed(1)} bar`,
+                        k.interval_notes.max_dp_bar)
              : `${k.max_dp_bar.toFixed(1)} bar at ${where}`]);
   const aor = (r) => (r > 0 ? fmtLength(r) : "nowhere above");
   rows.push([`Area of review radius (dP > ${k.critical_dp_bar} bar)`,
              aor(k.aor_radius_m) + (k.aor_source === "head"
-                  ? ` (estimated; the map: ${aor(k.aor_field_radius_m)})` : "")]);
+                  ? ` (estimated; the map: ${aor(k.aor_field_radius_m)})` : "") +
+             interval(k.aor_radius_m_lo, k.aor_radius_m_hi, aor, k.interval_notes.aor_radius_m)]);
   rows.push(["CO₂ mass in the plume (last time, free gas)",
              `${k.co2_mass_mt.toFixed(2)} Mt of ${k.injected_mt.toFixed(2)} Mt injected ` +
              `(${(100 * k.mass_ratio).toFixed(0)} %` +
              (k.mass_source === "head"
-                  ? `, estimated; the map's gas holds ${k.co2_mass_field_mt.toFixed(2)} Mt)` : ")")]);
+                  ? `, estimated; the map's gas holds ${k.co2_mass_field_mt.toFixed(2)} Mt)` : ")") +
+             interval(k.co2_mass_mt_lo, k.co2_mass_mt_hi, (v) => `${v.toFixed(2)} Mt`,
+                      k.interval_notes.co2_mass_mt)]);
   return rows;
 }
 

@@ -30,6 +30,23 @@ inline void set_int_attribute(const std::string& path, const std::string& name,
   H5Fclose(f);
 }
 
+// Attribute `name` of `object` replaced by float64 values (a scalar for one value).
+inline void set_double_attribute(const std::string& path, const std::string& name,
+                                 const std::vector<double>& values,
+                                 const std::string& object = "/") {
+  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  if (H5Aexists_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
+    H5Adelete_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT);
+  hsize_t n = values.size();
+  hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
+  hid_t a = H5Acreate_by_name(f, object.c_str(), name.c_str(), H5T_IEEE_F64LE, sp, H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT);
+  H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
+  H5Aclose(a);
+  H5Sclose(sp);
+  H5Fclose(f);
+}
+
 inline void set_string_attribute(const std::string& path, const std::string& name,
                                  const std::string& value, const std::string& object = "/") {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);

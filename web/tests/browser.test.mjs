@@ -79,6 +79,7 @@ try {
         /Area of review/.test(kpis) && /Mt/.test(kpis), kpis);
   check("the plume radius says it is the head's estimate, with the map's own reach",
         /estimated; the map's gas reaches/.test(kpis), kpis);
+  check("the KPIs show their 90 % intervals", /90 % interval .* to /.test(kpis), kpis);
   // The time slider redraws the maps.
   const late = await page.$eval("#map-SG", (c) => c.toDataURL());
   const lateLabel = await page.textContent("#time-label");

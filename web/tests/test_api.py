@@ -113,6 +113,13 @@ def basic(exe):
                   k["mass_source"] == "head" and k["co2_mass_field_mt"] > 0 and
                   abs(k["co2_mass_mt"] - k["mass_ratio"] * k["injected_mt"]) < 1e-9 and
                   all(p["plume_radius_field_m"] > 0 for p in k["plume"]), k)
+            check("KPIs: the shipped heads' 90 % intervals hold their estimates, with a note",
+                  k["max_dp_bar_lo"] < k["max_dp_bar"] < k["max_dp_bar_hi"] and
+                  k["co2_mass_mt_lo"] < k["co2_mass_mt"] < k["co2_mass_mt_hi"] and
+                  all(p["plume_radius_m_lo"] <= p["plume_radius_m"] <= p["plume_radius_m_hi"]
+                      for p in k["plume"]) and
+                  k["max_dp_interval"] in (1, 2) and
+                  k["interval_notes"]["max_dp_bar"].startswith(("90 %", "this input")), k)
             status, raw, headers = call(base + r["download"])
             check("the result file downloads as HDF5", status == 200 and
                   raw[:8] == b"\x89HDF\r\n\x1a\n", (status, raw[:8]))

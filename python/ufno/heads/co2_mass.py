@@ -63,7 +63,10 @@ def load_data(path, kpis, limit=0):
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
         x0 = f["input"][:n, :, :, 0, :]
-        ids = [c.decode() if isinstance(c, bytes) else str(c) for c in f["case_ids"][:n]]
+        # A data set made from packs has no case_ids: the generator's ids are s<seed>_i<index>.
+        ids = ([c.decode() if isinstance(c, bytes) else str(c) for c in f["case_ids"][:n]]
+               if "case_ids" in f else
+               ["s%d_i%06d" % (s, k) for s, k in zip(f["seed"][:n], f["index"][:n])])
         missing = [c for c in ids if c not in ratios]
         if missing:
             raise ValueError("%s: no row for case %s (and %d more) of %s"

@@ -1,0 +1,90 @@
+"""The KPI intervals' arithmetic (python/ufno/heads/intervals.py) on synthetic residuals with known
+quantiles: split-conformal quantiles cover new draws at the stated rate, the distance bins
+separate cases of different spread, the scorer counts what it should."""
+import numpy as np
+
+from ufno.heads import intervals as iv
+
+
+def test_conformal_quantiles_are_the_order_statistics():
+    r = np.arange(1.0, 100.0)  # 99 residuals 1..99
+    lo, hi = iv.conformal_quantiles(r, 0.9)
+    # n = 99: hi = ceil(100 * 0.95) = 95th smallest, lo = floor(100 * 0.05) = 5th smallest
+    assert lo[0] == 5.0 and hi[0] == 95.0
+    lo, hi = iv.conformal_quantiles(np.stack([r, -r], 1), 0.9)
+    assert list(lo) == [5.0, -95.0] and list(hi) == [95.0, -5.0]
+
+
+def test_intervals_cover_new_draws_at_the_stated_rate():
+    rng = np.random.default_rng(3)
+    est = np.exp(rng.normal(0, 1, 4000))
+    truth = est * np.exp(rng.normal(0.1, 0.2, 4000))  # a bias and a known spread
+    d = np.ones(4000)
+    a = iv.calibrate(est[:2000], truth[:2000], d[:2000], bins=1)
+    # the 5 % and 95 % quantiles of N(0.1, 0.2): 0.1 -+ 1.645 x 0.2
+    assert abs(a["interval_log_lo"][0] - (0.1 - 0.329)) < 0.03
+    assert abs(a["interval_log_hi"][0] - (0.1 + 0.329)) < 0.03
+    lo, hi, far = iv.interval(a, est[2000:], d[2000:])
+    rep = iv.coverage_report(lo, hi, truth[2000:], est[2000:])
+    assert 0.88 <= rep["coverage"] <= 0.92 and not far.any()
+    # median width: exp(0.429) - exp(-0.229) = 0.741, in % of the estimate
+    assert abs(rep["median_width_pct"] - 74.1) < 3
+
+
+def test_distance_bins_give_far_cases_wider_intervals_and_flag_the_farthest():
+    rng = np.random.default_rng(4)
+    n = 3000
+    d = rng.uniform(0, 3, n)
+    est = np.ones(n)
+    truth = np.exp(rng.normal(0, 0.05 + 0.1 * d))  # spread grows with the distance
+    a = iv.calibrate(est, truth, d, bins=3)
+    width = a["interval_log_hi"] - a["interval_log_lo"]
+    assert len(a["interval_distance_edges"]) == 2 and width[0] < width[1] < width[2]
+    lo, hi, far = iv.interval(a, np.ones(4), np.array([0.5, 1.5, 2.5, 5.0]))
+    assert list(far) == [False, False, False, True]
+    assert hi[3] / lo[3] > hi[2] / lo[2]
+    # each bin covers its own cases at about the stated rate
+    lo, hi, _ = iv.interval(a, est, d)
+    for band in ((0, 1), (1, 2), (2, 3)):
+        m = (d >= band[0]) & (d < band[1])
+        assert 0.85 <= iv.coverage_report(lo[m], hi[m], truth[m], est[m])["coverage"] <= 0.95
+
+
+def test_feature_distance_is_the_rms_of_standardised_features():
+    f = np.array([[1.0, 2.0, 99.0], [3.0, 2.0, 99.0]])
+    d = iv.feature_distance(f, [1.0, 2.0], [2.0, 1.0])  # the third column is not a feature
+    assert np.allclose(d, [0.0, np.sqrt(0.5)])
+
+
+def test_coverage_report_counts_inside_and_width():
+    rep = iv.coverage_report([1, 1, 1, 1], [3, 3, 3, 3], [2, 3, 4, 0], [2, 2, 2, 2])
+    assert rep["cases"] == 3 and abs(rep["coverage"] - 2 / 3) < 1e-12
+    assert rep["median_width_pct"] == 100.0
+
+
+def test_score_tables_matches_cases_and_counts_coverage(tmp_path):
+    """ufno_kpis tables (ufno's with intervals, Flow's) joined by case: coverage, width, within
+    10 % and the signed error per KPI, per year for the plume radius."""
+    from ufno.heads import calibrate
+    header = ["case", "fields", "plume_radius_m_10yr", "plume_radius_m_lo_10yr",
+              "plume_radius_m_hi_10yr", "max_dP_bar", "max_dP_bar_lo", "max_dP_bar_hi"]
+    assert calibrate.interval_kpis(header) == [
+        ("plume_radius_m_10yr", "plume_radius_m_lo_10yr", "plume_radius_m_hi_10yr"),
+        ("max_dP_bar", "max_dP_bar_lo", "max_dP_bar_hi")]
+    u = tmp_path / "u.csv"
+    f = tmp_path / "f.csv"
+    u.write_text(",".join(header) + "\n"
+                 "a,x,100,90,120,10,8,12\n"
+                 "b,x,100,90,120,10,nan,nan\n"
+                 "c,x,200,150,250,20,15,30\n"
+                 "only_ufno,x,1,1,1,1,1,1\n")
+    f.write_text(",".join(header[:3] + header[5:6]) + "\n"
+                 "a,y,105,11\n"
+                 "b,y,130,11\n"
+                 "c,y,260,21\n")
+    rep = calibrate.score_tables(str(u), str(f))
+    assert rep["plume_radius_m_10yr"]["cases"] == 3
+    assert abs(rep["plume_radius_m_10yr"]["coverage"] - 1 / 3) < 1e-12  # only a's 105 in
+    assert rep["plume_radius_m_10yr"]["within_10pct"] == 1
+    assert rep["max_dP_bar"]["cases"] == 2  # b has no interval
+    assert rep["max_dP_bar"]["coverage"] == 1.0

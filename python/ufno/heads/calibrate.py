@@ -1,0 +1,211 @@
+"""Calibrates the KPI heads' intervals (python/ufno/heads/intervals.py) of a model file on the
+cases of one split of a data set (OPM Flow's values against the heads' estimates) and writes them
+into a copy of the model file; --score measures an interval's coverage on other cases.
+
+Usage:
+  PYTHONPATH=python /usr/bin/python3 -m ufno.kpi_intervals --data DATA.h5 --model M.h5 --out O.h5
+      [--split val] [--flow-kpis KPIS.csv] [--coverage 0.9] [--bins N]
+  PYTHONPATH=python /usr/bin/python3 -m ufno.kpi_intervals --data DATA.h5 --model O.h5 --score
+      [--split test] [--flow-kpis KPIS.csv]
+
+Each head of the model file (the dP model's max_dp_head and dp_envelope_head, the SG model's
+plume_radius_head and co2_mass_head; the CO2-mass head needs --flow-kpis, ufno_kpis over the data
+set's Flow fields) is evaluated on the split's cases as the programs evaluate it (with the
+network's envelope or radii where the head reads them), and its interval attributes are
+replaced. Calibrate on cases the heads were not fitted on (the validation split) and score on
+others (the test split, another generator's cases): coverage on the calibration cases themselves
+says nothing.
+"""
+import argparse
+import sys
+
+import h5py
+import numpy as np
+
+from ufno.data.output_path import check_output
+from ufno.heads import co2_mass, dp_envelope, intervals, max_dp, plume_radius
+from ufno.heads import common as kpi_head
+
+
+def _heads(model, data, flow_kpis):
+    """[(group, head, inputs, truth)] for every head of `model` that can be evaluated on `data`:
+    inputs (N, F), truth (N,) or (N, K), for all cases of the data set, and the split names."""
+    out = []
+    split = None
+    for module in (max_dp, dp_envelope, plume_radius, co2_mass):
+        head = module.read_head(model)
+        if head is None:
+            continue
+        with h5py.File(model, "r") as m:
+            g = m[module.GROUP]
+            reads_network = "network_digest" in g.attrs
+        if module is max_dp:
+            f, truth, split = max_dp.load_data(data, model=model if reads_network else None)
+        elif module is dp_envelope:
+            f, truth, split = dp_envelope.load_data(data, model)
+        elif module is plume_radius:
+            f, truth, _, split = plume_radius.load_data(
+                data, model=model if reads_network else None)
+        else:
+            if not flow_kpis:
+                print("kpi_intervals: %s: %s needs --flow-kpis; left as it is"
+                      % (model, module.GROUP), file=sys.stderr)
+                continue
+            f, truth, _, split = co2_mass.load_data(data, flow_kpis)
+        out.append((module.GROUP, head, f, truth))
+    return out, split
+
+
+def calibrated_attrs(head, f, truth, coverage, bins, what):
+    est = head.predict(f)
+    inside = head.inside(f)
+    d = intervals.feature_distance(f, head.f_mean, head.f_std)
+    attrs = intervals.calibrate(est[inside], np.asarray(truth)[inside], d[inside], coverage, bins)
+    attrs["interval_calibration"] = "%s: %d cases inside the head's ranges" % (what, inside.sum())
+    return attrs
+
+
+def score(head, attrs, f, truth):
+    est = head.predict(f)
+    inside = head.inside(f)
+    d = intervals.feature_distance(f, head.f_mean, head.f_std)
+    lo, hi, far = intervals.interval(attrs, est[inside], d[inside])
+    rep = intervals.coverage_report(lo, hi, np.asarray(truth)[inside], est[inside])
+    rep["far"] = int(far.sum())
+    return rep
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python3 -m ufno.kpi_intervals",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--data", required=True, help="an assembled data set (input, SG, dP, ...)")
+    p.add_argument("--model", required=True)
+    p.add_argument("--out")
+    p.add_argument("--split", choices=("train", "val", "test", "all"))
+    p.add_argument("--flow-kpis", help="ufno_kpis over the data set's Flow fields (CO2 mass)")
+    p.add_argument("--coverage", type=float, default=intervals.COVERAGE)
+    p.add_argument("--bins", type=int, help="distance bins (default: as the cases allow, <= 3)")
+    p.add_argument("--score", action="store_true", help="measure the stored intervals' coverage")
+    p.add_argument("--description", help="what the calibration cases are, for the model card "
+                                         "(default: the split and the data file's name)")
+    a = p.parse_args(argv)
+    return run(p, a)
+
+
+def tables_main(argv=None):
+    """`python3 -m ufno.kpi_intervals --tables UFNO.csv FLOW.csv`: the coverage of the intervals
+    in a ufno_kpis table (with --model) of Flow's values in another (the same cases' Flow
+    fields), one line per KPI."""
+    try:
+        for kpi, r in score_tables(argv[0], argv[1]).items():
+            print("%-28s %3d cases: coverage %5.1f %%, median width %6.1f %%, within 10 %% %3d, "
+                  "median error %5.1f %% (signed %+5.1f %%)"
+                  % (kpi, r["cases"], 100 * r["coverage"], r["median_width_pct"],
+                     r["within_10pct"], r["median_error_pct"], r["signed_median_pct"]))
+    except (ValueError, KeyError, IndexError) as e:
+        sys.exit("kpi_intervals: %s" % str(e).split("\n")[0])
+    return 0
+
+
+def run(p, a):
+    if not 0.5 <= a.coverage < 1:
+        sys.exit("kpi_intervals: --coverage must be in [0.5, 1)")
+    if a.score == bool(a.out):
+        sys.exit("kpi_intervals: give --out (calibrate) or --score, not both")
+    split_name = a.split or ("test" if a.score else "val")
+    try:
+        if a.out:
+            check_output(a.out, [a.data, a.model, a.flow_kpis])
+        heads, split = _heads(a.model, a.data, a.flow_kpis)
+        if not heads:
+            raise ValueError("%s: no KPI head to calibrate" % a.model)
+        pick = np.ones(len(split), bool) if split_name == "all" else split == split_name
+        if not pick.any():
+            raise ValueError("%s: no case of the %s split" % (a.data, split_name))
+        if a.score:
+            for group, head, f, truth in heads:
+                attrs = kpi_head_interval(a.model, group)
+                if attrs is None:
+                    print("%s: no interval" % group)
+                    continue
+                print("%s: %s" % (group, score(head, attrs, f[pick], np.asarray(truth)[pick])))
+            return 0
+        what = a.description or "%s split of %s" % (split_name, a.data)
+        new = {group: calibrated_attrs(head, f[pick], np.asarray(truth)[pick], a.coverage,
+                                       a.bins, what) for group, head, f, truth in heads}
+        variable = h5py.File(a.model, "r").attrs["variable"]
+        variable = variable.decode() if isinstance(variable, bytes) else str(variable)
+
+        def write(fh):
+            for group, attrs in new.items():
+                for k in [k for k in fh[group].attrs if k.startswith("interval_")]:
+                    del fh[group].attrs[k]
+                for k, v in attrs.items():
+                    fh[group].attrs[k] = v
+        kpi_head.write_model_copy(a.model, variable, a.out, write)
+        for group, attrs in new.items():
+            print("kpi_intervals: %s: %s; log bounds lo %s hi %s, distance edges %s"
+                  % (group, attrs["interval_calibration"],
+                     np.round(attrs["interval_log_lo"][:3], 3),
+                     np.round(attrs["interval_log_hi"][:3], 3),
+                     np.round(attrs["interval_distance_edges"], 3)))
+    except (OSError, KeyError, ValueError) as e:
+        sys.exit("kpi_intervals: %s" % str(e).split("\n")[0])
+    return 0
+
+
+def interval_kpis(header):
+    """[(kpi column, lo column, hi column)] of a ufno_kpis header: each KPI with an interval
+    (plume_radius_m_10yr with plume_radius_m_lo_10yr and plume_radius_m_hi_10yr, max_dP_bar with
+    max_dP_bar_lo and max_dP_bar_hi, ...)."""
+    out = []
+    for lo in header:
+        if "_lo" not in lo:
+            continue
+        base, _, year = lo.partition("_lo")
+        kpi, hi = base + year, base + "_hi" + year
+        if kpi in header and hi in header:
+            out.append((kpi, lo, hi))
+    return out
+
+
+def score_tables(ufno_csv, flow_csv):
+    """Per KPI with an interval: cases, coverage of Flow's value by the interval, its median
+    width in % of the KPI, within 10 % of Flow and the signed median error, over the cases both
+    tables hold (matched by the case column) where Flow's value is positive and ufno's
+    interval exists."""
+    import csv
+
+    def rows(path):
+        try:
+            with open(path, newline="") as f:
+                return {r["case"]: r for r in csv.DictReader(f)}
+        except (OSError, KeyError) as e:
+            raise ValueError("%s: %s" % (path, e))
+    u, fl = rows(ufno_csv), rows(flow_csv)
+    cases = [c for c in u if c in fl]
+    if not cases:
+        raise ValueError("%s and %s: no case in both" % (ufno_csv, flow_csv))
+    report = {}
+    for kpi, lo, hi in interval_kpis(list(next(iter(u.values())).keys())):
+        v = np.array([[float(u[c][kpi]), float(u[c][lo]), float(u[c][hi]), float(fl[c][kpi])]
+                      for c in cases])
+        ok = np.isfinite(v).all(1) & (v[:, 3] > 0)
+        if not ok.any():
+            continue
+        est, l, h, t = v[ok].T
+        err = (est - t) / t
+        report[kpi] = dict(intervals.coverage_report(l, h, t, est),
+                           within_10pct=int((np.abs(err) <= 0.1).sum()),
+                           signed_median_pct=float(np.median(err) * 100),
+                           median_error_pct=float(np.median(np.abs(err)) * 100))
+    return report
+
+
+def kpi_head_interval(model, group):
+    """The interval attributes of a head group, or None."""
+    with h5py.File(model, "r") as f:
+        g = f[group]
+        if "interval_coverage" not in g.attrs:
+            return None
+        return {k: g.attrs[k] for k in g.attrs if k.startswith("interval_")}

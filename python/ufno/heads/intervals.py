@@ -1,0 +1,116 @@
+"""Prediction intervals for the KPI heads (docs/kpis.md, "Intervals"): split conformal on the
+log ratio of OPM Flow's KPI to the head's estimate, conditioned on how far a case's features lie
+from the head's training cases.
+
+Why: a screening engineer compares a KPI with a limit (a fracture pressure, a lease radius); one
+number without an indication of how far off it may be cannot be decided on. The heads' errors
+are multiplicative (they estimate log KPI), so the interval is estimate x exp([lo, hi]) with lo
+and hi quantiles of r = log(Flow / estimate) over calibration cases the head was not fitted on.
+Cases far from the training data err more; the calibration cases are split into bins of the
+feature distance (distance below) and each bin has its own quantiles. A case beyond the farthest
+calibration case is flagged: its interval is the last bin's, widened by FAR_WIDENING, and the
+programs say it is not to be trusted.
+
+The distance of a case is the root mean square of its features standardised by the head's own
+training mean and std (the head group's feature_mean and feature_std): 1 is typical of the
+training cases. runtime/KpiHeadEstimator.cpp computes the same.
+
+Stored as attributes of a head group (docs/model-format.md): interval_coverage (0.9),
+interval_distance_edges (bins - 1 increasing distances), interval_log_lo and interval_log_hi
+((bins, outputs) flattened row-major), interval_distance_limit and interval_calibration (what
+the quantiles were computed on, in words).
+"""
+import numpy as np
+
+COVERAGE = 0.9
+FAR_WIDENING = 2.0   # log-width factor beyond the farthest calibration case
+MIN_PER_BIN = 40     # a bin needs this many calibration cases for its own quantiles
+
+
+def feature_distance(f, f_mean, f_std):
+    """(N,) RMS of the standardised features of f (N, F) (only the first len(f_mean) columns)."""
+    f = np.asarray(f, np.float64)[:, :len(f_mean)]
+    z = (f - np.asarray(f_mean, np.float64)) / np.asarray(f_std, np.float64)
+    return np.sqrt((z * z).mean(1))
+
+
+def conformal_quantiles(r, coverage=COVERAGE):
+    """(lo, hi) per output of residuals r (N,) or (N, K), finite-sample split-conformal: the
+    ceil((n + 1)(1 + coverage) / 2)-th smallest for hi and its mirror for lo, so that a new case
+    exchangeable with the calibration cases falls inside with probability >= coverage."""
+    r = np.asarray(r, np.float64)
+    r = r.reshape(len(r), -1)
+    n = len(r)
+    if n < 2:
+        raise ValueError("need at least two calibration cases")
+    tail = (1 - coverage) / 2
+    k_hi = min(n, int(np.ceil((n + 1) * (1 - tail) - 1e-9)))  # rounding: 0.1 / 2 is 0.04999..
+    k_lo = max(1, int(np.floor((n + 1) * tail + 1e-9)))
+    s = np.sort(r, axis=0)
+    return s[k_lo - 1], s[k_hi - 1]
+
+
+def distance_edges(d, bins):
+    """Inner edges splitting distances d into `bins` groups of about equal size."""
+    return np.quantile(d, np.linspace(0, 1, bins + 1)[1:-1]) if bins > 1 else np.zeros(0)
+
+
+def calibrate(estimate, truth, distance, coverage=COVERAGE, bins=None):
+    """The interval of a head from calibration cases: estimate and truth (N,) or (N, K), > 0 where
+    used (cases with a non-positive or non-finite value in an output are left out of that
+    output), distance (N,). bins: None picks as many as MIN_PER_BIN allows, at most 3. Returns a
+    dict of the group attributes."""
+    est = np.asarray(estimate, np.float64).reshape(len(distance), -1)
+    tru = np.asarray(truth, np.float64).reshape(len(distance), -1)
+    d = np.asarray(distance, np.float64)
+    if bins is None:
+        bins = int(max(1, min(3, len(d) // MIN_PER_BIN)))
+    edges = distance_edges(d, bins)
+    which = np.searchsorted(edges, d, side="right")
+    lo = np.zeros((bins, est.shape[1]))
+    hi = np.zeros((bins, est.shape[1]))
+    for b in range(bins):
+        for k in range(est.shape[1]):
+            ok = (which == b) & (est[:, k] > 0) & (tru[:, k] > 0) & np.isfinite(est[:, k]) & \
+                np.isfinite(tru[:, k])
+            if ok.sum() < 2:  # too few here: the whole set's
+                ok = (est[:, k] > 0) & (tru[:, k] > 0)
+            lo[b, k], hi[b, k] = conformal_quantiles(np.log(tru[ok, k] / est[ok, k]), coverage)
+    # A farther bin is never narrower than a nearer one: errors grow with distance.
+    for b in range(1, bins):
+        lo[b] = np.minimum(lo[b], lo[b - 1])
+        hi[b] = np.maximum(hi[b], hi[b - 1])
+    return {"interval_coverage": float(coverage), "interval_distance_edges": edges,
+            "interval_log_lo": lo.reshape(-1), "interval_log_hi": hi.reshape(-1),
+            "interval_distance_limit": float(d.max())}
+
+
+def interval(attrs, estimate, distance):
+    """(lo, hi, far) of estimates (N,) or (N, K) at distances (N,) by the stored attributes;
+    far: beyond the farthest calibration case (the interval widened by FAR_WIDENING)."""
+    est = np.asarray(estimate, np.float64)
+    scalar = est.ndim == 1
+    est = est.reshape(len(distance), -1)
+    edges = np.asarray(attrs["interval_distance_edges"], np.float64).reshape(-1)
+    lo = np.asarray(attrs["interval_log_lo"], np.float64).reshape(len(edges) + 1, -1)
+    hi = np.asarray(attrs["interval_log_hi"], np.float64).reshape(len(edges) + 1, -1)
+    d = np.asarray(distance, np.float64)
+    b = np.searchsorted(edges, d, side="right")
+    far = d > float(attrs["interval_distance_limit"])
+    w = np.where(far, FAR_WIDENING, 1.0)[:, None]
+    out_lo = est * np.exp(lo[b] * w)
+    out_hi = est * np.exp(hi[b] * w)
+    if scalar:
+        out_lo, out_hi = out_lo[:, 0], out_hi[:, 0]
+    return out_lo, out_hi, far
+
+
+def coverage_report(lo, hi, truth, estimate):
+    """The share of cases whose truth lies in [lo, hi] and the median width in % of the estimate
+    (cases with a positive truth)."""
+    lo, hi, t, e = (np.asarray(a, np.float64).reshape(-1) for a in (lo, hi, truth, estimate))
+    ok = np.isfinite(t) & (t > 0) & (e > 0)
+    inside = (t[ok] >= lo[ok]) & (t[ok] <= hi[ok])
+    return {"cases": int(ok.sum()), "coverage": float(inside.mean()) if ok.any() else float("nan"),
+            "median_width_pct": float(np.median((hi[ok] - lo[ok]) / e[ok]) * 100)
+            if ok.any() else float("nan")}
