@@ -40,6 +40,20 @@ std::vector<int> verified_scenarios(int n, int n_verify) {
   return v;
 }
 
+std::vector<int> verified_scenarios(int n, int n_verify, const std::vector<int>& uncertain) {
+  std::vector<int> chosen;
+  const int m = std::min(n, n_verify), u = int(uncertain.size());
+  for (int k : verified_scenarios(u, m)) chosen.push_back(uncertain[k]);
+  // The rest evenly spread over the others.
+  std::vector<int> others;
+  for (int i = 0; i < n; ++i)
+    if (!std::binary_search(uncertain.begin(), uncertain.end(), i)) others.push_back(i);
+  for (int k : verified_scenarios(int(others.size()), m - int(chosen.size())))
+    chosen.push_back(others[k]);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
 namespace {
 
 // Every combination of the parameters' values (ranges give `steps` evenly spaced values).

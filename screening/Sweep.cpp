@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseWriter.hpp"
@@ -84,7 +85,11 @@ int write_kpi_table(const SweepConfig& c, const std::vector<Scenario>& scen) {
   std::ofstream table((out / "kpis.csv.tmp").string());
   table << "scenario,status";
   for (const auto& p : c.parameters) table << "," << p.name;
-  for (const auto& h : kpi_header(c.kpi)) table << "," << h;
+  const auto header = kpi_header(c.kpi);
+  for (const auto& h : header) table << "," << h;
+  for (const auto& t : c.decisions) table << "," << decision_column(t);
+  // Which scenarios' answers rest on OPM Flow (verified, a KPI row of Flow's own).
+  if (c.verify_scenarios > 0) table << ",verified_by_flow";
   table << "\n";
   int failed = 0;
   for (int i = 0; i < int(scen.size()); ++i) {
@@ -98,7 +103,16 @@ int write_kpi_table(const SweepConfig& c, const std::vector<Scenario>& scen) {
       std::string line;
       std::getline(r, line);
       table << line;
+      std::vector<double> values;
+      std::stringstream cells(line);
+      for (std::string cell; std::getline(cells, cell, ',');)
+        if (!cell.empty()) values.push_back(std::stod(cell));
+      for (const auto& t : c.decisions) table << "," << int(decide(t, header, values));
+    } else {
+      for (std::size_t k = 0; k < header.size() + c.decisions.size(); ++k) table << ",";
     }
+    if (c.verify_scenarios > 0)
+      table << "," << int(fs::exists(out / "verify" / (scenario_name(i) + ".csv")));
     table << "\n";
   }
   table.close();
@@ -144,9 +158,12 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
   });
   // OPM Flow on the verified scenarios, beside the predictions (rank 0 only). Owned: should
   // anything below throw, it stops after its current run and is joined as the error unwinds.
+  // Evenly spread scenarios are known now and run beside the predictions; the uncertain ones
+  // are known from the KPI rows, after the predictions.
+  const bool beside = c.verify_policy == "even";
   std::vector<std::pair<std::string, ReservoirCase>> to_verify;
   std::optional<BackgroundTask> verifier;
-  if (rank == 0 && c.verify_scenarios > 0) {
+  if (rank == 0 && c.verify_scenarios > 0 && beside) {
     to_verify = cases_to_verify(c, n);
     verifier.emplace([&](const std::atomic<bool>& stop) { verify_with_flow(c, to_verify, stop); });
   }
@@ -154,8 +171,12 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
   int failed = 0;
   if (rank == 0) {
     write_kpi_rows(c, n, heads);
-    failed = write_kpi_table(c, scen);
+    if (c.verify_scenarios > 0 && !beside) {
+      to_verify = cases_to_verify(c, n);
+      verify_with_flow(c, to_verify, std::atomic<bool>(false));
+    }
     if (verifier) verifier->join();
+    failed = write_kpi_table(c, scen);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::printf(
         "ufno_sweep: %d scenario(s): %d predicted now, %d from earlier runs, %d failed, in "

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/RunOptions.hpp"
+#include "screening/Decisions.hpp"
 #include "screening/GeostatField.hpp"
 #include "screening/Kpis.hpp"
 
@@ -44,6 +45,12 @@ struct SweepConfig {
   int verify_scenarios = 0;
   std::string flow = "flow";
   double flow_timeout_s = 600;
+  // "policy": "even" (the default: spread evenly, Flow beside the predictions) or
+  // "uncertain-first": the scenarios whose decision is uncertain or whose input lies beyond the
+  // intervals' calibration first, then evenly spread ones; Flow runs after the predictions.
+  std::string verify_policy = "even";
+  // "decisions": {"max_dP_bar": 80, ...}: thresholds on KPIs with intervals (Decisions.hpp).
+  std::vector<DecisionThreshold> decisions;
   // What the results in `out` were computed from: the configuration, the models' and base
   // cases' bytes and the KPI rules' version. A rerun reuses results only under the same one.
   std::string fingerprint;
@@ -58,6 +65,9 @@ std::vector<Scenario> sample_scenarios(const SweepConfig& c);
 
 // The scenarios verified with Flow: n_verify of n, evenly spread (0 always among them).
 std::vector<int> verified_scenarios(int n, int n_verify);
+// Of n scenarios, `uncertain` first (evenly spread among them if there are more than
+// n_verify), then evenly spread others up to n_verify; in increasing order.
+std::vector<int> verified_scenarios(int n, int n_verify, const std::vector<int>& uncertain);
 
 // "scenario_0007": the name of scenario i's files under the output directory.
 std::string scenario_name(int i);

@@ -118,8 +118,11 @@ void read_kpi(const json& k, SweepConfig& c) {
 }
 
 void read_verify(const json& v, SweepConfig& c) {
-  require_known_keys(v, c.path, "verify", {"scenarios", "flow", "timeout_s"});
+  require_known_keys(v, c.path, "verify", {"scenarios", "flow", "timeout_s", "policy"});
   c.verify_scenarios = get_key(v, "scenarios", 0, c.path, "verify");
+  c.verify_policy = get_key(v, "policy", c.verify_policy, c.path, "verify");
+  if (c.verify_policy != "even" && c.verify_policy != "uncertain-first")
+    throw InputError(c.path, "verify.policy", "must be \"even\" or \"uncertain-first\"");
   c.flow = get_key(v, "flow", c.flow, c.path, "verify");
   c.flow_timeout_s = get_key(v, "timeout_s", c.flow_timeout_s, c.path, "verify");
 }
@@ -162,9 +165,10 @@ SweepParameter read_parameter(const std::string& name, const json& spec, SweepCo
 // Every key of the configuration into c, each checked for its type (InputError naming it).
 void read_keys(const json& j, SweepConfig& c) {
   const std::string& path = c.path;
-  require_known_keys(j, path, "",
-                     {"description", "models", "base_cases", "sampling", "samples", "seed", "out",
-                      "ranks_per_case", "kpi", "keep_fields", "field", "parameters", "verify"});
+  require_known_keys(
+      j, path, "",
+      {"description", "models", "base_cases", "sampling", "samples", "seed", "out",
+       "ranks_per_case", "kpi", "keep_fields", "field", "parameters", "verify", "decisions"});
   // No "models": the shipped default models, as for ufno_predict without --model.
   c.models =
       j.contains("models") ? j.at("models").get<std::vector<std::string>>() : default_models();
@@ -247,6 +251,8 @@ SweepConfig read_sweep_config(const std::string& path) {
         path, "", "malformed sweep configuration (" + std::string(e.what()).substr(0, 160) + ")");
   }
   check_values(c);
+  // Thresholds name KPI columns, which depend on the KPI options' years: read after them.
+  if (j.contains("decisions")) c.decisions = read_decisions(j["decisions"], path, c.kpi);
   if (c.geostat) check_geostat(c);
   for (const auto& [key, files] : {std::pair{"models", &c.models}, {"base_cases", &c.base_cases}})
     for (const auto& f : *files) {

@@ -22,7 +22,7 @@ std::vector<std::pair<std::string, ReservoirCase>> cases_to_verify(const SweepCo
   std::vector<std::pair<std::string, ReservoirCase>> todo;
   // Flow reports at the times the models predict (a case without TIMES: the paper's times).
   const int nt = ModelFile(c.models.front()).spec().grid[2];
-  for (int i : verified_scenarios(n, c.verify_scenarios)) {
+  for (int i : scenarios_to_verify(c, n)) {
     const std::string name = scenario_name(i);
     if (fs::exists(dir / (name + ".csv"))) continue;
     ReservoirCase rc = read_case((fs::path(c.out) / "cases" / (name + ".h5")).string());
@@ -68,6 +68,35 @@ void verify_with_flow(const SweepConfig& c,
 
 namespace {
 
+std::vector<double> csv_numbers(const fs::path& p);
+
+}  // namespace
+
+bool uncertain_scenario(const SweepConfig& c, int i) {
+  const fs::path row = fs::path(c.out) / "kpi" / (scenario_name(i) + ".csv");
+  if (!fs::exists(row)) return false;
+  const auto v = csv_numbers(row);
+  const auto header = kpi_header(c.kpi);
+  for (const auto& t : c.decisions)
+    if (decide(t, header, v) == Decision::Uncertain) return true;
+  const auto cols = kpi_columns(c.kpi);
+  for (std::size_t k = 0; k < cols.size() && k < v.size(); ++k)
+    if (cols[k].kpi->about_interval && cols[k].header.find("interval") != std::string::npos &&
+        v[k] == double(int(IntervalTrust::Far)))
+      return true;
+  return false;
+}
+
+std::vector<int> scenarios_to_verify(const SweepConfig& c, int n) {
+  if (c.verify_policy != "uncertain-first") return verified_scenarios(n, c.verify_scenarios);
+  std::vector<int> uncertain;
+  for (int i = 0; i < n; ++i)
+    if (uncertain_scenario(c, i)) uncertain.push_back(i);
+  return verified_scenarios(n, c.verify_scenarios, uncertain);
+}
+
+namespace {
+
 std::vector<double> csv_numbers(const fs::path& p) {
   std::ifstream f(p);
   std::string line, cell;
@@ -91,7 +120,7 @@ int write_verification(const SweepConfig& c, int n) {
   t.precision(8);
   int verified = 0, failed = 0;
   std::map<std::string, double> worst;
-  for (int i : verified_scenarios(n, c.verify_scenarios)) {
+  for (int i : scenarios_to_verify(c, n)) {
     const std::string name = scenario_name(i);
     const fs::path flow_row = dir / (name + ".csv"), ufno_row = out / "kpi" / (name + ".csv");
     if (!fs::exists(flow_row) || !fs::exists(ufno_row)) {

@@ -12,6 +12,15 @@
 
 namespace ufno {
 
+// The scenarios the sweep verifies with Flow, by its policy: evenly spread, or (uncertain-first)
+// those whose decision is uncertain or whose input lies beyond the intervals' calibration
+// first, read from their KPI rows (which must exist then).
+std::vector<int> scenarios_to_verify(const SweepConfig& c, int n);
+
+// Whether scenario i's answer is uncertain: a decision across its threshold (or on a KPI
+// without an interval), or an interval beyond the calibration cases; false without a KPI row.
+bool uncertain_scenario(const SweepConfig& c, int i);
+
 // The verified scenarios still to run, read on the calling thread: HDF5 is not thread-safe,
 // and the predictions use it while the Flow runs go on.
 std::vector<std::pair<std::string, ReservoirCase>> cases_to_verify(const SweepConfig& c, int n);

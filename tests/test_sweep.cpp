@@ -1,6 +1,8 @@
 // ufno_sweep: Latin-hypercube and grid sampling, the KPI table (one row per scenario with its
 // parameters), kept fields, resuming, and refused configurations.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include <cstdlib>
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "screening/KpiTable.hpp"
 #include "screening/Sweep.hpp"
 #include "support/RunCommand.hpp"
 #include "support/Skip.hpp"
@@ -266,6 +269,26 @@ TEST_CASE("a sweep verifies scenarios with OPM Flow and reports each KPI's error
   CHECK(r.code == 0);
   CHECK(fs::last_write_time("sweep_v/verify/scenario_0001.csv") == stamp);
   CHECK(lines("sweep_v/verification.csv") == v);
+  // The table says which scenarios rest on Flow.
+  const auto t = lines("sweep_v/kpis.csv");
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].substr(t[0].rfind(',')) == ",verified_by_flow");
+  CHECK(t[1].substr(t[1].size() - 2) == ",1");
+  CHECK(t[3].substr(t[3].size() - 2) == ",0");
+  // Uncertain first: with a threshold on a KPI without an interval (the test models carry
+  // none) every scenario is undecided, so Flow runs after the predictions on evenly spread ones.
+  fs::remove_all("sweep_u");
+  std::string uf =
+      config_json("sweep_u", "lhs", 3, "\"INJ_RATE\": {\"range\": [0.02, 0.05]}", "[]");
+  uf.insert(uf.size() - 1,
+            ", \"verify\": {\"scenarios\": 1, \"policy\": \"uncertain-first\"}, "
+            "\"decisions\": {\"max_dP_bar\": 50}");
+  r = sweep(write_config("sweep_u.json", uf));
+  INFO(r.out << r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::exists("sweep_u/verify/scenario_0000.csv"));
+  CHECK(lines("sweep_u/kpis.csv")[1].substr(lines("sweep_u/kpis.csv")[1].size() - 4) == ",0,1");
+  fs::remove_all("sweep_u");
 }
 
 TEST_CASE("a verification whose Flow run fails is reported and fails the sweep", "[sweep][mpi]") {
@@ -279,4 +302,79 @@ TEST_CASE("a verification whose Flow run fails is reported and fails the sweep",
   const auto v = lines("sweep_vf/verification.csv");
   REQUIRE(v.size() == 2);
   CHECK(v[1].rfind("scenario_0000,failed: ", 0) == 0);
+}
+
+TEST_CASE("decision thresholds: bad ones refused, each scenario below, above or across",
+          "[sweep][mpi]") {
+  auto bad = [](const std::string& decisions, const std::string& what) {
+    std::string body = config_json("sweep_d", "lhs", 2, "\"TEMP\": {\"range\": [40, 90]}", "[]");
+    body.insert(1, "\"decisions\": " + decisions + ", ");
+    auto r = sweep(write_config("sweep_bad.json", body));
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("ufno_sweep: error: sweep_bad.json: " + what) != std::string::npos);
+  };
+  bad("{\"max_dP_bar\": -5}", "decisions.max_dP_bar: must be a positive finite number");
+  bad("{\"max_dP_bar\": \"nan\"}", "decisions.max_dP_bar: must be a number in bar");
+  bad("{\"max_dP_bar\": {\"value\": 5, \"unit\": \"m\"}}",
+      "decisions.max_dP_bar: unit 'm' is not one of max_dP_bar's (bar, MPa, psi)");
+  bad("{\"max_dP_field_bar\": 5}", "decisions.max_dP_field_bar: is not a KPI with an interval");
+  bad("{\"plume_radius_m_10yr\": 500}",  // the configuration's years are 1 and 30
+      "decisions.plume_radius_m_10yr: is not a KPI with an interval");
+  bad("[1]", "decisions: must be an object");
+
+  // decide() on a row: the interval's bounds against the threshold, in the column's unit.
+  SweepConfig c;
+  c.kpi.years = {30};
+  const auto header = kpi_header(c.kpi);
+  std::vector<double> row(header.size(), 0.0);
+  auto set = [&](const std::string& name, double v) {
+    row[std::find(header.begin(), header.end(), name) - header.begin()] = v;
+  };
+  set("max_dP_bar_lo", 40), set("max_dP_bar_hi", 60);
+  set("plume_radius_m_lo_30yr", 1000), set("plume_radius_m_hi_30yr", 1500);
+  const auto d = read_decisions(
+      nlohmann::json::parse("{\"max_dP_bar\": {\"value\": 3, \"unit\": \"MPa\"}, "
+                            "\"plume_radius_m_30yr\": {\"value\": 2, \"unit\": \"km\"}, "
+                            "\"aor_radius_m\": 100}"),
+      "c.json", c.kpi);
+  REQUIRE(d.size() == 3);
+  auto threshold = [&](const std::string& kpi) {
+    for (const auto& t : d)
+      if (t.kpi == kpi) return t;
+    FAIL("no threshold on " << kpi);
+    return d[0];
+  };
+  CHECK(threshold("max_dP_bar").value == Approx(30.0));
+  CHECK(threshold("plume_radius_m_30yr").value == Approx(2000.0));
+  CHECK(decide(threshold("max_dP_bar"), header, row) == Decision::Above);  // 40..60 above 30 bar
+  CHECK(decide(threshold("plume_radius_m_30yr"), header, row) ==
+        Decision::Below);  // 1.0..1.5 km below 2 km
+  set("aor_radius_m_lo", std::nan("")), set("aor_radius_m_hi", std::nan(""));
+  CHECK(decide(threshold("aor_radius_m"), header, row) ==
+        Decision::Uncertain);  // no interval: only Flow decides
+  set("max_dP_bar_lo", 20);
+  CHECK(decide({"max_dP_bar", 35}, header, row) == Decision::Uncertain);  // 20..60 across 35
+
+  // The sweep's table: a decision column per threshold (the test models carry no intervals:
+  // every scenario is undecided).
+  std::string body = config_json("sweep_d", "lhs", 2, "\"TEMP\": {\"range\": [40, 90]}", "[]");
+  body.insert(1, "\"decisions\": {\"max_dP_bar\": 50}, ");
+  fs::remove_all("sweep_d");
+  auto r = sweep(write_config("sweep_d.json", body));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto t = lines("sweep_d/kpis.csv");
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].size() > 20);
+  CHECK(t[0].substr(t[0].size() - 20) == ",decision_max_dP_bar");
+  CHECK(t[1].substr(t[1].size() - 2) == ",0");
+  fs::remove_all("sweep_d");
+}
+
+TEST_CASE("uncertain scenarios are verified first, then evenly spread ones", "[sweep]") {
+  CHECK(verified_scenarios(10, 3, {7}) == std::vector<int>{0, 4, 7});
+  CHECK(verified_scenarios(10, 2, {1, 3, 5, 8}) == std::vector<int>{1, 5});
+  CHECK(verified_scenarios(10, 3, {}) == verified_scenarios(10, 3));
+  CHECK(verified_scenarios(4, 9, {2}) == std::vector<int>{0, 1, 2, 3});
 }
