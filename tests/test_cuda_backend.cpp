@@ -152,6 +152,27 @@ TEST_CASE("cuBLAS equals oneDNN's GEMM: padded, beta != 0, LeakyReLU epilogue, s
   report("cuBLAS strided-batched gemm, shared A", rel_l2(download<float>(dCs, Cs.size()), Cs));
 }
 
+// Above grid_for's cap of 65,536 x 256 = 16,777,216 values a kernel must loop grid-stride: the
+// paper U-FNO's fc1 ReLU covers 128 x 692,224 values. Every value of a 4,200 x 4,100 GEMM's
+// output (17.2 M) activated, checked element by element (tests/test_grid_stride.py checks the
+// sources on every machine).
+TEST_CASE("an activation over more values than one grid of threads covers all of them",
+          "[cuda][gemm]") {
+  const int M = 4200, N = 4100, K = 1;
+  std::vector<float> A(M), B(N), C(std::size_t(M) * N, 0.f);
+  for (int i = 0; i < M; ++i) A[i] = (i % 2 ? 1.f : -1.f);
+  for (int j = 0; j < N; ++j) B[j] = 1.f + float(j % 3);
+  DeviceBuffer dA = upload(A), dB = upload(B), dC = upload(C);
+  backend::Gemm<backend::Cuda>::run(M, N, K, 1.f, dA.as<float>(), K, dB.as<float>(), N, 0.f,
+                                    dC.as<float>(), N, Activation::ReLU, 0.f);
+  const auto got = download<float>(dC, C.size());
+  std::size_t wrong = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      wrong += got[std::size_t(i) * N + j] != (i % 2 ? 1.f + float(j % 3) : 0.f);
+  CHECK(wrong == 0);
+}
+
 namespace {
 
 // The extents (B, C, X, Y, T) as stored in `layout`.
