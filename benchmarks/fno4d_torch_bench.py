@@ -10,12 +10,14 @@ Usage: PYTHONPATH=python fno4d_torch_bench.py MODEL.pt INPUT.h5 OUT.h5 --threads
 import argparse
 import os
 import resource
+import sys
 import time
 
 import h5py
 import numpy as np
 import torch
 
+import torch_blas  # benchmarks/torch_blas.py, beside this script
 from ufno.models import fno4d as fno4d_torch
 
 
@@ -29,6 +31,8 @@ def main():
     ap.add_argument("--channels", type=int, required=True)
     ap.add_argument("--width", type=int, default=28)
     a = ap.parse_args()
+    print("fno4d_torch_bench: BLAS %s"
+          % ", ".join(torch_blas.require_optimised_blas("fno4d_torch_bench")), file=sys.stderr)
     torch.set_num_threads(a.threads)
     torch.set_num_interop_threads(1)
     net = fno4d_torch.FNO4d(a.width, a.modes, a.channels)

@@ -38,6 +38,7 @@ import h5py
 import numpy as np
 import torch
 
+import torch_blas  # benchmarks/torch_blas.py, beside this script
 from ufno.models.net3d import Net3d
 
 def fail(msg):
@@ -120,6 +121,8 @@ def main():
     p.add_argument("--padding", type=int, default=8)
     p.add_argument("--save-output", metavar="OUT.h5")
     args = p.parse_args()
+    blas = torch_blas.require_optimised_blas("torch_bench")
+    print("torch_bench: BLAS %s" % ", ".join(blas), file=sys.stderr)
     if args.threads < 1:
         fail("--threads must be at least 1")
     if args.repeat < 1:
