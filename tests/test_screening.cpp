@@ -3,6 +3,7 @@
 // task a sweep's Flow runs use, the KPI table the CSV, JSON and verification come from, and the
 // scenario-parameter table.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include <unistd.h>
 #include <atomic>
@@ -145,13 +146,21 @@ TEST_CASE("the KPI table gives the CSV columns, the row and the JSON from one de
   const auto header = kpi_header(o);
   const auto row = kpi_row(k);
   REQUIRE(header.size() == row.size());
-  // Year by year for the plume's block, the field's radii in a block of their own.
+  // Year by year for the plume's block (radius, its interval's bounds and code, area, cap), the
+  // field's radii in a block of their own.
   CHECK(header[0] == "plume_radius_m_1yr");
-  CHECK(header[3] == "plume_radius_m_30yr");
-  CHECK(row[3] == 900);
-  CHECK(row[5] == 1);
+  CHECK(header[1] == "plume_radius_m_lo_1yr");
+  CHECK(header[3] == "plume_radius_interval_1yr");
+  CHECK(header[6] == "plume_radius_m_30yr");
+  CHECK(row[6] == 900);
+  CHECK(row[11] == 1);
+  CHECK(std::isnan(row[7]));  // no interval without a head's
+  CHECK(row[9] == 0);
   const auto cols = kpi_columns(o);
-  for (std::size_t i = 0; i < cols.size(); ++i) CHECK(cols[i].kpi->get(k, cols[i].year) == row[i]);
+  for (std::size_t i = 0; i < cols.size(); ++i) {
+    const double v = cols[i].kpi->get(k, cols[i].year);
+    CHECK((v == row[i] || (std::isnan(v) && std::isnan(row[i]))));
+  }
   const auto j = kpi_json(k, o);
   CHECK(j["plume"].size() == 2);
   CHECK(j["plume"][1]["plume_capped"] == true);
