@@ -102,6 +102,14 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
       throw InputError(h.path, g + "@field_plume_radius_floor_m", "must be one positive number");
     h.field_plume_radius_floor_m = floor[0];
   }
+  if (f.has_attribute("physics_inputs", g)) {
+    h.physics_inputs = f.string_attribute_required("physics_inputs", g);
+    if (h.physics_inputs != "max_dp")
+      throw InputError(h.path, g + "@physics_inputs", "must be \"max_dp\"");
+    if (h.reads_network())
+      throw InputError(h.path, g + "@physics_inputs",
+                       "a head reads either the network's outputs or the physics estimates");
+  }
   if (h.reads_network()) {
     if (!f.has_attribute("network_digest", g))
       throw InputError(h.path, g + "@network_digest",

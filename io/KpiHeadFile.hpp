@@ -45,6 +45,10 @@ struct KpiHead {
   // A plume head that also reads the SG network's own plume radius at each of its report times:
   // the floor under their logarithm (0: a head on the case features alone).
   double field_plume_radius_floor_m = 0;
+  // "max_dp": a maximum-dP head that also reads the three physics estimates of
+  // screening/PressureEstimates.hpp (max_dp_physics_features) and estimates log(Flow's maximum
+  // dP / Theis), so that its KPI is Theis x its output (empty: none). Not with reads_network().
+  std::string physics_inputs;
   // The digest of the network a head that reads its output was fitted with (network_digest).
   std::string network_digest;
   bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }

@@ -34,6 +34,12 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
   for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
   if (head_.field_plume_radius_floor_m > 0)
     for (const auto& n : field_radius_feature_names(head_.outputs())) names.push_back(n);
+  // A maximum-dP head's physics inputs, as screening/PressureEstimates.hpp names them
+  // (max_dp_physics_feature_names; tests/test_pressure_estimates.cpp holds the two equal).
+  if (head_.physics_inputs == "max_dp")
+    for (const char* n :
+         {"log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar", "log_rz_first_report_dp_bar"})
+      names.push_back(n);
   if (head_.features != names)
     throw InputError(head_.path, head_.group + "@features",
                      "names features this build does not compute (a head from another version)");

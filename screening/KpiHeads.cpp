@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include "core/InputError.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
+#include "screening/PressureEstimates.hpp"
 
 namespace ufno {
 
@@ -47,6 +49,8 @@ void KpiStageHead::validate() const {
   if (h.field_plume_radius_floor_m > 0 && !kind_.reads_field_radii)
     throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
                      "only a plume-radius head reads the field's radii");
+  if (!h.physics_inputs.empty() && &kind_ != &kMaxDpHead)
+    throw InputError(h.path, h.group + "@physics_inputs", "only a maximum-dP head reads these");
   kind_.validate(h);
 }
 
@@ -66,7 +70,7 @@ void require_times(const KpiHead& h) {
 
 const KpiHeadKind kMaxDpHead{true, false, require_one_output,
                              [](const KpiHeadEstimator& e, KpiHeadInput& in) {
-                               apply_max_dp_head(in.kpis, e, in.c, in.dp);
+                               apply_max_dp_head(in.kpis, e, in.c, in.dp, in.times_days);
                              }};
 
 const KpiHeadKind kPlumeRadiusHead{
@@ -104,17 +108,27 @@ const KpiHeadKind kDpEnvelopeHead{
     }};
 
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                       const std::vector<float>& dp) {
+                       const std::vector<float>& dp, const std::vector<double>& times_days) {
   const KpiHead& h = e.head();
-  const auto v =
-      h.envelope_columns.empty()
-          ? e.estimate_with_interval(c)
-          : e.estimate_with_interval(
-                c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
-  if (v) {
-    k.max_dp_bar = v->value.front();
+  // A head with physics inputs estimates log(max dP / Theis): its KPI is Theis x its output.
+  double scale = 1.0;
+  std::optional<HeadEstimate> v;
+  if (h.physics_inputs == "max_dp") {
+    const MaxDpPhysics m = max_dp_physics_features(c, times_days);
+    scale = m.theis_bar;
+    v = e.estimate_with_interval(c, std::vector<double>(m.features.begin(), m.features.end()));
+  } else if (!h.envelope_columns.empty()) {
+    v = e.estimate_with_interval(
+        c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  } else {
+    v = e.estimate_with_interval(c);
+  }
+  if (v && std::isfinite(scale) && scale > 0) {
+    k.max_dp_bar = v->value.front() * scale;
     k.max_dp_from_head = true;
     k.max_dp_bounds = bounds(*v, 0, k);
+    if (k.max_dp_bounds.trust != IntervalTrust::None)
+      k.max_dp_bounds.lo *= scale, k.max_dp_bounds.hi *= scale;
   }
 }
 

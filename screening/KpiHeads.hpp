@@ -78,9 +78,11 @@ class KpiStageHead : public Head {
 };
 
 // max_dP_bar becomes the head's estimate when the case is inside its ranges. A head that reads
-// the network's envelope (envelope_columns) reads that of dp (T, X, Y).
+// the network's envelope (envelope_columns) reads that of dp (T, X, Y); one with physics inputs
+// (physics_inputs = "max_dp") reads max_dp_physics_features at the report times `times_days`
+// (empty: the paper's) and its estimate and bounds are Theis x the head's.
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                       const std::vector<float>& dp);
+                       const std::vector<float>& dp, const std::vector<double>& times_days = {});
 
 // Each year's plume radius becomes the head's at that year's report time (the running maximum
 // over earlier ones: the reach never recedes), no larger than the field's mass-capped radius in

@@ -32,6 +32,14 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     the nine FNO4D model files (with `level`) and the PyTorch
                                     chain's prediction file (python/ufno/conversion/
                                     nested_fixtures.py lists the layout)
+  pressure_estimates.h5             python/ufno/heads/physics.py's pressure estimates (float64) of the
+                                    three shipped examples (/case0..2, the paper's report times) and
+                                    of a hand-made homogeneous case (/case3, its inputs and its own
+                                    report times): properties, Theis, the r-z solve (its first 8
+                                    and last radial columns), the two-phase
+                                    correction and the maximum-dP head's physics inputs; and a
+                                    maximum-dP head with physics_inputs = "max_dp" (35 inputs, 2
+                                    members, hidden 8) with its inputs and estimates on the examples
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -389,6 +397,92 @@ def make_max_dp_head_fixture(out_dir, seed):
                                                  for c in cases)
 
 
+def pressure_estimates_hand_made_case():
+    """The homogeneous case of pressure_estimates.h5: the models' grid, the upper 10 of 24 layers
+    perforated."""
+    from ufno.data import cases as ufno_cases
+    X, Y = ufno_cases.NX, ufno_cases.NY
+    perf = np.zeros(X, np.int32)
+    perf[:10] = 1
+    return {"PERMX": np.full((X, Y), 120.0), "PERMZ": np.full((X, Y), 15.0),
+            "PORO": np.full((X, Y), 0.22), "DR": ufno_cases.radial_widths(),
+            "DZ": np.full(X, ufno_cases.DZ), "PERF": perf, "INJ_RATE": 1.2, "TEMP": 55.0,
+            "PRESSURE": 180.0, "SWI": 0.2, "VG_LAMBDA": 0.5}
+
+
+PRESSURE_ESTIMATES_HAND_MADE_TIMES = np.array([0.5, 1.0, 3.0, 10.0, 30.0, 100.0, 365.25, 3652.5])
+
+
+def make_pressure_estimates_fixture(out_dir, seed):
+    """pressure_estimates.h5 (module docstring): the C++ twin's reference values
+    (screening/PressureEstimates.cpp, tests/test_pressure_estimates.cpp)."""
+    import glob
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
+    from ufno.heads import common as kpi_head
+    from ufno.heads import physics
+    paths = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    examples = [ufno_cases.read_case_h5(c) for c in paths]
+    runs = [(c, None) for c in examples]
+    runs.append((pressure_estimates_hand_made_case(), PRESSURE_ESTIMATES_HAND_MADE_TIMES))
+    path = os.path.join(out_dir, "pressure_estimates.h5")
+    physics_inputs, theis_all = [], []
+    with h5py.File(path, "w") as f:
+        for k, (case, times) in enumerate(runs):
+            g = f.create_group("case%d" % k)
+            d = physics.from_case(case)
+            p = physics.properties(d)
+            g["times_days"] = ufno_cases.report_times() if times is None else times
+            rz = physics.rz_single_phase_dp_bar([d], times, [p])[0]
+            g["rz_dp_bar_near"] = rz[:, :, :8]     # the first 8 radial columns (T, X, 8)
+            g["rz_dp_bar_outer"] = rz[:, :, -1]    # and the outermost (T, X)
+            g["two_phase_bar"] = physics.grid_two_phase_correction_bar(d, times, p)
+            feats, theis = physics.max_dp_physics_features(d, times)
+            g["features"] = feats
+            g.attrs["theis_bar"] = theis
+            for name in ("p_perf", "kh_perf", "h_perf", "phi_perf", "mu_w", "mu_g", "c_w",
+                         "c_t", "rho_co2", "q"):
+                g.attrs[name] = p[name]
+            g.attrs["r_centre0"] = p["r_centre"][0]
+            if k < len(paths):
+                g.attrs["case"] = os.path.relpath(paths[k], os.path.dirname(HERE))
+                physics_inputs.append(feats)
+                theis_all.append(theis)
+            else:
+                for name in ("PERMX", "PERMZ", "PORO", "DR", "DZ", "PERF"):
+                    g[name] = case[name]
+                for name in ("INJ_RATE", "TEMP", "PRESSURE", "SWI", "VG_LAMBDA"):
+                    g.attrs[name] = case[name]
+        # A maximum-dP head on the 32 case features and the three physics inputs, estimating
+        # log(Flow max dP / Theis).
+        x0 = np.stack([ufno_encoding.encode_case(c)[:, :, 0, :] for c in examples])
+        inputs = np.concatenate([kpi_head.features(x0), np.stack(physics_inputs)], 1)
+        torch.manual_seed(seed)
+        nets = [kpi_head.mlp(inputs.shape[1], 8).double().eval() for _ in range(2)]
+        head = kpi_head.Head(nets, inputs.mean(0) + 0.1, inputs.std(0) + 0.5, 0.3, 0.2,
+                             inputs.min(0) - 1.0, inputs.max(0) + 1.0)
+        kpi_head.write_group(f, "max_dp_head", head, x0.shape[1:3], "log(max dP / Theis)",
+                             {"physics_inputs": "max_dp"},
+                             list(kpi_head.FEATURES) + list(physics.PHYSICS_FEATURE_NAMES))
+        ratio = head.predict(inputs)
+        f["expected/inputs"] = inputs
+        f["expected/ratio"] = ratio
+        f["expected/max_dp_bar"] = np.asarray(theis_all) * ratio
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in paths)
+
+
+def pressure_estimates_main():
+    """`python3 -c 'from ufno.conversion.fixtures import pressure_estimates_main as m; m()'`:
+    tests/data/pressure_estimates.h5 alone (main() writes it with the others)."""
+    p = argparse.ArgumentParser(description="write tests/data/pressure_estimates.h5")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "tests", "data"))
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    make_pressure_estimates_fixture(args.out, SEED + 13)
+
+
 def make_checkpoints(ckpt_dir, seed):
     """A tiny U-FNO as state_dict and as a published-style pickle; both must convert alike."""
     gen = torch.Generator().manual_seed(seed)
@@ -437,10 +531,12 @@ def main():
     make_dp_envelope_head_fixture(args.out, SEED + 10)
     make_plume_radius_field_head_fixture(args.out, SEED + 11)
     make_max_dp_envelope_head_fixture(args.out, SEED + 12)
+    make_pressure_estimates_fixture(args.out, SEED + 13)
     names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5",
              "plume_radius_field_head_small.h5", "max_dp_envelope_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
-             "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5"]
+             "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5",
+             "pressure_estimates.h5"]
     total = 0
     for n in names:
         size = os.path.getsize(os.path.join(args.out, n))

@@ -40,7 +40,11 @@ def _heads(model, data, flow_kpis):
             g = m[module.GROUP]
             reads_network = "network_digest" in g.attrs
         if module is max_dp:
-            f, truth, split = max_dp.load_data(data, model=model if reads_network else None)
+            # A physics head estimates max dP over Theis: its ratio has the KPI's residuals.
+            with h5py.File(model, "r") as m:
+                physics = m[module.GROUP].attrs.get("physics_inputs") in (b"max_dp", "max_dp")
+            f, truth, split = max_dp.load_data(data, model=model if reads_network else None,
+                                               physics=physics)
         elif module is dp_envelope:
             f, truth, split = dp_envelope.load_data(data, model)
         elif module is plume_radius:

@@ -4,7 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.max_dp_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--network-envelope] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
-      [--limit N]
+      [--limit N] [--network-envelope | --physics]
 
 Why: the maximum pressure buildup a user reads (the max_dP_bar KPI, compared with a fracture
 limit) is one near-well value, usually at the first report time. The dP network, trained on the
@@ -23,6 +23,12 @@ sees the whole permeability field, the features only summaries of it. Such a hea
 one network, like the dP-envelope head: the group stores its digest and the programs do not use
 it with another. The network runs over every case here, on one thread.
 
+With --physics the head also reads three physics estimates of the case's buildup (Theis at the
+first cell on day one, and a single-phase r-z solve with and without a two-phase correction,
+python/ufno/heads/physics.py) and estimates log(Flow's maximum / Theis): the physics carries the
+dependence on rate, kh and fluid properties, the network the rest. The group gets the attribute
+physics_inputs = "max_dp"; screening/PressureEstimates.cpp computes the same estimates in C++.
+
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
 written to a temporary name and renamed: a failure leaves no file.
@@ -39,9 +45,19 @@ GROUP = "max_dp_head"
 TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"
 
 
-def load_data(path, limit=0, model=None):
+def load_data(path, limit=0, model=None, physics=False):
     """Inputs, Flow's maximum dP over formation cells and times, and split names. With `model`
-    (a dP model file) the inputs include that network's envelope (dp_envelope_head.inputs)."""
+    (a dP model file) the inputs include that network's envelope (dp_envelope_head.inputs).
+    With physics, the inputs include the three physics estimates (python/ufno/heads/physics.py
+    PHYSICS_FEATURE_NAMES) and the target is Flow's maximum over the Theis estimate: the head
+    corrects the physics rather than replacing it."""
+    if physics:
+        from ufno.heads import physics as ph
+        f, peak, split = load_data(path, limit)
+        with kpi_head.open_data(path) as d:
+            x0 = d["input"][:len(peak), :, :, 0, :]
+        extra, theis = ph.max_dp_physics_features_x0(x0)
+        return np.concatenate([f, extra], 1), peak / theis, split
     if model is not None:
         inputs, _, split = dp_envelope_head.load_data(path, model, limit)
         return (inputs,) + load_data(path, limit)[1:]
@@ -68,13 +84,43 @@ def write_head_group(f, head, grid, attrs=None, names=None):
     kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs, names)
 
 
-def write_head(head, grid, model, out, network_envelope=False):
+PHYSICS_TARGET = ("log(max dP / the Theis estimate) = target_mean + target_std * mean of "
+                  "members; max dP = Theis x exp(that)")
+
+
+def write_head(head, grid, model, out, network_envelope=False, physics=False):
     """A copy of the dP model file `model` with the head in /max_dp_head, renamed into `out`;
-    with network_envelope, one that reads that network's envelope."""
+    with network_envelope, one that reads that network's envelope; with physics, one that reads
+    the physics estimates and estimates max dP over Theis (group attribute physics_inputs)."""
     attrs, names = ((dp_envelope_head.network_attrs(model), dp_envelope_head.input_names())
                     if network_envelope else (None, None))
-    kpi_head.write_model_copy(model, "dP", out,
-                              lambda f: write_head_group(f, head, grid, attrs, names))
+    target = TARGET
+    if physics:
+        from ufno.heads import physics as ph
+        attrs, names = {"physics_inputs": "max_dp"}, FEATURES + list(ph.PHYSICS_FEATURE_NAMES)
+        target = PHYSICS_TARGET
+    kpi_head.write_model_copy(
+        model, "dP", out,
+        lambda f: kpi_head.write_group(f, GROUP, head, grid, target, attrs, names))
+
+
+def estimate(model, x0):
+    """The maximum dP [bar] of encoded inputs x0 (N, X, Y, 12) by the head of the dP model file
+    `model` as the programs give it (a physics head: Theis x its output; NaN outside its ranges),
+    or None when the file has no head. Not for a head that reads the network's envelope."""
+    head = read_head(model)
+    if head is None:
+        return None
+    import h5py
+    with h5py.File(model, "r") as f:
+        physics = f[GROUP].attrs.get("physics_inputs") in (b"max_dp", "max_dp")
+    f = features(x0)
+    scale = 1.0
+    if physics:
+        from ufno.heads import physics as ph
+        extra, scale = ph.max_dp_physics_features_x0(x0)
+        f = np.concatenate([f, extra], 1)
+    return np.where(head.inside(f), head.predict(f) * scale, np.nan)
 
 
 def read_head(path):
@@ -83,13 +129,20 @@ def read_head(path):
 
 
 def main(argv=None):
+    def load(a):
+        if a.network_envelope and a.physics:
+            raise ValueError("--network-envelope and --physics exclude each other")
+        return load_data(a.data, a.limit, a.model if a.network_envelope else None, a.physics)
     kpi_head.train_cli(
-        "max_dp_head", __doc__, "dP",
-        lambda a: load_data(a.data, a.limit, a.model if a.network_envelope else None),
-        lambda a, head, grid: write_head(head, grid, a.model, a.out, a.network_envelope),
+        "max_dp_head", __doc__, "dP", load,
+        lambda a, head, grid: write_head(head, grid, a.model, a.out, a.network_envelope,
+                                         a.physics),
         lambda pred, peak: (pred, peak), argv,
         extra=[(("--network-envelope",), {"action": "store_true",
-                                          "help": "also read the network's own envelope"})])
+                                          "help": "also read the network's own envelope"}),
+               (("--physics",), {"action": "store_true",
+                                 "help": "also read the physics estimates; estimate max dP over "
+                                         "Theis (python/ufno/heads/physics.py)"})])
 
 if __name__ == "__main__":
     main()

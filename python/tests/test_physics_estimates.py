@@ -1,0 +1,162 @@
+"""The closed-form physics estimates of python/ufno/heads/physics.py against values
+computed by hand from their formulas, tabulated values and each other's limits."""
+import math
+import os
+
+import numpy as np
+import pytest
+
+from ufno.data import cases as uc
+from ufno.data import encoding as ue
+from ufno.heads import physics as ph
+
+
+# Abramowitz & Stegun, table 5.1 (E1(x)), 10 significant digits.
+E1_TABLE = [(0.01, 4.037929577), (0.1, 1.822923958), (0.5, 0.5597735948), (1.0, 0.2193839344),
+            (2.0, 0.04890051071), (5.0, 0.001148295591), (10.0, 4.156968929e-06)]
+
+
+@pytest.mark.parametrize("x,value", E1_TABLE)
+def test_e1_matches_the_table(x, value):
+    assert ph.e1(x) == pytest.approx(value, rel=2e-9)
+
+
+def test_e1_vectorised_and_continuous_at_the_switch():
+    x = np.array([1.0 - 1e-12, 1.0, 1.0 + 1e-12])
+    v = ph.e1(x)
+    assert v.shape == (3,)
+    assert np.ptp(v) < 1e-10
+    assert ph.e1(800.0) == 0.0
+
+
+def test_theis_at_a_hand_computed_point():
+    # q 0.05 m3/s, mu 0.5 cP, k 101.3 mD (1e-13 m2), h 50 m, phi 0.2, ct 1e-9 1/Pa,
+    # r = 1.7969 m (the first cell centre), t = 1 day.
+    q, mu, k, h, phi, ct, r, t = 0.05, 5e-4, 1e-13, 50.0, 0.2, 1e-9, 1.7969, 86400.0
+    u = phi * mu * ct * r * r / (4 * k * t)
+    assert u == pytest.approx(9.34274e-06, rel=1e-5)
+    e1 = -0.5772156649015329 - math.log(u) + u - u * u / 4      # series, u << 1
+    expected = q * mu / (4 * math.pi * k * h) * e1
+    assert expected / 1e5 == pytest.approx(43.782, rel=1e-4)  # bar, by hand
+    assert ph.theis_dp(r, t, q, mu, k, h, phi, ct) == pytest.approx(expected, rel=1e-10)
+
+
+def test_cooper_jacob_is_the_small_u_limit_and_departs_at_large_u():
+    args = (0.03, 4e-4, 2e-13, 30.0, 0.25, 9e-10)
+    for r, t in ((1.8, 86400.0), (50.0, 3e8)):
+        th = ph.theis_dp(r, t, *args)
+        cj = ph.cooper_jacob_dp(r, t, *args)
+        assert cj == pytest.approx(th, rel=1e-4)
+    far = ph.theis_dp(20000.0, 86400.0, *args)
+    assert ph.cooper_jacob_dp(20000.0, 86400.0, *args) < 0 < far   # log form invalid at u > 1
+
+
+def test_pseudo_steady_state_formula():
+    q, mu, k, h, phi, ct, R, r, t = 0.02, 5e-4, 1e-13, 40.0, 0.2, 1e-9, 1e5, 10.0, 9.5e8
+    hand = (q * t / (math.pi * R * R * h * phi * ct)
+            + q * mu / (2 * math.pi * k * h) * (math.log(R / r) - 0.75 + r * r / (2 * R * R)))
+    assert ph.pss_dp(r, t, q, mu, k, h, phi, ct, R) == pytest.approx(hand, rel=1e-12)
+
+
+def test_cooper_jacob_area_of_review_inverts_the_buildup():
+    q, mu, kh, phih, ct, t = 0.04, 5e-4, 1e-13 * 60, 0.2 * 60, 9e-10, 30 * 365.25 * 86400
+    r = ph.aor_radius_closed_form(q, mu, kh, phih, ct, t, 10e5)
+    dp = ph.cooper_jacob_dp(r, t, q, mu, kh / 60, 60.0, 0.2, ct)
+    assert dp == pytest.approx(10e5, rel=1e-9)
+
+
+def test_unit_conversions():
+    assert ph.mass_rate_kg_s(1.0) == pytest.approx(1e9 / (365.25 * 86400), rel=1e-12)
+    assert ph.mass_rate_kg_s(1.0) == pytest.approx(31.68809, rel=1e-6)
+    assert ph.MD_TO_M2 == pytest.approx(9.869233e-16)
+    assert ph.ROCK_COMPRESSIBILITY == pytest.approx(4.5e-10)      # 4.5e-5 1/bar of the decks
+
+
+def test_brine_properties_are_opms():
+    # Batzle & Wang at salinity 0, by hand: 30^0.8 = 15.1907, A = 0.057138 * 15.1907
+    assert ph.brine_viscosity(30.0) == pytest.approx(0.79265e-3, rel=2e-4)
+    assert ph.brine_viscosity(125.0) < ph.brine_viscosity(60.0) < ph.brine_viscosity(30.0)
+    assert ph.brine_density(25.0, 1.01325) == pytest.approx(997.0, rel=2e-3)
+    c = ph.brine_compressibility(60.0, 200.0)
+    assert 3.5e-10 < c < 5e-10
+
+
+@pytest.mark.skipif(not os.path.exists(ph.CO2_TABLES), reason="no opm-material CO2 tables")
+def test_co2_density_and_reservoir_rate():
+    assert ph.co2_density(40.0, 100.0) == pytest.approx(628.6, rel=5e-3)   # NIST: 628.61
+    assert ph.co2_density(40.0, 200.0) > ph.co2_density(40.0, 100.0)
+    rho = ph.co2_density(60.0, 200.0)
+    assert ph.reservoir_rate(1.0, 60.0, 200.0) == pytest.approx(ph.mass_rate_kg_s(1.0) / rho)
+    assert 2e-5 < ph.co2_viscosity(40.0, 100.0) < 1e-4
+
+
+def test_crossing_radius_rule():
+    radii = np.array([1.0, 2.0, 4.0, 8.0])
+    assert ph.crossing_radius(radii, [20.0, 15.0, 5.0, 1.0], 10.0) == pytest.approx(3.0)
+    assert ph.crossing_radius(radii, [9.0, 15.0, 5.0, 1.0], 10.0) == 0.0
+    assert ph.crossing_radius(radii, [30.0, 20.0, 15.0, 11.0], 10.0) == 8.0
+
+
+def _homogeneous_case(perf=None):
+    X, Y = uc.NX, uc.NY
+    return {"PERMX": np.full((X, Y), 100.0), "PERMZ": np.full((X, Y), 10.0),
+            "PORO": np.full((X, Y), 0.2), "DR": uc.radial_widths(), "DZ": np.full(X, uc.DZ),
+            "PERF": np.ones(X, int) if perf is None else perf, "INJ_RATE": 1.0, "TEMP": 60.0,
+            "PRESSURE": 200.0, "SWI": 0.2, "VG_LAMBDA": 0.5}
+
+
+def test_decode_inverts_the_encoding():
+    c = _homogeneous_case()
+    d = ph.decode(ue.encode_case(c, nt=uc.NT)[:, :, 0, :])
+    assert d["rate"] == pytest.approx(1.0, rel=1e-6)
+    assert d["temp"] == pytest.approx(60.0, rel=1e-6)
+    assert d["pressure"] == pytest.approx(200.0, rel=1e-6)
+    assert d["kx"][0, 0] == pytest.approx(100.0, rel=1e-5)
+    assert d["perf"].all()
+
+
+@pytest.mark.skipif(not os.path.exists(ph.CO2_TABLES), reason="no opm-material CO2 tables")
+def test_numerical_radial_solves_equal_theis_on_a_homogeneous_case():
+    d = ph.from_case(_homogeneous_case())
+    p = ph.properties(d)
+    t = ph.report_times_s()
+    k = p["kh_perf"] / p["h_perf"]
+    # the first cell's average pressure is the log profile's at its node radius (2.25 m from
+    # the axis; the decks' node radii), before the outer boundary is felt
+    theis = ph.theis_dp(2.25, t, p["q"], p["mu_w"], k, p["h_perf"], p["phi_perf"], p["c_t"]) / 1e5
+    one_d = ph.radial_1d_dp_bar(d, props=p)[:, 0]
+    rz = ph.rz_single_phase_dp_bar([d], props=[p])[0, :, :, 0]
+    for k_t in range(4, 16):
+        assert one_d[k_t] == pytest.approx(theis[k_t], rel=5e-3)
+        assert rz[k_t] == pytest.approx(np.full(uc.NX, theis[k_t]), rel=5e-3)
+
+
+@pytest.mark.skipif(not os.path.exists(ph.CO2_TABLES), reason="no opm-material CO2 tables")
+def test_partial_perforation_raises_the_near_well_buildup():
+    perf = np.zeros(uc.NX, int)
+    perf[:4] = 1
+    full = ph.from_case(_homogeneous_case())
+    part = ph.from_case(_homogeneous_case(perf))
+    rz_full = ph.rz_single_phase_dp_bar([full])[0, 0, :, 0].max()
+    rz_part = ph.rz_single_phase_dp_bar([part])[0, 0, :, 0].max()
+    theis_part = ph.theis_max_dp_bar(part)      # flow confined to the 4 perforated layers
+    assert rz_full < rz_part < theis_part
+
+
+@pytest.mark.skipif(not os.path.exists(ph.CO2_TABLES), reason="no opm-material CO2 tables")
+def test_mobile_co2_lowers_the_late_near_well_buildup():
+    d = ph.from_case(_homogeneous_case())
+    corr = ph.near_well_correction_bar(d, alpha=None)
+    assert corr[-1] < 0.0            # CO2 (0.03-0.07 cP) is far more mobile than brine
+    assert corr[-1] < corr[0]        # and the plume grows
+
+
+def test_bounded_buildup_is_theis_before_the_boundary_is_felt_and_pss_after():
+    q, mu, k, h, phi, ct, R = 0.02, 5e-4, 1e-13, 40.0, 0.2, 1e-9, 1e5
+    t_pss = 0.1 * phi * mu * ct * math.pi * R * R / k
+    early = 1e-3 * t_pss
+    assert ph.bounded_dp(2.0, early, q, mu, k, h, phi, ct, R) == pytest.approx(
+        ph.theis_dp(2.0, early, q, mu, k, h, phi, ct))
+    late = 10 * t_pss
+    assert ph.bounded_dp(2.0, late, q, mu, k, h, phi, ct, R) == pytest.approx(
+        ph.pss_dp(2.0, late, q, mu, k, h, phi, ct, R), rel=1e-3)

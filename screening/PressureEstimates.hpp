@@ -1,0 +1,82 @@
+#pragma once
+// Physics estimates of a case's pressure buildup, the C++ twin of python/ufno/heads/physics.py
+// (the source of truth; equal to it to ~1e-9 relative, tests/test_pressure_estimates.cpp): the
+// Theis line source at the first cell centre, the single-phase r-z finite-volume solve on the
+// case's grid and the two-phase (Buckley-Leverett) correction the grid's first cell sees. A
+// maximum-dP head with physics_inputs = "max_dp" reads three of them (max_dp_physics_features)
+// after the 32 case features and estimates log(Flow's maximum dP / Theis).
+//
+// SI inside (Pa, m, s, m2, Pa s, 1/Pa); the case's units outside (bar, mD, degC, Mt/yr, days).
+// Fluid properties are opm-material's, as OPM Flow's CO2STORE computes them for the decks
+// (salinity 0): brine density SimpleHuDuanH2O, brine viscosity Brine (Batzle & Wang), CO2
+// density the Span-Wagner table (screening/Co2Density.hpp), CO2 viscosity CO2::gasViscosity.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "io/CaseFile.hpp"
+
+namespace ufno {
+
+// What the estimates derive from a case (physics.py `properties`, the part they use).
+struct PressureProperties {
+  double r_centre0 = 0;  // first radial cell centre, DR[0] / 2 [m] (cumulative DR, as the KPIs)
+  double p_perf = 0;     // initial pressure at the perforations' mean mid-depth [bar]
+  double kh_perf = 0;    // perforated layers' kx dz at the well column [m3]
+  double h_perf = 0;     // perforated thickness [m]
+  double phi_perf = 0;   // perforated layers' thickness-weighted porosity
+  double mu_w = 0;       // brine viscosity [Pa s]
+  double mu_g = 0;       // CO2 viscosity at p_perf [Pa s]
+  double c_w = 0;        // brine compressibility at the well column's mid-depth [1/Pa]
+  double c_t = 0;        // c_w + the decks' rock compressibility [1/Pa]
+  double rho_co2 = 0;    // CO2 density at p_perf [kg/m3]
+  double q = 0;          // injection rate at reservoir conditions [m3/s]
+};
+
+// The case must be whole (not a rank's block) and have an active perforated layer at the well
+// (otherwise the perforated quantities are NaN, as physics.py's).
+PressureProperties pressure_properties(const ReservoirCase& c);
+
+// Fluid properties (physics.py's functions of the same names).
+double brine_density_kg_m3(double temperature_c, double pressure_bar);
+double brine_compressibility_per_pa(double temperature_c, double pressure_bar);
+double brine_viscosity_pa_s(double temperature_c);
+double co2_viscosity_pa_s(double temperature_c, double pressure_bar);
+
+// E1(x) = integral_x^inf exp(-s) / s ds, x > 0 (series for x <= 1, continued fraction above).
+double exponential_integral_e1(double x);
+// Theis line-source buildup [Pa]: r [m], t [s], q [m3/s], mu [Pa s], k [m2], h [m], ct [1/Pa].
+double theis_dp_pa(double r, double t, double q, double mu, double k, double h, double phi,
+                   double ct);
+
+// Theis at the first cell centre, 1 day, the perforated k h [bar] (physics.py theis_max_dp_bar).
+double theis_max_dp_bar(const ReservoirCase& c);
+
+// Single-phase brine buildup [bar] (T, X, Y) row-major at the report times `times_days` (empty:
+// the paper's 24): implicit Euler (first_steps geometric steps to the first report from a
+// thousandth of it, substeps per later interval) on the decks' two-point r-z system with a well
+// node over the perforations and closed boundaries, by block-tridiagonal elimination over the
+// radial columns (physics.py rz_single_phase_dp_bar for one case).
+std::vector<double> rz_single_phase_dp_bar(const ReservoirCase& c,
+                                           const std::vector<double>& times_days, int substeps = 4,
+                                           int first_steps = 8);
+
+// The two-phase correction of the first cell's buildup [bar] (T,) as the radial grid sees it
+// (physics.py grid_two_phase_correction_bar).
+std::vector<double> grid_two_phase_correction_bar(const ReservoirCase& c,
+                                                  const std::vector<double>& times_days);
+
+// The inputs a maximum-dP head with physics_inputs = "max_dp" reads after the 32 case
+// features (physics.py max_dp_physics_features), with col0[t] the r-z solve's largest buildup
+// over the well column's layers and g2ph the two-phase correction:
+//   log(max(theis, 1e-3)), log(max(max_t max(col0[t] + g2ph[t], 0.05), 1e-3)),
+//   log(max(col0[0], 1e-3)).
+struct MaxDpPhysics {
+  std::array<double, 3> features{};
+  double theis_bar = 0;
+};
+MaxDpPhysics max_dp_physics_features(const ReservoirCase& c, const std::vector<double>& times_days);
+// Their names (physics.py PHYSICS_FEATURE_NAMES).
+const std::vector<std::string>& max_dp_physics_feature_names();
+
+}  // namespace ufno

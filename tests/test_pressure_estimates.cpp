@@ -1,0 +1,235 @@
+// screening/PressureEstimates.hpp, the C++ twin of python/ufno/heads/physics.py: its estimates
+// on the shipped examples and a hand-made homogeneous case against the Python's
+// (tests/data/pressure_estimates.h5, python/ufno/conversion/fixtures.py
+// make_pressure_estimates_fixture), E1 and Theis at hand-computed points, and a maximum-dP head
+// with physics inputs (physics_inputs = "max_dp"): Theis x exp(its output).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <sstream>
+
+#include "core/InputError.hpp"
+#include "io/CaseEncoding.hpp"
+#include "io/Hdf5File.hpp"
+#include "runtime/KpiHeadEstimator.hpp"
+#include "runtime/KpiHeadFeatures.hpp"
+#include "screening/KpiHeads.hpp"
+#include "screening/PressureEstimates.hpp"
+#include "support/FileTamper.hpp"
+
+using namespace ufno;
+
+namespace {
+
+const std::string kData = UFNO_TEST_DATA_DIR;
+const std::string kFixture = kData + "/pressure_estimates.h5";
+constexpr double kTwin = 1e-9;  // the twins' relative agreement
+
+// The largest |a - b| / |b| over values, with |b| floored at `floor` (values near 0).
+double max_rel(const std::vector<double>& a, const std::vector<double>& b, double floor) {
+  REQUIRE(a.size() == b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, std::abs(a[i] - b[i]) / std::max(std::abs(b[i]), floor));
+  return m;
+}
+
+double attr(const h5::File& f, const std::string& group, const std::string& name) {
+  return f.numeric_attribute(name, group).at(0);
+}
+
+// /case3: the hand-made case's inputs as the fixture holds them.
+ReservoirCase hand_made(const h5::File& f) {
+  const std::string g = "case3";
+  ReservoirCase c;
+  c.path = "hand_made";
+  const auto permx = f.read_numeric(g + "/PERMX");
+  c.nx = c.lx = int(permx.shape.at(0));
+  c.ny = c.ly = int(permx.shape.at(1));
+  c.permx = permx.values;
+  c.permz = f.read_numeric(g + "/PERMZ").values;
+  c.poro = f.read_numeric(g + "/PORO").values;
+  c.dr = f.read_numeric(g + "/DR").values;
+  c.dz = f.read_numeric(g + "/DZ").values;
+  for (double v : f.read_numeric(g + "/PERF").values) c.perforated.push_back(int(v));
+  c.rate_mt_per_year = attr(f, g, "INJ_RATE");
+  c.temperature_c = attr(f, g, "TEMP");
+  c.pressure_bar = attr(f, g, "PRESSURE");
+  c.swi = attr(f, g, "SWI");
+  c.vg_lambda = attr(f, g, "VG_LAMBDA");
+  return c;
+}
+
+ReservoirCase fixture_case(const h5::File& f, int k) {
+  const std::string g = "case" + std::to_string(k);
+  if (k == 3) return hand_made(f);
+  return read_case(kData + "/../../" + *f.string_attribute(g, "case"));
+}
+
+std::vector<std::string> example_paths() {
+  const auto f = h5::File::open_read(kFixture);
+  std::istringstream s(*f.string_attribute("expected", "cases"));
+  std::vector<std::string> out;
+  for (std::string rel; std::getline(s, rel, ',');) out.push_back(kData + "/../../" + rel);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pressure estimates equal python's on the examples and a hand-made case", "[pressure]") {
+  const auto f = h5::File::open_read(kFixture);
+  for (int k = 0; k < 4; ++k) {
+    const std::string g = "case" + std::to_string(k);
+    INFO(g);
+    const ReservoirCase c = fixture_case(f, k);
+    const std::vector<double> times = f.read_numeric(g + "/times_days").values;
+    const PressureProperties p = pressure_properties(c);
+    const std::pair<const char*, double> props[] = {{"p_perf", p.p_perf},
+                                                    {"kh_perf", p.kh_perf},
+                                                    {"h_perf", p.h_perf},
+                                                    {"phi_perf", p.phi_perf},
+                                                    {"mu_w", p.mu_w},
+                                                    {"mu_g", p.mu_g},
+                                                    {"c_w", p.c_w},
+                                                    {"c_t", p.c_t},
+                                                    {"rho_co2", p.rho_co2},
+                                                    {"q", p.q},
+                                                    {"r_centre0", p.r_centre0}};
+    for (const auto& [name, v] : props) {
+      INFO(name);
+      // c_w is a central difference of the density: its rounding is ~1e4 times the density's.
+      CHECK(v == Approx(attr(f, g, name)).epsilon(1e-10));
+    }
+    CHECK(theis_max_dp_bar(c) == Approx(attr(f, g, "theis_bar")).epsilon(kTwin));
+
+    const std::vector<double> rz = rz_single_phase_dp_bar(c, times);
+    const int T = int(times.size()), X = c.nx, Y = c.ny;
+    REQUIRE(rz.size() == std::size_t(T) * X * Y);
+    const auto near = f.read_numeric(g + "/rz_dp_bar_near");
+    const auto outer = f.read_numeric(g + "/rz_dp_bar_outer");
+    const int W = int(near.shape.at(2));
+    std::vector<double> mine_near, mine_outer;
+    for (int t = 0; t < T; ++t)
+      for (int x = 0; x < X; ++x) {
+        for (int y = 0; y < W; ++y) mine_near.push_back(rz[(std::size_t(t) * X + x) * Y + y]);
+        mine_outer.push_back(rz[(std::size_t(t) * X + x) * Y + Y - 1]);
+      }
+    // Values near 0 (inactive cells, the far field before the pressure arrives) against the
+    // field's scale.
+    double scale = 0;
+    for (double v : near.values) scale = std::max(scale, std::abs(v));
+    CHECK(max_rel(mine_near, near.values, 1e-3 * scale) < kTwin);
+    CHECK(max_rel(mine_outer, outer.values, 1e-3 * scale) < kTwin);
+
+    const auto g2 = grid_two_phase_correction_bar(c, times);
+    const auto g2_py = f.read_numeric(g + "/two_phase_bar").values;
+    double g2_scale = 0;
+    for (double v : g2_py) g2_scale = std::max(g2_scale, std::abs(v));
+    CHECK(max_rel(g2, g2_py, 1e-3 * g2_scale) < kTwin);
+
+    const MaxDpPhysics m = max_dp_physics_features(c, times);
+    CHECK(m.theis_bar == Approx(attr(f, g, "theis_bar")).epsilon(kTwin));
+    const auto feats = f.read_numeric(g + "/features").values;
+    REQUIRE(feats.size() == 3);
+    for (int i = 0; i < 3; ++i) CHECK(m.features[i] == Approx(feats[i]).epsilon(kTwin));
+    if (k < 3) {  // the examples at the paper's times: the default times are those
+      const MaxDpPhysics d = max_dp_physics_features(c, {});
+      for (int i = 0; i < 3; ++i) CHECK(d.features[i] == m.features[i]);
+    }
+  }
+}
+
+TEST_CASE("pressure estimates: E1 and Theis at hand-computed points", "[pressure]") {
+  // Abramowitz & Stegun, table 5.1, 10 significant digits.
+  const std::pair<double, double> table[] = {
+      {0.01, 4.037929577},  {0.1, 1.822923958},    {0.5, 0.5597735948},    {1.0, 0.2193839344},
+      {2.0, 0.04890051071}, {5.0, 0.001148295591}, {10.0, 4.156968929e-06}};
+  for (const auto& [x, v] : table) CHECK(exponential_integral_e1(x) == Approx(v).epsilon(2e-9));
+  CHECK(std::abs(exponential_integral_e1(1.0 - 1e-12) - exponential_integral_e1(1.0 + 1e-12)) <
+        1e-10);
+  CHECK(exponential_integral_e1(800.0) == 0.0);
+  // q 0.05 m3/s, mu 0.5 cP, k 1e-13 m2, h 50 m, phi 0.2, ct 1e-9 1/Pa, r 1.7969 m, 1 day:
+  // u = 9.34274e-6, and the series to u^2 gives 43.782 bar.
+  const double q = 0.05, mu = 5e-4, k = 1e-13, h = 50.0, phi = 0.2, ct = 1e-9, r = 1.7969,
+               t = 86400.0;
+  const double u = phi * mu * ct * r * r / (4 * k * t);
+  CHECK(u == Approx(9.34274e-06).epsilon(1e-5));
+  const double e1 = -0.5772156649015329 - std::log(u) + u - u * u / 4;
+  const double hand = q * mu / (4 * M_PI * k * h) * e1;
+  CHECK(hand / 1e5 == Approx(43.782).epsilon(1e-4));
+  CHECK(theis_dp_pa(r, t, q, mu, k, h, phi, ct) == Approx(hand).epsilon(1e-10));
+  // Fluid properties: Batzle & Wang at 30 degC by hand; NIST's CO2 density at 40 degC, 100 bar.
+  CHECK(brine_viscosity_pa_s(30.0) == Approx(0.79265e-3).epsilon(2e-4));
+  CHECK(brine_density_kg_m3(25.0, 1.01325) == Approx(997.0).epsilon(2e-3));
+  CHECK(brine_compressibility_per_pa(60.0, 200.0) > 3.5e-10);
+  CHECK(brine_compressibility_per_pa(60.0, 200.0) < 5e-10);
+  // Beyond the CO2 table (400 K) the viscosity goes on continuously from opm-material's.
+  const double inside = co2_viscosity_pa_s(126.8, 250.0), outside = co2_viscosity_pa_s(126.9, 250);
+  CHECK(outside == Approx(inside).epsilon(1e-3));
+  CHECK(std::isfinite(co2_viscosity_pa_s(170.0, 1500.0)));
+}
+
+TEST_CASE("pressure estimates: a maximum-dP head with physics inputs gives Theis x exp(output)",
+          "[pressure][kpi_heads]") {
+  const auto h = read_kpi_head(kFixture, "max_dp_head");
+  REQUIRE(h);
+  REQUIRE(h->physics_inputs == "max_dp");
+  REQUIRE(h->features.size() == 35);
+  const std::vector<std::string> last(h->features.end() - 3, h->features.end());
+  CHECK(last == max_dp_physics_feature_names());
+  const KpiHeadEstimator e(*h);  // the names are this build's
+  const auto f = h5::File::open_read(kFixture);
+  const auto inputs = f.read_numeric("expected/inputs").values;
+  const auto ratio = f.read_numeric("expected/ratio").values;
+  const auto expected = f.read_numeric("expected/max_dp_bar").values;
+  const auto times = paper_times_days(24);
+  const auto paths = example_paths();
+  REQUIRE(paths.size() == 3);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    const ReservoirCase c = read_case(paths[i]);
+    const MaxDpPhysics m = max_dp_physics_features(c, times);
+    std::vector<double> x = kpi_head_features(c);
+    x.insert(x.end(), m.features.begin(), m.features.end());
+    for (std::size_t j = 0; j < 35; ++j)
+      CHECK(x[j] == Approx(inputs[i * 35 + j]).epsilon(j < 32 ? 1e-5 : kTwin).margin(1e-6));
+    // The head's own output from python's inputs is python's.
+    const std::vector<double> py_inputs(inputs.begin() + i * 35, inputs.begin() + i * 35 + 35);
+    CHECK(e.estimate(py_inputs)->at(0) == Approx(ratio[i]).epsilon(1e-12));
+    const double out = e.estimate(x)->at(0);
+    Kpis k;
+    k.max_dp_bar = k.max_dp_field_bar = 3.0;
+    apply_max_dp_head(k, e, c, {}, times);
+    CHECK(k.max_dp_from_head);
+    CHECK(k.max_dp_bar == Approx(m.theis_bar * out).epsilon(1e-14));
+    CHECK(k.max_dp_bar == Approx(expected[i]).epsilon(1e-5));
+    CHECK(k.max_dp_bounds.trust == IntervalTrust::None);
+  }
+
+  SECTION("its interval is Theis x the head's") {
+    const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_interval.h5");
+    test::set_double_attribute(copy, "interval_coverage", {0.9}, "/max_dp_head");
+    test::set_double_attribute(copy, "interval_log_lo", {-0.1}, "/max_dp_head");
+    test::set_double_attribute(copy, "interval_log_hi", {0.2}, "/max_dp_head");
+    test::set_double_attribute(copy, "interval_distance_limit", {100.0}, "/max_dp_head");
+    const KpiHeadEstimator ei(*read_kpi_head(copy, "max_dp_head"));
+    const ReservoirCase c = read_case(paths[0]);
+    Kpis k;
+    apply_max_dp_head(k, ei, c, {}, times);
+    REQUIRE(k.max_dp_bounds.trust == IntervalTrust::Calibrated);
+    CHECK(k.max_dp_bounds.lo == Approx(k.max_dp_bar * std::exp(-0.1)).epsilon(1e-12));
+    CHECK(k.max_dp_bounds.hi == Approx(k.max_dp_bar * std::exp(0.2)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("pressure estimates: a head with physics inputs and the network's envelope is refused",
+          "[pressure]") {
+  const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_envelope.h5");
+  test::set_int_attribute(copy, "envelope_columns", {0, 1}, "/max_dp_head");
+  test::set_double_attribute(copy, "envelope_floor_bar", {0.01}, "/max_dp_head");
+  CHECK_THROWS_WITH(read_kpi_head(copy, "max_dp_head"),
+                    Catch::Contains("max_dp_head@physics_inputs"));
+  const std::string other = test::copy_fixture(kFixture, "pressure_estimates_other.h5");
+  test::set_string_attribute(other, "physics_inputs", "max_dq", "/max_dp_head");
+  CHECK_THROWS_WITH(read_kpi_head(other, "max_dp_head"),
+                    Catch::Contains("max_dp_head@physics_inputs"));
+}
