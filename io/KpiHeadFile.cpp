@@ -104,8 +104,8 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
   }
   if (f.has_attribute("physics_inputs", g)) {
     h.physics_inputs = f.string_attribute_required("physics_inputs", g);
-    if (h.physics_inputs != "max_dp")
-      throw InputError(h.path, g + "@physics_inputs", "must be \"max_dp\"");
+    if (h.physics_inputs != "max_dp" && h.physics_inputs != "envelope")
+      throw InputError(h.path, g + "@physics_inputs", "must be \"max_dp\" or \"envelope\"");
     if (h.reads_network())
       throw InputError(h.path, g + "@physics_inputs",
                        "a head reads either the network's outputs or the physics estimates");

@@ -47,8 +47,12 @@ struct KpiHead {
   double field_plume_radius_floor_m = 0;
   // "max_dp": a maximum-dP head that also reads the three physics estimates of
   // screening/PressureEstimates.hpp (max_dp_physics_features) and estimates log(Flow's maximum
-  // dP / Theis), so that its KPI is Theis x its output (empty: none). Not with reads_network().
+  // dP / Theis), so that its KPI is Theis x its output (empty: none). "envelope": a dP-envelope
+  // head that reads those three and the r-z solve's envelope at physics_columns (its inputs
+  // named log_rz_envelope_r<column>) instead of the network's envelope. Not with
+  // reads_network().
   std::string physics_inputs;
+  std::vector<int> physics_columns;
   // The digest of the network a head that reads its output was fitted with (network_digest).
   std::string network_digest;
   bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }

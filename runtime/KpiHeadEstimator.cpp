@@ -36,10 +36,31 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
     for (const auto& n : field_radius_feature_names(head_.outputs())) names.push_back(n);
   // A maximum-dP head's physics inputs, as screening/PressureEstimates.hpp names them
   // (max_dp_physics_feature_names; tests/test_pressure_estimates.cpp holds the two equal).
-  if (head_.physics_inputs == "max_dp")
+  if (!head_.physics_inputs.empty())
     for (const char* n :
          {"log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar", "log_rz_first_report_dp_bar"})
       names.push_back(n);
+  // An envelope head's r-z envelope columns, named log_rz_envelope_r<column>: read from its own
+  // names, checked to be columns of its grid.
+  if (head_.physics_inputs == "envelope") {
+    const std::string prefix = "log_rz_envelope_r";
+    for (std::size_t i = names.size(); i < head_.features.size(); ++i) {
+      const std::string& n = head_.features[i];
+      int col = -1;
+      if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() &&
+          n.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
+          n.size() - prefix.size() <= 5)
+        col = std::stoi(n.substr(prefix.size()));
+      if (col < 0 || col >= head_.grid[1])
+        throw InputError(head_.path, head_.group + "@features",
+                         "input " + n + " is not an r-z envelope column of the head's grid");
+      head_.physics_columns.push_back(col);
+      names.push_back(n);
+    }
+    if (head_.physics_columns.empty())
+      throw InputError(head_.path, head_.group + "@features",
+                       "an envelope head with physics inputs reads r-z envelope columns");
+  }
   if (head_.features != names)
     throw InputError(head_.path, head_.group + "@features",
                      "names features this build does not compute (a head from another version)");

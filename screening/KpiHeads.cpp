@@ -14,6 +14,9 @@ namespace ufno {
 namespace {
 
 constexpr double kDaysPerYear = 365.25;
+// Under the logarithm of the r-z envelope an envelope head with physics inputs reads
+// (python/ufno/heads/physics.py ENVELOPE_FLOOR_BAR).
+constexpr double kRzEnvelopeFloorBar = 0.01;
 
 // Output o's interval of a head estimate, and the case's distance noted in k.
 KpiBounds bounds(const HeadEstimate& e, std::size_t o, Kpis& k) {
@@ -49,8 +52,11 @@ void KpiStageHead::validate() const {
   if (h.field_plume_radius_floor_m > 0 && !kind_.reads_field_radii)
     throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
                      "only a plume-radius head reads the field's radii");
-  if (!h.physics_inputs.empty() && &kind_ != &kMaxDpHead)
-    throw InputError(h.path, h.group + "@physics_inputs", "only a maximum-dP head reads these");
+  const bool physics_ok = (h.physics_inputs == "max_dp" && &kind_ == &kMaxDpHead) ||
+                          (h.physics_inputs == "envelope" && &kind_ == &kDpEnvelopeHead);
+  if (!h.physics_inputs.empty() && !physics_ok)
+    throw InputError(h.path, h.group + "@physics_inputs",
+                     "\"max_dp\" is for a maximum-dP head, \"envelope\" for a dP-envelope head");
   kind_.validate(h);
 }
 
@@ -99,12 +105,12 @@ const KpiHeadKind kDpEnvelopeHead{
     [](const KpiHead& h) {
       if (h.outputs() != h.grid[1])
         throw InputError(h.path, h.group + "@target_mean", "must have one value per radial column");
-      if (h.envelope_columns.empty())
+      if (h.envelope_columns.empty() && h.physics_inputs != "envelope")
         throw InputError(h.path, h.group + "@envelope_columns",
                          "a dP-envelope head needs the columns of the network's envelope it reads");
     },
     [](const KpiHeadEstimator& e, KpiHeadInput& in) {
-      apply_dp_envelope_head(in.kpis, e, in.c, in.dp, in.o);
+      apply_dp_envelope_head(in.kpis, e, in.c, in.dp, in.o, in.times_days);
     }};
 
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
@@ -185,10 +191,20 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
 }
 
 void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                            const std::vector<float>& dp, const KpiOptions& o) {
+                            const std::vector<float>& dp, const KpiOptions& o,
+                            const std::vector<double>& times_days) {
   const KpiHead& h = e.head();
-  const auto env = e.estimate_with_interval(
-      c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  std::vector<double> extra;
+  if (h.physics_inputs == "envelope") {
+    // The physics estimates, then the r-z solve's envelope at the head's columns.
+    const MaxDpPhysics m = max_dp_physics_features(c, times_days);
+    extra.assign(m.features.begin(), m.features.end());
+    for (int col : h.physics_columns)
+      extra.push_back(std::log(std::max(m.rz_envelope_bar[col], kRzEnvelopeFloorBar)));
+  } else {
+    extra = field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar);
+  }
+  const auto env = e.estimate_with_interval(c, extra);
   if (!env) return;
   k.aor_radius_m = envelope_front_radius(c, env->value, o.critical_dp_bar);
   k.aor_from_head = true;

@@ -101,8 +101,12 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
 
 // The area of review becomes the radius where the head's envelope falls through
 // o.critical_dp_bar (envelope_front_radius), for a case inside its ranges.
+// A head with physics inputs (physics_inputs = "envelope") reads the physics estimates and the
+// r-z solve's envelope at the report times `times_days` (empty: the paper's) instead of the
+// network's envelope.
 void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                            const std::vector<float>& dp, const KpiOptions& o);
+                            const std::vector<float>& dp, const KpiOptions& o,
+                            const std::vector<double>& times_days = {});
 
 // log(max(radius, floor)) of the plume front radius of sg (T, X, Y of the case's grid) at each
 // report time, the running maximum (screening/Kpis.hpp plume_front_radii;

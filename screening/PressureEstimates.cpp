@@ -564,6 +564,11 @@ MaxDpPhysics max_dp_physics_features(const ReservoirCase& c,
   double two = -std::numeric_limits<double>::infinity();
   for (int t = 0; t < T; ++t) two = std::max(two, std::max(col0[t] + g2[t], kTwoPhaseFloorBar));
   MaxDpPhysics m;
+  m.rz_envelope_bar.assign(Y, -std::numeric_limits<double>::infinity());
+  for (int t = 0; t < T; ++t)
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < Y; ++y)
+        m.rz_envelope_bar[y] = std::max(m.rz_envelope_bar[y], rz[(std::size_t(t) * X + x) * Y + y]);
   m.theis_bar = theis_from(p);
   m.features = {std::log(std::max(m.theis_bar, kFeatureFloorBar)),
                 std::log(std::max(two, kFeatureFloorBar)),

@@ -74,6 +74,11 @@ std::vector<double> grid_two_phase_correction_bar(const ReservoirCase& c,
 struct MaxDpPhysics {
   std::array<double, 3> features{};
   double theis_bar = 0;
+  // The r-z solve's envelope: its largest buildup over report times and layers per radial
+  // column [bar] (Y), which a dP-envelope head with physics_inputs = "envelope" reads at its
+  // columns as log(max(envelope, 0.01)) after the three features (physics.py
+  // envelope_physics_features_x0).
+  std::vector<double> rz_envelope_bar;
 };
 MaxDpPhysics max_dp_physics_features(const ReservoirCase& c, const std::vector<double>& times_days);
 // Their names (physics.py PHYSICS_FEATURE_NAMES).

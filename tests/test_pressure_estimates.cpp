@@ -131,6 +131,10 @@ TEST_CASE("pressure estimates equal python's on the examples and a hand-made cas
     const auto feats = f.read_numeric(g + "/features").values;
     REQUIRE(feats.size() == 3);
     for (int i = 0; i < 3; ++i) CHECK(m.features[i] == Approx(feats[i]).epsilon(kTwin));
+    // The r-z envelope an envelope head with physics inputs reads: its largest value over
+    // times and layers, per radial column.
+    CHECK(max_rel(m.rz_envelope_bar, f.read_numeric(g + "/rz_envelope_bar").values, 1e-3 * scale) <
+          kTwin);
     if (k < 3) {  // the examples at the paper's times: the default times are those
       const MaxDpPhysics d = max_dp_physics_features(c, {});
       for (int i = 0; i < 3; ++i) CHECK(d.features[i] == m.features[i]);
@@ -232,4 +236,22 @@ TEST_CASE("pressure estimates: a head with physics inputs and the network's enve
   test::set_string_attribute(other, "physics_inputs", "max_dq", "/max_dp_head");
   CHECK_THROWS_WITH(read_kpi_head(other, "max_dp_head"),
                     Catch::Contains("max_dp_head@physics_inputs"));
+}
+
+TEST_CASE("pressure estimates: an envelope head's physics inputs name r-z envelope columns",
+          "[pressure]") {
+  // A head file whose inputs are the 32 features, the three estimates and two envelope columns
+  // is read with those columns; a name that is no column of its grid is refused.
+  const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_env_head.h5");
+  test::set_string_attribute(copy, "physics_inputs", "envelope", "/max_dp_head");
+  auto h = read_kpi_head(copy, "max_dp_head");
+  REQUIRE(h);
+  KpiHead good = *h, bad = *h;
+  good.features.push_back("log_rz_envelope_r0");
+  good.features.push_back("log_rz_envelope_r47");
+  CHECK(KpiHeadEstimator(good).head().physics_columns == std::vector<int>{0, 47});
+  bad.features.push_back("log_rz_envelope_r48");  // the grid has 48 radial columns
+  CHECK_THROWS_WITH(KpiHeadEstimator(bad), Catch::Contains("max_dp_head@features"));
+  CHECK_THROWS_WITH(KpiHeadEstimator(*h), Catch::Contains("r-z envelope columns"));
+  std::remove(copy.c_str());
 }

@@ -60,6 +60,9 @@ def test_coverage_report_counts_inside_and_width():
     rep = iv.coverage_report([1, 1, 1, 1], [3, 3, 3, 3], [2, 3, 4, 0], [2, 2, 2, 2])
     assert rep["cases"] == 3 and abs(rep["coverage"] - 2 / 3) < 1e-12
     assert rep["median_width_pct"] == 100.0
+    # An estimate of 0 (no area of review) where the truth has one counts, inside or not.
+    rep = iv.coverage_report([0, 0], [2.5, 1.0], [2.0, 3.0], [0, 0])
+    assert rep["cases"] == 2 and rep["coverage"] == 0.5
 
 
 def test_score_tables_matches_cases_and_counts_coverage(tmp_path):

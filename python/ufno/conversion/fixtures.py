@@ -437,6 +437,7 @@ def make_pressure_estimates_fixture(out_dir, seed):
             rz = physics.rz_single_phase_dp_bar([d], times, [p])[0]
             g["rz_dp_bar_near"] = rz[:, :, :8]     # the first 8 radial columns (T, X, 8)
             g["rz_dp_bar_outer"] = rz[:, :, -1]    # and the outermost (T, X)
+            g["rz_envelope_bar"] = rz.max(0).max(0)  # over times and layers (Y)
             g["two_phase_bar"] = physics.grid_two_phase_correction_bar(d, times, p)
             feats, theis = physics.max_dp_physics_features(d, times)
             g["features"] = feats

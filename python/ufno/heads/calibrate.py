@@ -46,7 +46,11 @@ def _heads(model, data, flow_kpis):
             f, truth, split = max_dp.load_data(data, model=model if reads_network else None,
                                                physics=physics)
         elif module is dp_envelope:
-            f, truth, split = dp_envelope.load_data(data, model)
+            with h5py.File(model, "r") as m:
+                physics = m[module.GROUP].attrs.get("physics_inputs") in (b"envelope",
+                                                                          "envelope")
+            f, truth, split = (dp_envelope.load_physics_data(data) if physics
+                               else dp_envelope.load_data(data, model))
         elif module is plume_radius:
             f, truth, _, split = plume_radius.load_data(
                 data, model=model if reads_network else None)
@@ -194,7 +198,7 @@ def score_tables(ufno_csv, flow_csv):
     for kpi, lo, hi in interval_kpis(list(next(iter(u.values())).keys())):
         v = np.array([[float(u[c][kpi]), float(u[c][lo]), float(u[c][hi]), float(fl[c][kpi])]
                       for c in cases])
-        ok = np.isfinite(v).all(1) & (v[:, 3] > 0)
+        ok = np.isfinite(v).all(1) & (v[:, 3] > 0)  # an estimate of 0 is a miss, not left out
         if not ok.any():
             continue
         est, l, h, t = v[ok].T

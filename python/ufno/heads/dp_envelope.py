@@ -42,6 +42,29 @@ def inputs(x0, network_envelope):
                            kpi_head.envelope_features(network_envelope, COLUMNS)], 1)
 
 
+def load_physics_data(path, limit=0):
+    """Inputs of a head with physics inputs (the 32 case features, the maximum-dP physics
+    estimates, the r-z solve's envelope at COLUMNS: python/ufno/heads/physics.py), Flow's
+    envelopes (N, Y) and split names; no network runs."""
+    from ufno.heads import physics as ph
+    with kpi_head.open_data(path) as f:
+        n = kpi_head.case_count(f, limit)
+        x0 = f["input"][:n, :, :, 0, :]
+        active = x0[..., 0] != 0
+        flow = np.stack([kpi_head.field_envelope(f["dP"][i:i + 1], active[i:i + 1])[0]
+                         for i in range(n)])
+        split = kpi_head.split_names(f, n)
+    extra = ph.envelope_physics_features_x0(x0, COLUMNS)
+    return (np.concatenate([kpi_head.features(x0), extra], 1),
+            np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR), split)
+
+
+def physics_input_names():
+    from ufno.heads import physics as ph
+    return (kpi_head.FEATURES + list(ph.PHYSICS_FEATURE_NAMES) +
+            ph.rz_envelope_feature_names(COLUMNS))
+
+
 def load_data(path, model, limit=0, batch=25):
     """Inputs, Flow's envelopes (N, Y) and split names; the network runs over every case."""
     with kpi_head.open_data(path) as f:
@@ -75,8 +98,9 @@ def input_names():
     return kpi_head.FEATURES + kpi_head.envelope_feature_names(COLUMNS)
 
 
-def write_head(head, grid, model, out):
-    attrs, names = network_attrs(model), input_names()
+def write_head(head, grid, model, out, physics=False):
+    attrs, names = ((({"physics_inputs": "envelope"}, physics_input_names()) if physics
+                     else (network_attrs(model), input_names())))
     kpi_head.write_model_copy(
         model, "dP",
         out, lambda f: kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs, names))
@@ -90,9 +114,14 @@ def read_head(path):
 def main(argv=None):
     # Scored at the well's column.
     kpi_head.train_cli(
-        "dp_envelope_head", __doc__, "dP", lambda a: load_data(a.data, a.model, a.limit),
-        lambda a, head, grid: write_head(head, grid, a.model, a.out),
-        lambda pred, env: (pred[:, 0], env[:, 0]), argv)
+        "dp_envelope_head", __doc__, "dP",
+        lambda a: (load_physics_data(a.data, a.limit) if a.physics
+                   else load_data(a.data, a.model, a.limit)),
+        lambda a, head, grid: write_head(head, grid, a.model, a.out, a.physics),
+        lambda pred, env: (pred[:, 0], env[:, 0]), argv,
+        extra=[(("--physics",), {"action": "store_true",
+                                 "help": "read the physics estimates and the r-z solve's "
+                                         "envelope instead of the network's envelope"})])
 
 if __name__ == "__main__":
     main()

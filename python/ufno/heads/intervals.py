@@ -106,11 +106,13 @@ def interval(attrs, estimate, distance):
 
 
 def coverage_report(lo, hi, truth, estimate):
-    """The share of cases whose truth lies in [lo, hi] and the median width in % of the estimate
-    (cases with a positive truth)."""
+    """The share of cases with a positive truth that lies in [lo, hi] (an estimate of 0, say no
+    area of review where Flow has one, counts like any other), and the median width in % of the
+    estimate over those with a positive estimate."""
     lo, hi, t, e = (np.asarray(a, np.float64).reshape(-1) for a in (lo, hi, truth, estimate))
-    ok = np.isfinite(t) & (t > 0) & (e > 0)
+    ok = np.isfinite(t) & (t > 0) & np.isfinite(lo) & np.isfinite(hi)
     inside = (t[ok] >= lo[ok]) & (t[ok] <= hi[ok])
+    w = ok & (e > 0)
     return {"cases": int(ok.sum()), "coverage": float(inside.mean()) if ok.any() else float("nan"),
-            "median_width_pct": float(np.median((hi[ok] - lo[ok]) / e[ok]) * 100)
-            if ok.any() else float("nan")}
+            "median_width_pct": float(np.median((hi[w] - lo[w]) / e[w]) * 100)
+            if w.any() else float("nan")}

@@ -810,3 +810,33 @@ def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64):
             g2ph = grid_two_phase_correction_bar(cs[i], times_days, ps[i])
             feats[i] = _physics_features(theis[i], rz[i - s, :, :, 0].max(1), g2ph)
     return feats, theis
+
+
+# -- the inputs of a dP-envelope head (physics_inputs = "envelope") ---------------------------
+# After the 32 case features: the three maximum-dP estimates above, then the r-z single-phase
+# solve's envelope (its largest buildup over report times and layers) at radial columns, as
+# log(max(envelope, 0.01)); screening/PressureEstimates.cpp computes the same.
+ENVELOPE_FLOOR_BAR = 0.01
+
+
+def rz_envelope_feature_names(columns):
+    return ["log_rz_envelope_r%d" % c for c in columns]
+
+
+def envelope_physics_features_x0(x0, columns, times_days=None, dr=None, dz=None, chunk=64):
+    """(N, 3 + len(columns)) inputs of a dP-envelope head with physics inputs, for encoded
+    inputs x0 (N, X, Y, >= 9 channels) at the first report time: max_dp_physics_features, then
+    log(max(envelope[c], 0.01)) of the r-z solve's envelope at each column c."""
+    x0 = np.asarray(x0)
+    cs = [decode(x, dr, dz) for x in x0]
+    ps = [properties(c) for c in cs]
+    out = np.empty((len(cs), len(PHYSICS_FEATURE_NAMES) + len(columns)))
+    for s in range(0, len(cs), chunk):
+        rz = rz_single_phase_dp_bar(cs[s:s + chunk], times_days, ps[s:s + chunk])
+        for i in range(s, min(s + chunk, len(cs))):
+            theis = theis_max_dp_bar(cs[i], ps[i])
+            g2ph = grid_two_phase_correction_bar(cs[i], times_days, ps[i])
+            env = rz[i - s].max(0).max(0)
+            out[i, :3] = _physics_features(theis, rz[i - s, :, :, 0].max(1), g2ph)
+            out[i, 3:] = np.log(np.maximum(env[list(columns)], ENVELOPE_FLOOR_BAR))
+    return out
