@@ -186,7 +186,7 @@ def channels(cfg, geo, lv, wells, perm, times, point=None):
     docs/nested-sites.md says (a constant brine density stands in for IAPWS-97, as in the test
     fixture)."""
     import numpy as np
-    from ufno.conversion.nested_fixtures import cell_of
+    from ufno.conversion.nested_fixtures import injection_map
     nx, ny, nz = geo.shape
     gx, gy, _ = cfg["global_shape"]
     tops = 1950.0 + 0.5 * np.arange(gx)[:, None] + 0.3 * np.arange(gy)[None, :]
@@ -195,13 +195,11 @@ def channels(cfg, geo, lv, wells, perm, times, point=None):
     depth = top + (0.5 * (geo.ze[:-1] + geo.ze[1:]))[None, None, :]
     cx = np.broadcast_to((0.5 * (geo.xe[:-1] + geo.xe[1:]))[:, None, None], (nx, ny, nz))
     cy = np.broadcast_to((0.5 * (geo.ye[:-1] + geo.ye[1:]))[None, :, None], (nx, ny, nz))
-    inj = np.zeros((nx, ny, nz))
-    for _, i, j, k1, k2, rate in wells:
-        perf = (geo.gk >= k1 - 1) & (geo.gk <= k2 - 1)
-        if lv == "LGR4":
-            inj[cell_of(geo.xe, point[0]), cell_of(geo.ye, point[1]), perf] = rate
-        else:
-            inj[np.ix_(geo.gi == i - 1, geo.gj == j - 1, perf)] = rate
+    # The reference's injection map (nested_fixtures.injection_map; the wells' last item is
+    # taken as the surface rate).
+    g0 = global_geometry(cfg)
+    inj = injection_map(geo, lv, wells, lambda w: (0.5 * (g0.xe[w[1] - 1] + g0.xe[w[1]]),
+                                                   0.5 * (g0.ye[w[2] - 1] + g0.ye[w[2]])))
     p_datum = 200.0
     p = p_datum + (depth - (p_datum - 1.01325) / 9.8 * 100.0) * 9.8 * 1000.0 / 1e5
     static = [cx / 160000.0, cy / 160000.0, (cell_top - 2000.0) / 2000.0, None, inj, p / 172.0,

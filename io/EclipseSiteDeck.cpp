@@ -232,6 +232,7 @@ void read_rates(const Opm::Deck& deck, const std::string& path, double surface_d
                              "'s rate changes; the nested "
                              "models take one constant rate");
       rate[w.name] = w.rate_mt_per_year = mt;
+      w.surface_rate = q.get<double>();
       check_deck_value(path, "INJ_RATE", mt, "WCONINJE " + w.name);
     }
   for (const auto& w : wells)

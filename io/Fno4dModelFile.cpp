@@ -35,6 +35,17 @@ void Fno4dModelFile::read_spec() {
   s.padding = int_array_attr<4>(f, "padding", 0);
   s.grid = int_array_attr<4>(f, "grid", 1);
   s.normalizer_eps = double_attr(f, "normalizer_eps");
+  s.axis_order = f.string_attribute("/", "axis_order").value_or("XYZT");
+  if (s.axis_order != "XYZT" && s.axis_order != "TXYZ")
+    throw InputError(f.path(), "axis_order",
+                     "must be \"XYZT\" or \"TXYZ\", not \"" + s.axis_order + "\"");
+  for (const std::string which : {"input_normalizer", "output_normalizer"}) {
+    const std::string kind = f.string_attribute("/", which + "_kind").value_or("pointwise");
+    if (kind != "pointwise" && kind != "time")
+      throw InputError(f.path(), which + "_kind",
+                       "must be \"pointwise\" or \"time\", not \"" + kind + "\"");
+    (which == "input_normalizer" ? s.input_per_time : s.output_per_time) = kind == "time";
+  }
   check_at_most(f, "width", s.width, 4096);
   check_at_most(f, "hidden", s.hidden, 65536);
   check_at_most(f, "in_channels", s.in_channels, 1024);
@@ -46,12 +57,13 @@ void Fno4dModelFile::read_spec() {
   if (!(s.normalizer_eps > 0 && s.normalizer_eps <= 1))
     throw InputError(f.path(), "normalizer_eps", "must be in (0, 1]");
   const auto p = s.padded_grid();
-  const char* axis[4] = {"A1", "A2", "A3", "T"};
+  const char* xyzt[4] = {"A1", "A2", "A3", "T"};
+  const char* txyz[4] = {"T", "X", "Y", "Z"};
   for (int a = 0; a < 4; ++a) {
     const int limit = a == 3 ? p[a] / 2 + 1 : p[a] / 2;
     if (s.modes[a] > limit)
       throw InputError(f.path(), "modes",
-                       std::string("mode count along ") + axis[a] +
+                       std::string("mode count along ") + (s.time_first() ? txyz : xyzt)[a] +
                            " exceeds what the padded grid holds (low and high corners would "
                            "overlap)");
   }
@@ -82,6 +94,8 @@ void Fno4dModelFile::check_datasets() {
       throw InputError(path, which + (mean ? ".std" : ".mean"),
                        "dataset is missing: a normaliser needs both mean and std");
     (which == "input_normalizer" ? spec_.input_normalizer : spec_.output_normalizer) = mean;
+    if (!mean && file_.has_attribute(which + "_kind"))
+      throw InputError(path, which + "_kind", "is set but the file has no " + which);
   }
 }
 

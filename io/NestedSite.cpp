@@ -160,6 +160,7 @@ NestedSite read_nested_site(const std::string& path) {
                                           number(f, w, "k2")};
     well.i = int(ij[0]), well.j = int(ij[1]), well.k1 = int(ij[2]), well.k2 = int(ij[3]);
     well.rate_mt_per_year = number(f, w, "rate");
+    if (f.has_attribute("surface_rate", w)) well.surface_rate = number(f, w, "surface_rate");
     site.wells.push_back(well);
   }
   auto read_level = [&](const std::string& well, int lgr) {
@@ -227,6 +228,7 @@ void write_nested_site(const std::string& path, const NestedSite& site,
     for (const auto& [attr, v] : {std::pair{"i", w.i}, {"j", w.j}, {"k1", w.k1}, {"k2", w.k2}})
       f.write_int_attribute(w.name, attr, {v});
     f.write_double_attribute(w.name, "rate", w.rate_mt_per_year);
+    f.write_double_attribute(w.name, "surface_rate", w.surface_rate);
   }
   out.set_attribute("format", kFormat);
   f.write_int_attribute("/", "format_version", {kFormatVersion});

@@ -35,6 +35,7 @@ struct NestedWell {
   std::string name;
   int i = 0, j = 0, k1 = 0, k2 = 0;  // GLOBAL column and perforated layers, 1-based
   double rate_mt_per_year = 0;
+  double surface_rate = 0;  // sm3/day, the deck's WCONINJE rate (0 when the file has none)
 };
 
 struct NestedSite {

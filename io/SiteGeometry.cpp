@@ -1,5 +1,8 @@
 #include "io/SiteGeometry.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace ufno {
 
 namespace {
@@ -20,20 +23,46 @@ double centre(const std::vector<double>& e, const std::vector<double>& d, const 
   return e[c.global] + 0.5 * (c.lo + c.hi) * d[c.global];
 }
 
-// The cell of a level axis that holds the middle of its GLOBAL cell (the lower one on a tie).
-bool holds_middle(const AxisCell& c) { return c.lo < 0.5 && 0.5 <= c.hi; }
+// The reference's injection scale: the map holds the well's surface rate (sm3/day) / this.
+constexpr double kInjectionRate = 2942777.68785957;
+// Distances to the well's point within this many metres are a tie (the lower index wins), so
+// rounding in the cell centres does not decide between two equally near cells.
+constexpr double kTieMetres = 1e-6;
 
-// The rate injected into a cell of the level (GLOBAL indices gi, gj, gk; a, b the level's axis
-// cells in x and y): any well perforated there; on LGR4 only in the column of the well's point.
-double injection(const NestedSite& site, const NestedLevel& level, const AxisCell& a,
-                 const AxisCell& b, int gk) {
-  double rate = 0;
+// The cell of a level axis whose centre is nearest p (the reference's argmin; the lower index on
+// a tie).
+int nearest_cell(const std::vector<double>& e, const std::vector<double>& d,
+                 const std::vector<AxisCell>& cells, double p) {
+  std::vector<double> distance(cells.size());
+  for (std::size_t c = 0; c < cells.size(); ++c) distance[c] = std::abs(centre(e, d, cells[c]) - p);
+  const double least = *std::min_element(distance.begin(), distance.end());
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (distance[c] <= least + kTieMetres) return int(c);
+  return 0;
+}
+
+// The level's injection map (nx, ny, nz) as the reference's data code builds it: for each well
+// the level serves (every well on GLOBAL, its own well on LGR1..LGR4), the column of cells whose
+// centre is nearest the well's point (the middle of its GLOBAL column) in x and in y holds the
+// well's surface rate / kInjectionRate on every layer; on LGR4 only on the layers inside the
+// well's perforated GLOBAL layers.
+std::vector<double> injection_map(const SiteGrid& g, const LevelAxes& axes, const NestedSite& site,
+                                  const NestedLevel& level) {
+  const auto ex = edges(g.dx), ey = edges(g.dy);
+  const std::size_t ny = axes[1].size(), nz = axes[2].size();
+  std::vector<double> map(axes[0].size() * ny * nz, 0.0);
   for (const auto& w : site.wells) {
-    if (a.global != w.i - 1 || b.global != w.j - 1 || gk < w.k1 - 1 || gk > w.k2 - 1) continue;
-    if (level.lgr() == kNestedLgrLevels && !(holds_middle(a) && holds_middle(b))) continue;
-    rate += w.rate_mt_per_year;
+    if (level.lgr() > 0 && w.name != level.well) continue;
+    const double px = ex[w.i - 1] + 0.5 * g.dx[w.i - 1], py = ey[w.j - 1] + 0.5 * g.dy[w.j - 1];
+    const std::size_t i = nearest_cell(ex, g.dx, axes[0], px),
+                      j = nearest_cell(ey, g.dy, axes[1], py);
+    for (std::size_t k = 0; k < nz; ++k) {
+      const int gk = axes[2][k].global;
+      if (level.lgr() == kNestedLgrLevels && (gk < w.k1 - 1 || gk > w.k2 - 1)) continue;
+      map[(i * ny + j) * nz + k] = w.surface_rate / kInjectionRate;
+    }
   }
-  return rate;
+  return map;
 }
 
 }  // namespace
@@ -74,6 +103,7 @@ NestedLevelData level_channels(const SiteGrid& g, const LevelAxes& axes, const N
   out.cell_x.resize(nx * ny * nz);
   out.cell_y.resize(nx * ny * nz);
   out.cell_depth.resize(nx * ny * nz);
+  const std::vector<double> inj = injection_map(g, axes, site, level);
   for (std::size_t i = 0; i < nx; ++i)
     for (std::size_t j = 0; j < ny; ++j)
       for (std::size_t k = 0; k < nz; ++k) {
@@ -87,7 +117,7 @@ NestedLevelData level_channels(const SiteGrid& g, const LevelAxes& axes, const N
         ch[X] = out.cell_x[cell] / kLength;
         ch[Y] = out.cell_y[cell] / kLength;
         ch[Depth] = (top + v.lo * g.dz[v.global] - kDepthOffset) / kDepthScale;
-        ch[Injection] = injection(site, level, a, b, v.global);
+        ch[Injection] = inj[cell];
         ch[Pressure] = hydrostatic_pressure_bar(out.cell_depth[cell], c) / kPressure;
         ch[Temperature] = c.temperature_c / kTemperature;
         ch[Permeability] = g.perm(a.global, b.global, v.global) / kPermeability;

@@ -17,21 +17,46 @@ using Extents = std::array<int, 4>;
 
 namespace {
 
-// This rank's block of a grid-sized normaliser array, checked against the model's grid.
+// This rank's block of a normaliser array, checked against the model's grid: pointwise, of the
+// grid's shape, `add` (eps) added; or per report time (`time_axis` >= 0), of shape (T), spread
+// over the block along the time axis, nothing added (a TimeGaussianNormalizer has no eps), every
+// std (`positive`) checked > 0.
 Kokkos::View<float*, DeviceSpace> normaliser_block(const WeightSource& w, const std::string& name,
-                                                   const Extents& grid, const Box4& box,
-                                                   float add) {
-  const std::vector<std::size_t> expect(grid.begin(), grid.end());
+                                                   const Extents& grid, const Box4& box, float add,
+                                                   int time_axis, bool positive) {
+  const std::vector<std::size_t> expect =
+      time_axis < 0 ? std::vector<std::size_t>(grid.begin(), grid.end())
+                    : std::vector<std::size_t>{std::size_t(grid[std::max(time_axis, 0)])};
   if (w.shape(name) != expect)
     throw InputError(w.origin(), name,
-                     "shape " + shape_string(w.shape(name)) + " does not match the model grid " +
+                     "shape " + shape_string(w.shape(name)) + " does not match " +
+                         (time_axis < 0 ? "the model grid " : "one value per report time ") +
                          shape_string(expect));
-  std::vector<std::size_t> start(4), count(4);
-  for (int a = 0; a < 4; ++a) start[a] = box.lo[a], count[a] = box.extent(a);
-  HostArray h = w.get_block(name, start, count);
-  Kokkos::View<float*, DeviceSpace> d("fno4d.normaliser", h.data.size());
+  std::vector<float> v;
+  if (time_axis < 0) {
+    std::vector<std::size_t> start(4), count(4);
+    for (int a = 0; a < 4; ++a) start[a] = box.lo[a], count[a] = box.extent(a);
+    v = w.get_block(name, start, count).data;
+  } else {
+    const std::vector<float> per_time = w.get(name).data;
+    for (float s : per_time)
+      if (positive && !(s > 0))
+        throw InputError(w.origin(), name,
+                         "a per-time std must be positive at every report time (no eps)");
+    const Extents e = box.extents();
+    v.resize(std::size_t(e[0]) * e[1] * e[2] * e[3]);
+    std::size_t n = 0;
+    for (int a = 0; a < e[0]; ++a)
+      for (int b = 0; b < e[1]; ++b)
+        for (int c = 0; c < e[2]; ++c)
+          for (int d = 0; d < e[3]; ++d, ++n) {
+            const std::array<int, 4> at{a, b, c, d};
+            v[n] = per_time[box.lo[time_axis] + at[time_axis]];
+          }
+  }
+  Kokkos::View<float*, DeviceSpace> d("fno4d.normaliser", v.size());
   auto m = Kokkos::create_mirror_view(d);
-  for (std::size_t i = 0; i < h.data.size(); ++i) m(i) = h.data[i] + add;
+  for (std::size_t i = 0; i < v.size(); ++i) m(i) = v[i] + add;
   Kokkos::deep_copy(d, m);
   return d;
 }
@@ -106,13 +131,19 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
   fc2_ = Linear::load(w, Fno4dSpec::key("fc2"), s.hidden, 1);
   const Box4& mine = unpadded_.box(rank_);
   const float eps = float(s.normalizer_eps);
+  // Pointwise normalisers add eps to std; per-time ones (TimeGaussianNormalizer) add nothing.
+  const int in_t = s.input_per_time ? s.time_axis() : -1;
+  const int out_t = s.output_per_time ? s.time_axis() : -1;
   if (s.input_normalizer) {  // encoded as the lift reads it: over this rank's interior
-    in_mean_ = normaliser_block(w, "input_normalizer.mean", n, interiors_.box(rank_), 0.f);
-    in_scale_ = normaliser_block(w, "input_normalizer.std", n, interiors_.box(rank_), eps);
+    const Box4& ib = interiors_.box(rank_);
+    in_mean_ = normaliser_block(w, "input_normalizer.mean", n, ib, 0.f, in_t, false);
+    in_scale_ =
+        normaliser_block(w, "input_normalizer.std", n, ib, in_t < 0 ? eps : 0.f, in_t, true);
   }
   if (s.output_normalizer) {
-    out_mean_ = normaliser_block(w, "output_normalizer.mean", n, mine, 0.f);
-    out_scale_ = normaliser_block(w, "output_normalizer.std", n, mine, eps);
+    out_mean_ = normaliser_block(w, "output_normalizer.mean", n, mine, 0.f, out_t, false);
+    out_scale_ =
+        normaliser_block(w, "output_normalizer.std", n, mine, out_t < 0 ? eps : 0.f, out_t, true);
   }
 }
 

@@ -102,17 +102,20 @@ void write_fno4d_output(const std::string& out, const std::string& tensor, const
                         MPI_Comm comm) {
   std::unique_ptr<OutputFile> f;
   dist::collectively(comm, [&] { f = std::make_unique<OutputFile>(out, comm); });
-  const std::vector<std::size_t> global{std::size_t(B), std::size_t(s.grid[3]),
-                                        std::size_t(s.grid[0]), std::size_t(s.grid[1]),
-                                        std::size_t(s.grid[2])};
-  const std::vector<std::size_t> start{0, std::size_t(b.lo[3]), std::size_t(b.lo[0]),
-                                       std::size_t(b.lo[1]), std::size_t(b.lo[2])};
-  const std::vector<std::size_t> count{std::size_t(B), std::size_t(b.extent(3)),
-                                       std::size_t(b.extent(0)), std::size_t(b.extent(1)),
-                                       std::size_t(b.extent(2))};
+  // Time-major (case, time, x, y, z): the axes (A4, A1, A2, A3) of an XYZT model, the model's
+  // own (A1, A2, A3, A4) of a time-first one.
+  const std::array<int, 4> order =
+      s.time_first() ? std::array<int, 4>{0, 1, 2, 3} : std::array<int, 4>{3, 0, 1, 2};
+  std::vector<std::size_t> global{std::size_t(B)}, start{0}, count{std::size_t(B)};
+  for (int a : order) {
+    global.push_back(std::size_t(s.grid[a]));
+    start.push_back(std::size_t(b.lo[a]));
+    count.push_back(std::size_t(b.extent(a)));
+  }
   const std::string what = field_description(field_kind(s.variable));
-  f->write_block(s.variable, global, start, count, values, s.output_units,
-                 what + ", (case, time, A1, A2, A3)");
+  f->write_block(
+      s.variable, global, start, count, values, s.output_units,
+      what + (s.time_first() ? ", (case, time, x, y, z)" : ", (case, time, A1, A2, A3)"));
   f->set_attribute("source", tensor);
   f->set_attribute("producer", "ufno_predict");
   f->set_attribute("variables", s.variable);
@@ -166,7 +169,13 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
   x = HostArray();
   std::vector<float> values;
   try {
-    values = fno4d_time_major(net->forward(xd));
+    const GridView<4> y = net->forward(xd);
+    if (s.time_first()) {  // (B, 1, t, x, y, z): time-major already
+      auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+      values.assign(h.data(), h.data() + h.size());
+    } else {
+      values = fno4d_time_major(y);
+    }
   } catch (const std::exception& e) {
     // Kokkos reports a failed allocation as a runtime_error of several lines; say it in one.
     if (std::string(e.what()).find("allocate") == std::string::npos) throw;

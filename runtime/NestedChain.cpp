@@ -50,43 +50,64 @@ struct Chain {
   NestedChainSummary& summary;
 };
 
-std::array<int, 4> level_grid(const NestedLevel& l, int times) {
-  return {l.shape[0], l.shape[1], l.shape[2], times};
-}
+// A rank's block of a level as cells and times, whichever the model's axis order: times
+// [t0, t1), cells [lo, hi) along x, y, z.
+struct Span {
+  int t0 = 0, t1 = 0;
+  std::array<int, 3> lo{}, hi{};
+  Span(const dist::Box4& b, bool time_first) {
+    const int t = time_first ? 0 : 3, x = time_first ? 1 : 0;
+    t0 = b.lo[t], t1 = b.hi[t];
+    for (int a = 0; a < 3; ++a) lo[a] = b.lo[x + a], hi[a] = b.hi[x + a];
+  }
+  int extent(int a) const { return hi[a] - lo[a]; }
+  int times() const { return t1 - t0; }
+};
 
-// This rank's block of the level's input, (1, a1, a2, a3, t, C) channels-last, into `x`: the
-// site's eight channels and, on LGR levels, the coarse channel cut from `source` (collective read).
-void level_input(const Chain& c, const NestedLevel& l, const dist::Box4& b, const Field* source,
-                 float* x) {
+// This rank's block of the level's input, channels-last in the model's axis order, into `x`:
+// (1, a1, a2, a3, t, C) or, time-first, (1, t, a1, a2, a3, C), the reference's permute
+// (0, 4, 1, 2, 3, 5) of the stored (1, x, y, z, t, C). The site's eight channels and, on LGR
+// levels, the coarse channel cut from `source` (collective read).
+void level_input(const Chain& c, const NestedLevel& l, const Span& b, bool time_first,
+                 const Field* source, float* x) {
   const std::string name = l.group() + "/input";
   std::vector<std::size_t> start{0}, count{1};
-  for (int a = 0; a < 4; ++a) start.push_back(b.lo[a]), count.push_back(b.extent(a));
+  for (int a = 0; a < 3; ++a) start.push_back(b.lo[a]), count.push_back(b.extent(a));
+  start.push_back(b.t0), count.push_back(b.times());
   start.push_back(0), count.push_back(kNestedChannels);
   const std::vector<float> eight = c.site_file.read_block(name, start, count);
   for (float x : eight)
     if (!std::isfinite(x) || std::abs(x) > 1e6f)
       throw InputError(c.site_path, name, "holds NaN, Inf or a value beyond 1e6");
-  if (!source) {
-    std::copy(eight.begin(), eight.end(), x);
-    return;
-  }
-  const int C = kNestedChannels + 1;
+  const int C = kNestedChannels + (source ? 1 : 0);
   const auto& w = l.coarse_window;
   const auto& r = l.coarse_repeat;
-  std::size_t n = 0;
-  for (int i = b.lo[0]; i < b.hi[0]; ++i)
-    for (int j = b.lo[1]; j < b.hi[1]; ++j)
-      for (int k = b.lo[2]; k < b.hi[2]; ++k)
-        for (int t = b.lo[3]; t < b.hi[3]; ++t, ++n) {
-          std::copy_n(&eight[n * kNestedChannels], kNestedChannels, &x[n * C]);
-          x[n * C + kNestedChannels] =
-              source->at(t, w[0] + i / r[0], w[2] + j / r[1], w[4] + k / r[2]);
+  const std::size_t ni = b.extent(0), nj = b.extent(1), nk = b.extent(2), nt = b.times();
+  std::size_t n = 0;  // the stored order: (i, j, k, t)
+  for (std::size_t i = 0; i < ni; ++i)
+    for (std::size_t j = 0; j < nj; ++j)
+      for (std::size_t k = 0; k < nk; ++k)
+        for (std::size_t t = 0; t < nt; ++t, ++n) {
+          const std::size_t m = time_first ? ((t * ni + i) * nj + j) * nk + k : n;
+          std::copy_n(&eight[n * kNestedChannels], kNestedChannels, &x[m * C]);
+          if (source)
+            x[m * C + kNestedChannels] =
+                source->at(b.t0 + int(t), w[0] + (b.lo[0] + int(i)) / r[0],
+                           w[2] + (b.lo[1] + int(j)) / r[1], w[4] + (b.lo[2] + int(k)) / r[2]);
         }
+}
+
+// A level's prediction block (B = 1, 1, a1, a2, a3, a4) as time-major host values (t, x, y, z):
+// a time-first model's output is so already.
+std::vector<float> time_major_values(const GridView<4>& y, bool time_first) {
+  if (!time_first) return fno4d_time_major(y);
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  return std::vector<float>(h.data(), h.data() + h.size());
 }
 
 // Every rank's block of a level's time-major prediction, gathered into the whole field.
 Field gather(const std::vector<float>& mine, const dist::PencilLayout<4>& layout,
-             const NestedLevel& l, int times, MPI_Comm comm) {
+             const NestedLevel& l, int times, bool time_first, MPI_Comm comm) {
   int size = 1;
   MPI_Comm_size(comm, &size);
   std::vector<int> counts(size), offsets(size);
@@ -97,9 +118,9 @@ Field gather(const std::vector<float>& mine, const dist::PencilLayout<4>& layout
                  offsets.data(), MPI_FLOAT, comm);
   Field f{l.shape, times, std::vector<float>(l.cells() * times)};
   for (int r = 0; r < size; ++r) {
-    const dist::Box4& b = layout.box(r);
+    const Span b(layout.box(r), time_first);
     std::size_t n = offsets[r];
-    for (int t = b.lo[3]; t < b.hi[3]; ++t)
+    for (int t = b.t0; t < b.t1; ++t)
       for (int i = b.lo[0]; i < b.hi[0]; ++i)
         for (int j = b.lo[1]; j < b.hi[1]; ++j)
           for (int k = b.lo[2]; k < b.hi[2]; ++k)
@@ -109,20 +130,19 @@ Field gather(const std::vector<float>& mine, const dist::PencilLayout<4>& layout
 }
 
 void write_prediction(const Chain& c, const NestedLevel& l, const std::string& variable,
-                      const std::string& units, const dist::Box4& b,
-                      const std::vector<float>& values) {
+                      const std::string& units, const Span& b, const std::vector<float>& values) {
   const std::vector<std::size_t> global{c.site.times_days.size(), std::size_t(l.shape[0]),
                                         std::size_t(l.shape[1]), std::size_t(l.shape[2])};
-  const std::vector<std::size_t> start{std::size_t(b.lo[3]), std::size_t(b.lo[0]),
+  const std::vector<std::size_t> start{std::size_t(b.t0), std::size_t(b.lo[0]),
                                        std::size_t(b.lo[1]), std::size_t(b.lo[2])};
-  const std::vector<std::size_t> count{std::size_t(b.extent(3)), std::size_t(b.extent(0)),
+  const std::vector<std::size_t> count{std::size_t(b.times()), std::size_t(b.extent(0)),
                                        std::size_t(b.extent(1)), std::size_t(b.extent(2))};
   c.out.write_block(l.group() + "/" + variable, global, start, count, values, units,
                     std::string(field_description(field_kind(variable))) + ", (time, x, y, z)");
 }
 
 // This rank's block of the level's cell centres, copied from the site file.
-void copy_coordinates(const Chain& c, const NestedLevel& l, const dist::Box4& b) {
+void copy_coordinates(const Chain& c, const NestedLevel& l, const Span& b) {
   const std::vector<std::size_t> shape{std::size_t(l.shape[0]), std::size_t(l.shape[1]),
                                        std::size_t(l.shape[2])};
   const std::vector<std::size_t> start{std::size_t(b.lo[0]), std::size_t(b.lo[1]),
@@ -143,7 +163,8 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
                                const Field* source, bool cells) {
   const std::string& model = c.models.path(l.name, variable);
   const int T = int(c.site.times_days.size());
-  const auto g = level_grid(l, T);
+  const bool time_first = c.models.spec(l.name, variable).time_first();
+  const auto g = nested_level_grid(l, T, time_first);
   auto t0 = Clock::now();
   std::unique_ptr<Fno4dModelFile> mf;
   std::unique_ptr<dist::ProcessGrid> grid;
@@ -160,13 +181,14 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
     net = std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, c.alg,
                                              WeightResidency::PerLayer);
   });
-  const dist::Box4 b = net->layout().box(grid->rank());
+  const dist::Box4 box = net->layout().box(grid->rank());
+  const Span b(box, time_first);
   const int C = mf->spec().in_channels;
-  auto xd = make_grid_view<4>("nested.input", 1, b.extent(0),
-                              {b.extent(1), b.extent(2), b.extent(3), C}, false);
+  auto xd = make_grid_view<4>("nested.input", 1, box.extent(0),
+                              {box.extent(1), box.extent(2), box.extent(3), C}, false);
   {
     auto h = Kokkos::create_mirror_view(xd);  // xd itself on host builds
-    dist::collectively(c.comm, [&] { level_input(c, l, b, source, h.data()); });
+    dist::collectively(c.comm, [&] { level_input(c, l, b, time_first, source, h.data()); });
     Kokkos::deep_copy(xd, h);
   }
   // Memory freed by the levels before and by the read goes back to the system before this
@@ -176,7 +198,7 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   backend::return_freed_host_memory();
   c.summary.seconds_load += since(t0);
   t0 = Clock::now();
-  const std::vector<float> values = fno4d_time_major(net->forward(xd));
+  const std::vector<float> values = time_major_values(net->forward(xd), time_first);
   // The network and its input go before the prediction is written and gathered.
   const dist::PencilLayout<4> layout = net->layout();
   const std::string units = mf->spec().output_units;
@@ -186,7 +208,7 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   write_prediction(c, l, variable, units, b, values);
   if (cells) copy_coordinates(c, l, b);
   std::optional<Field> whole;
-  if (l.lgr() < kNestedLgrLevels) whole = gather(values, layout, l, T, grid->comm());
+  if (l.lgr() < kNestedLgrLevels) whole = gather(values, layout, l, T, time_first, grid->comm());
   c.summary.seconds_write += since(t0);
   c.summary.levels += 1;
   if (l.cells() > c.summary.largest_level) {

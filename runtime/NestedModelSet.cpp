@@ -16,6 +16,11 @@ constexpr std::size_t kMaxDirectoryEntries = 10000;  // a models directory, not 
 
 }  // namespace
 
+std::array<int, 4> nested_level_grid(const NestedLevel& l, int times, bool time_first) {
+  if (time_first) return {times, l.shape[0], l.shape[1], l.shape[2]};
+  return {l.shape[0], l.shape[1], l.shape[2], times};
+}
+
 std::vector<std::string> model_candidates(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -34,11 +39,6 @@ std::vector<std::string> model_candidates(const std::string& dir) {
 }
 
 namespace {
-
-// The level's grid as a model states it: (nx, ny, nz, T).
-std::array<int, 4> level_grid(const NestedLevel& l, const NestedSite& site) {
-  return {l.shape[0], l.shape[1], l.shape[2], int(site.times_days.size())};
-}
 
 std::string grid_string(const std::array<int, 4>& g) {
   return std::to_string(g[0]) + " x " + std::to_string(g[1]) + " x " + std::to_string(g[2]) +
@@ -93,10 +93,11 @@ NestedModelSet::NestedModelSet(const std::string& dir, const NestedSite& site) {
         throw InputError(file, "in_channels",
                          "is " + std::to_string(s.in_channels) + "; a " + l.name + " model takes " +
                              std::to_string(channels));
-      if (s.grid != level_grid(l, site))
+      const auto want = nested_level_grid(l, int(site.times_days.size()), s.time_first());
+      if (s.grid != want)
         throw InputError(file, "grid",
-                         grid_string(s.grid) + " is not the grid of " + l.group() + ", " +
-                             grid_string(level_grid(l, site)));
+                         grid_string(s.grid) + " is not the grid of " + l.group() + " in the " +
+                             "model's axis order " + s.axis_order + ", " + grid_string(want));
     }
   }
 }

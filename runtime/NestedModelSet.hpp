@@ -2,6 +2,7 @@
 // The nine models of a nested chain (docs/nested-sites.md, "The chain"), found in a directory by
 // their `level` and `variable` attributes and checked against the site before anything runs:
 // each level's model exists once, takes 8 (GLOBAL) or 9 (LGR) channels and has the level's grid.
+#include <array>
 #include <map>
 #include <string>
 #include <utility>
@@ -11,6 +12,10 @@
 #include "io/NestedSite.hpp"
 
 namespace ufno {
+
+// A level's grid as a model in the given axis order states it: (nx, ny, nz, T), or
+// (T, nx, ny, nz) for a time-first model (axis_order TXYZ, the published models).
+std::array<int, 4> nested_level_grid(const NestedLevel& l, int times, bool time_first);
 
 // DIR's *.h5 regular files, in name order (bounded: a directory of millions is refused): the
 // files a chain may read as its models.

@@ -1,15 +1,19 @@
 // The whole 4-D FNO (DistributedFno4d) against PyTorch outputs of python/ufno/models/fno4d.py saved
 // as fixtures, with and without normalisers (relative L2 <= 1e-5), on every process grid over one,
 // two and three axes that the rank count allows (odd extents: uneven blocks and, at 3 and 4
-// ranks, empty ones); and the model file's refusals.
+// ranks, empty ones); a published-order file (time first, per-time normalisers) as read and
+// decoded; and the model file's refusals.
 #include <mpi.h>
 
+#include <unistd.h>
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 
 #include "io/Fno4dModelFile.hpp"
 #include "io/ModelAttributes.hpp"
 #include "operators/DistributedFno4d.hpp"
+#include "support/FileTamper.hpp"
 #include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
 
@@ -111,4 +115,88 @@ TEST_CASE("a 4-D FNO model file is told apart from a U-FNO's", "[mpi][fno4d]") {
   CHECK(model_architecture(test::data_path("ufno_small.h5")) == "UFNO");
   CHECK_THROWS_WITH(Fno4dModelFile(test::data_path("ufno_small.h5")),
                     Catch::Contains("architecture") && Catch::Contains("not a 4-D FNO"));
+}
+
+TEST_CASE("a published-order model file: time first, per-time normalisers", "[mpi][fno4d]") {
+  const std::string dir = test::data_path("nested/published/models/");
+  const Fno4dModelFile dp(dir + "LGR1_dP.h5"), sg(dir + "LGR1_SG.h5"), sg2(dir + "LGR2_SG.h5");
+  const Fno4dSpec& s = dp.spec();
+  CHECK(s.axis_order == "TXYZ");
+  CHECK(s.time_first());
+  CHECK(s.time_axis() == 0);
+  CHECK(s.grid == std::array<int, 4>{24, 4, 4, 4});
+  CHECK((s.input_normalizer && s.input_per_time && s.output_normalizer && s.output_per_time));
+  CHECK(dp.shape("output_normalizer.std") == std::vector<std::size_t>{24});
+  // predict_full_sg.py: LGR1 SG encodes with LGR1 dP's input normaliser, decodes nothing.
+  CHECK((sg.spec().input_normalizer && sg.spec().input_per_time));
+  CHECK_FALSE(sg.spec().output_normalizer);
+  CHECK(sg.get("input_normalizer.std").data == dp.get("input_normalizer.std").data);
+  CHECK_FALSE((sg2.spec().input_normalizer || sg2.spec().output_normalizer));
+  // The project's files record no order and pointwise normalisers.
+  const Fno4dModelFile old(test::data_path("fno4d_norm_small.h5"));
+  CHECK(old.spec().axis_order == "XYZT");
+  CHECK(old.spec().time_axis() == 3);
+  CHECK_FALSE((old.spec().input_per_time || old.spec().output_per_time));
+
+  // The output normaliser decodes each report time t (the first axis) with its own mean and
+  // std, no eps: forward = forward_raw x std[t] + mean[t] at every voxel of every rank's block.
+  const auto mean = dp.get("output_normalizer.mean").data,
+             sd = dp.get("output_normalizer.std").data;
+  for (auto parts : test::grids_3d(test::mpi_size())) {
+    ProcessGrid grid(MPI_COMM_WORLD, parts);
+    DistributedFno4d net(s, dp, grid);
+    const Box4 b = net.layout().box(grid.rank());
+    auto x = make_grid_view<4>("in", 1, b.extent(0),
+                               {b.extent(1), b.extent(2), b.extent(3), s.in_channels});
+    auto h = Kokkos::create_mirror_view(x);
+    for (std::size_t n = 0; n < h.size(); ++n) h.data()[n] = float(std::sin(0.37 * double(n)));
+    Kokkos::deep_copy(x, h);
+    auto raw = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), net.forward_raw(x));
+    auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), net.forward(x));
+    const std::size_t per_t = std::size_t(b.extent(1)) * b.extent(2) * b.extent(3);
+    // Against the block's largest value: the decode runs in float32, so a value near 0 (raw
+    // close to -mean / std) carries the rounding of raw x std, not of itself.
+    double worst = 0, scale = 1e-30;
+    for (std::size_t n = 0; n < y.size(); ++n) {
+      const int t = b.lo[0] + int(n / per_t);
+      const double want = double(raw.data()[n]) * sd[t] + mean[t];
+      worst = std::max(worst, std::abs(y.data()[n] - want));
+      scale = std::max(scale, std::abs(want));
+    }
+    INFO("grid " << grid.str());
+    CHECK(worst / scale < 1e-5);
+  }
+
+  // Refusals, each rank on its own copy.
+  const std::string copy = (std::filesystem::temp_directory_path() /
+                            ("ufno_fno4d_published." + std::to_string(::getpid()) + ".h5"))
+                               .string();
+  test::copy_fixture(dir + "LGR1_dP.h5", copy);
+  test::set_string_attribute(copy, "axis_order", "ZYXT");
+  CHECK_THROWS_WITH(Fno4dModelFile(copy), Catch::Contains("axis_order"));
+  test::copy_fixture(dir + "LGR1_dP.h5", copy);
+  test::set_string_attribute(copy, "output_normalizer_kind", "weekly");
+  CHECK_THROWS_WITH(Fno4dModelFile(copy), Catch::Contains("output_normalizer_kind"));
+  test::copy_fixture(dir + "LGR2_SG.h5", copy);
+  test::set_string_attribute(copy, "input_normalizer_kind", "time");
+  CHECK_THROWS_WITH(Fno4dModelFile(copy), Catch::Contains("has no input_normalizer"));
+  // A per-time std of 0 (no eps to save the division) is refused as the network is built; so
+  // is a per-time normaliser of the grid's shape.
+  test::copy_fixture(dir + "LGR1_dP.h5", copy);
+  test::poison_first_value(copy, "input_normalizer.std", 0.f);
+  {
+    const Fno4dModelFile bad(copy);
+    ProcessGrid grid(MPI_COMM_WORLD, test::grids_3d(test::mpi_size()).front());
+    CHECK_THROWS_WITH(DistributedFno4d(bad.spec(), bad, grid),
+                      Catch::Contains("input_normalizer.std") && Catch::Contains("positive"));
+  }
+  test::copy_fixture(test::data_path("fno4d_norm_small.h5"), copy);
+  test::set_string_attribute(copy, "input_normalizer_kind", "time");
+  {
+    const Fno4dModelFile bad(copy);
+    ProcessGrid grid(MPI_COMM_WORLD, test::grids_3d(test::mpi_size()).front());
+    CHECK_THROWS_WITH(DistributedFno4d(bad.spec(), bad, grid),
+                      Catch::Contains("one value per report time"));
+  }
+  std::filesystem::remove(copy);
 }

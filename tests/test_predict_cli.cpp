@@ -89,6 +89,43 @@ TEST_CASE("ufno_predict --tensor reproduces the PyTorch output", "[cli]") {
   fs::remove("out_tensor.h5");
 }
 
+TEST_CASE("ufno_predict --tensor runs a time-first (TXYZ) model in its own order", "[cli]") {
+  // The published-order GLOBAL model of the nested fixture on the site's GLOBAL input permuted
+  // (0, 4, 1, 2, 3, 5) to (1, T, X, Y, Z, 8), as the reference feeds it: the output is
+  // (1, T, X, Y, Z), the chain's GLOBAL dP of nested/published/expected.h5.
+  const std::string dir = test::data_path("nested/");
+  std::vector<std::size_t> s;
+  const auto site = h5::File::open_read(dir + "site.h5").read_floats("GLOBAL/input", &s);
+  REQUIRE(s == std::vector<std::size_t>{1, 10, 12, 2, 24, 8});
+  std::vector<float> x(site.size());
+  for (std::size_t i = 0; i < 10; ++i)
+    for (std::size_t j = 0; j < 12; ++j)
+      for (std::size_t k = 0; k < 2; ++k)
+        for (std::size_t t = 0; t < 24; ++t)
+          for (std::size_t c = 0; c < 8; ++c)
+            x[((((t * 10 + i) * 12 + j) * 2 + k) * 8) + c] =
+                site[((((i * 12 + j) * 2 + k) * 24 + t) * 8) + c];
+  {
+    auto f = h5::File::create("txyz_in.h5");
+    f.write_floats("input", {1, 24, 10, 12, 2, 8}, x.data());
+  }
+  fs::remove("txyz_out.h5");
+  Run r = predict("--model " + dir + "published/models/GLOBAL_dP.h5 --tensor txyz_in.h5" +
+                  " --out txyz_out.h5 --threads 1");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::vector<std::size_t> got_shape, want_shape;
+  const auto got = h5::File::open_read("txyz_out.h5").read_floats("dP", &got_shape);
+  const auto want =
+      h5::File::open_read(dir + "published/expected.h5").read_floats("GLOBAL/dP", &want_shape);
+  CHECK(got_shape == std::vector<std::size_t>{1, 24, 10, 12, 2});
+  CHECK(want_shape == std::vector<std::size_t>{24, 10, 12, 2});
+  const auto e = test::compare(got, want);
+  CHECK(e.rel_l2 <= 1e-5);
+  fs::remove("txyz_in.h5");
+  fs::remove("txyz_out.h5");
+}
+
 TEST_CASE("ufno_predict writes SG within [0, 1 - SWI] and 0 outside the formation", "[cli][kpi]") {
   // fno_small predicts SG with random weights: its raw output leaves [0, 1 - SWI] on both sides,
   // so the clamp is exercised; the fixture's input has random SWI channels and inactive rows.

@@ -158,9 +158,16 @@ TEST_CASE("channels at cells computed by hand") {
   CHECK(channel(s, 0, 2, 2, 1, 0, 1) == Approx(1250.0 / 160000));
   CHECK(channel(s, 0, 2, 2, 1, 0, 2) == Approx(25.0 / 2000));
   CHECK(channel(s, 0, 2, 2, 1, 5, 3) == Approx(138.0 / 10950));  // t_6 = 12 + 15 + ... + 38
-  // 1e6 sm3/day x 1.872 kg/sm3 x 365.25 days / 1e9 = 0.683748 Mt/yr.
-  CHECK(channel(s, 0, 2, 2, 1, 0, 4) == Approx(0.683748).epsilon(1e-5));
-  CHECK(channel(s, 0, 2, 2, 0, 0, 4) == 0);  // layer 1 is not perforated
+  // The injection map holds the surface rate / 2942777.68785957: 1e6 sm3/day -> 0.339815, on
+  // every layer of the well's column at GLOBAL, perforated or not (INJ1 is perforated in layer 2
+  // only); INJ2's column (8, 8) holds 5e5 sm3/day -> 0.1699075; other columns 0.
+  CHECK(channel(s, 0, 2, 2, 1, 0, 4) == Approx(0.339815).epsilon(1e-6));
+  CHECK(channel(s, 0, 2, 2, 0, 23, 4) == Approx(0.339815).epsilon(1e-6));
+  CHECK(channel(s, 0, 7, 7, 0, 0, 4) == Approx(0.1699075).epsilon(1e-6));
+  CHECK(channel(s, 0, 2, 3, 1, 0, 4) == 0);
+  CHECK(channel(s, 0, 7, 2, 1, 0, 4) == 0);
+  CHECK(s.site.wells[0].surface_rate == 1e6);
+  CHECK(s.site.wells[0].rate_mt_per_year == Approx(0.683748).epsilon(1e-5));  // at 1.872 kg/sm3
   // Water at 60 degC, 200 bar: 991.70 kg/m3 (IAPWS-97). z_datum = 198.98675 / 9.8 x 100 =
   // 2030.4770 m; at the centre, 2037.5 m: 200 + 7.0230 x 9.8 x 991.70 / 1e5 = 200.68256 bar.
   CHECK(channel(s, 0, 2, 2, 1, 0, 5) == Approx(200.68256 / 172).epsilon(2e-6));
@@ -173,12 +180,22 @@ TEST_CASE("channels at cells computed by hand") {
   CHECK(channel(s, 1, 0, 0, 2, 0, 2) == Approx(25.0 / 2000));
   CHECK(s.data[1].cell_depth[(0 * 4 + 0) * 4 + 2] == Approx(2031.25));
   CHECK(channel(s, 1, 0, 0, 2, 0, 7) == Approx(2.0));
-  // LGR1 marks every cell inside INJ1's perforated GLOBAL cell: x, y in 2..3, z in 2..3 (0-based).
-  CHECK(channel(s, 1, 2, 3, 3, 0, 4) == Approx(0.683748).epsilon(1e-5));
-  CHECK(channel(s, 1, 1, 2, 3, 0, 4) == 0);
+  // INJ1's point is the middle of GLOBAL column (3, 3): x = y = 1250 m. LGR1's cell centres in x
+  // are 625, 875, 1125, 1375 m: 1125 and 1375 are equally near, so the lower, index 2, holds the
+  // map, on all four layers, and no other column does.
+  for (int k = 0; k < 4; ++k) CHECK(channel(s, 1, 2, 2, k, 0, 4) == Approx(0.339815).epsilon(1e-6));
+  CHECK(channel(s, 1, 3, 3, 3, 0, 4) == 0);
+  CHECK(channel(s, 1, 2, 3, 3, 0, 4) == 0);
+  // LGR2 (LGR1's cells 2..3 halved): centres 812.5, 937.5, 1062.5, 1187.5 m; the nearest is
+  // index 3, on all eight layers (those of the unperforated GLOBAL layer 1 too).
+  for (int k = 0; k < 8; ++k) CHECK(channel(s, 2, 3, 3, k, 0, 4) == Approx(0.339815).epsilon(1e-6));
+  CHECK(channel(s, 2, 2, 3, 0, 0, 4) == 0);
+  // LGR3: centres 1031.25, 1093.75, 1156.25, 1218.75 m; index 3 again, every layer.
+  CHECK(channel(s, 3, 3, 3, 0, 0, 4) == Approx(0.339815).epsilon(1e-6));
+  CHECK(channel(s, 3, 3, 2, 0, 0, 4) == 0);
   // INJ1's LGR4 cells are 1/16 of a GLOBAL cell wide; cell 4 (0-based 3) in x is
-  // [1000 + 7/16 x 500, 1000 + 8/16 x 500): centre 1234.375 m, and it holds the well's point (the
-  // middle of GLOBAL cell 3, on its upper edge), so the column x = y = 3 on layers 4..7 injects.
+  // [1000 + 7/16 x 500, 1000 + 8/16 x 500): centre 1234.375 m, the nearest to 1250 m, so the
+  // column x = y = 3 injects, on LGR4 only on the layers of the perforated GLOBAL layer 2: 4..7.
   CHECK(channel(s, 4, 3, 3, 4, 0, 0) == Approx(1234.375 / 160000));
   for (int k = 0; k < 8; ++k) CHECK((channel(s, 4, 3, 3, k, 0, 4) > 0) == (k >= 4));
   CHECK(channel(s, 4, 2, 3, 5, 0, 4) == 0);
@@ -218,6 +235,7 @@ TEST_CASE("decks outside the supported subset are refused naming the keyword or 
        " 'INJ2' 'GAS' 'OPEN' 'RATE' 5e5 1* 700 /\n/\nTSTEP\n 1 /\nWCONINJE\n 'INJ2' 'GAS' 'OPEN' "
        "'RATE' 6e5 1* 700 /\n/\n",
        "INJ2's rate changes"},
+      {"'RATE' 5e5", "'RATE' 0", "WCONINJE INJ2: 0 Mt/yr is physically impossible"},
       {"TSTEP\n 12 ", "TSTEP\n ", "23 report times"},
       {"RTEMP\n 60 /", "RTEMP\n 380 /\n", "RTEMP: water is not liquid"},
       {"WELSPECS\n 'INJ1' 'G' 3 3", "WELSPECS\n 'INJ1' 'G' 11 3",

@@ -483,6 +483,94 @@ def test_normalizer_pickles():
             ["output_normalizer.mean", "output_normalizer.std"]
 
 
+def test_time_normalizer_pickles():
+    """TimeGaussianNormalizer pickles as the published ones are (plain pickle of
+    __main__.TimeGaussianNormalizer, mean and std of shape (1, T, 1, 1, 1, 1), no eps; also
+    torch.save of UnitGaussianNormalizer.TimeGaussianNormalizer) convert unchanged: stored as
+    (T,) with <label>_kind = "time", in either axis order (T the grid's time extent); a
+    pointwise normaliser beside one is kept pointwise. The file read back encodes and decodes as
+    the objects do on the reference's (B, T, X, Y, Z, C) layout; a wrong T, a zero std or a
+    pointwise normaliser of the wrong shape are refused."""
+    T = GRID[0]                                  # TXYZ: GRID read as (T, X, Y, Z)
+    model = tiny_model(seed=11)
+    ck = path("t", "m.pt")
+    f4.save_as_published_pickle(model, ck)
+    gen = torch.Generator().manual_seed(11)
+
+    def time_norm(n, mean=0.0):
+        return f4.TimeGaussianNormalizer(mean + torch.randn((1, n, 1, 1, 1, 1), generator=gen),
+                                         0.5 + torch.rand((1, n, 1, 1, 1, 1), generator=gen))
+
+    n_in, n_out = time_norm(T), time_norm(T, mean=4.0)
+    p_in, p_out = path("t", "in.pickle"), path("t", "out.pickle")
+    f4.save_normalizer_pickle(n_in, p_in, use_torch_save=False, module="__main__")
+    f4.save_normalizer_pickle(n_out, p_out)
+    assert "__main__ TimeGaussianNormalizer" in pickle_globals(p_in)
+    assert "UnitGaussianNormalizer TimeGaussianNormalizer" in pickle_globals(p_out)
+    out = path("t", "ref", "m.h5")
+    r = convert_ok(ck, out, "--axis-order", "TXYZ", "--input-normalizer", p_in,
+                   "--output-normalizer", p_out, variable="dP")
+    assert "normalisers input+output" in r.stdout
+    with h5py.File(out, "r") as f:
+        assert attr(f, "axis_order") == "TXYZ" and tuple(f.attrs["grid"]) == GRID
+        for label, n in (("input_normalizer", n_in), ("output_normalizer", n_out)):
+            assert attr(f, label + "_kind") == "time"
+            for field in ("mean", "std"):
+                d = f[label + "." + field]
+                assert d.dtype == np.float32 and d.shape == (T,), label
+                assert np.array_equal(d[()], getattr(n, field).reshape(-1).numpy()), label
+    m, _ = ufno_model_file.read_model_file(out, dtype=torch.float64)
+    x = torch.randn((2,) + GRID + (4,), generator=gen, dtype=torch.float64)
+    want = x.clone()
+    want[..., -1:] = n_in.encode(want[..., -1:])             # (B, T, X, Y, Z, 1) broadcast
+    net = f4.to_float64(tiny_model(seed=11))
+    want = n_out.decode(net(want)[..., None])[..., 0]
+    with torch.no_grad():
+        got = m(x)
+    assert torch.allclose(got, want, rtol=1e-10, atol=1e-10)
+
+    # XYZT: T is the last axis; a pointwise output normaliser beside a per-time input one.
+    n_in4 = time_norm(GRID[3])
+    p_in4 = path("t", "in4.pickle")
+    f4.save_normalizer_pickle(n_in4, p_in4, use_torch_save=False, module="__main__")
+    n_pw = f4.random_normalizer(GRID, gen)
+    p_pw = path("t", "pw.pickle")
+    f4.save_normalizer_pickle(n_pw, p_pw)
+    out4 = path("t", "xyzt", "m.h5")
+    convert_ok(ck, out4, "--input-normalizer", p_in4, "--output-normalizer", p_pw,
+               variable="dP")
+    with h5py.File(out4, "r") as f:
+        assert "axis_order" not in f.attrs                 # not given: XYZT, not written
+        assert attr(f, "input_normalizer_kind") == "time"
+        assert "output_normalizer_kind" not in f.attrs
+        assert f["input_normalizer.mean"].shape == (GRID[3],)
+        assert f["output_normalizer.mean"].shape == GRID
+    m4, _ = ufno_model_file.read_model_file(out4, dtype=torch.float64)
+    want = x.clone()
+    want[..., -1] = (want[..., -1] - n_in4.mean.reshape(-1).double()) / \
+        n_in4.std.reshape(-1).double()
+    want = net(want) * (n_pw.std.double() + 1e-5) + n_pw.mean.double()
+    with torch.no_grad():
+        assert torch.allclose(m4(x), want, rtol=1e-10, atol=1e-10)
+
+    bad = path("t", "bad", "m.h5")
+    wrong_t = path("t", "wrong_t.pickle")
+    f4.save_normalizer_pickle(time_norm(T + 1), wrong_t, use_torch_save=False, module="__main__")
+    assert_failure(run_convert(ck, bad, "--axis-order", "TXYZ", "--input-normalizer", wrong_t),
+                   "wrong_t.pickle", bad, contains="expected one value per report time (%d" % T)
+    zero = time_norm(T)
+    zero.std[0, 1] = 0.0
+    p_zero = path("t", "zero.pickle")
+    f4.save_normalizer_pickle(zero, p_zero, use_torch_save=False, module="__main__")
+    assert_failure(run_convert(ck, bad, "--axis-order", "TXYZ", "--output-normalizer", p_zero),
+                   "zero.pickle", bad, contains="std is not positive")
+    n_other = f4.random_normalizer((GRID[1], GRID[2], GRID[3], GRID[0]), gen)
+    p_other = path("t", "other.pickle")
+    f4.save_normalizer_pickle(n_other, p_other)
+    assert_failure(run_convert(ck, bad, "--axis-order", "TXYZ", "--output-normalizer", p_other),
+                   "other.pickle", bad, contains="expected the grid (T, X, Y, Z)")
+
+
 def test_errors_leave_no_file():
     """Bad normalisers, modes that do not fit, missing/extra/misshapen tensors, a wrong grid:
     exit 1, one line naming the file (and the tensor), no output file."""

@@ -3,7 +3,8 @@
 
 Usage:
     python3 -m ufno.convert CHECKPOINT OUT.h5 --variable SG|dP [--fno] [--grid X Y T] [--padding P]
-    python3 -m ufno.convert CHECKPOINT OUT.h5 --variable SG|dP --grid A1 A2 A3 T [--padding P1 P2 P3 P4]
+    python3 -m ufno.convert CHECKPOINT OUT.h5 --variable SG|dP --grid A1 A2 A3 A4
+                    [--axis-order XYZT|TXYZ] [--padding P1 P2 P3 P4]
                     [--input-normalizer N.pickle] [--output-normalizer N.pickle]
                     [--level GLOBAL|LGR1|LGR2|LGR3|LGR4]                                 (FNO4d)
 
@@ -12,8 +13,9 @@ CHECKPOINT is either a state_dict (keys `conv1.*` for the U-FNO/FNO, `fc0.*` and
 published (torch.save(model)). The architecture is recognised from the keys. Pickled models refer
 to classes of a module `ufno`, `FNO4D` (or `__main__`); those are replaced by empty nn.Module
 stand-ins while unpickling, so neither the reference code nor python/ufno/models/net3d.py /
-python/ufno/models/fno4d.py needs to be importable. The same holds for the FNO4d's normaliser pickles
-(class UnitGaussianNormalizer.UnitGaussianNormalizer, replaced by a plain-object stand-in). The
+python/ufno/models/fno4d.py needs to be importable. The same holds for the FNO4d's normaliser
+pickles (classes UnitGaussianNormalizer and TimeGaussianNormalizer of module
+UnitGaussianNormalizer or __main__, replaced by plain-object stand-ins of the same names). The
 pickles are otherwise trusted exactly as torch.load trusts them: convert only checkpoints you
 would also torch.load.
 
@@ -458,6 +460,21 @@ FNO4D_LAYERS = 4
 FNO4D_SPECTRAL = re.compile(r"^conv\.conv\d+\.weights\d+$")
 NORMALIZER_EPS = 1e-5
 NORMALIZERS = ("input_normalizer", "output_normalizer")
+# The axis orders of an FNO4D's grid (A1, A2, A3, A4): the project's (x, y, z, t), which a file
+# without `axis_order` has, and the published models' (t, x, y, z).
+AXIS_ORDERS = ("XYZT", "TXYZ")
+# A normaliser's kind: the pointwise UnitGaussianNormalizer (mean and std of the grid's shape,
+# with eps) or the per-report-time TimeGaussianNormalizer (one mean and std per time, no eps).
+POINTWISE, PER_TIME = "pointwise", "time"
+
+
+# How messages name the axes of each order (the project's grid axes are generic, A1..A3).
+AXIS_NAMES = {"XYZT": ("A1", "A2", "A3", "T"), "TXYZ": ("T", "X", "Y", "Z")}
+
+
+def time_axis(axis_order):
+    """The index of the time axis among (A1, A2, A3, A4)."""
+    return axis_order.index("T")
 
 
 def is_fno4d(sd):
@@ -533,11 +550,12 @@ def infer_fno4d_architecture(sd, name):
     return arch
 
 
-def check_fno4d_grid(arch, grid, padding, name):
+def check_fno4d_grid(arch, grid, padding, name, axis_order="XYZT"):
     """Modes must be positive and fit the padded grid: m1..m3 <= P/2, m4 <= P4/2 + 1."""
     if grid is None or len(grid) != 4:
-        raise ConvertError(name, "an FNO4D needs --grid A1 A2 A3 T (4 values), got %s"
-                           % ("none" if grid is None else " ".join(map(str, grid))))
+        raise ConvertError(name, "an FNO4D needs --grid %s (4 values), got %s"
+                           % (" ".join(AXIS_NAMES[axis_order]), "none" if grid is None
+                              else " ".join(map(str, grid))))
     if len(padding) != 4:
         raise ConvertError(name, "an FNO4D needs --padding P1 P2 P3 P4 (4 values), got %s"
                            % " ".join(map(str, padding)))
@@ -548,7 +566,7 @@ def check_fno4d_grid(arch, grid, padding, name):
     padded = tuple(g + 2 * p for g, p in zip(grid, padding))
     limits = (padded[0] // 2, padded[1] // 2, padded[2] // 2, padded[3] // 2 + 1)
     key = "conv.conv0.weights1"
-    for axis, m, lim in zip(("A1", "A2", "A3", "T"), arch.modes, limits):
+    for axis, m, lim in zip(AXIS_NAMES[axis_order], arch.modes, limits):
         if m < 1:
             raise ConvertError(name, "%s modes %d must be at least 1" % (axis, m), key)
         if m > lim:
@@ -580,29 +598,47 @@ def _squeezed(shape):
     return tuple(n for n in shape if n != 1)
 
 
-def load_normalizer(path, label, grid):
-    """Read a UnitGaussianNormalizer pickle and check it (check_normalizer)."""
+def load_normalizer(path, label, grid, axis_order="XYZT"):
+    """Read a UnitGaussianNormalizer or TimeGaussianNormalizer pickle and check it
+    (check_normalizer)."""
     return check_normalizer(_load_pickle(path, "%s pickle" % label), os.path.basename(path),
-                            label, grid)
+                            label, grid, axis_order)
 
 
-def check_normalizer(obj, name, label, grid):
-    """mean, std and eps of a UnitGaussianNormalizer (its attributes, or a dict of them).
+def normalizer_kind(obj):
+    """PER_TIME for a TimeGaussianNormalizer (by class name, or a dict without `eps`), else
+    POINTWISE (a UnitGaussianNormalizer)."""
+    if isinstance(obj, dict):
+        return POINTWISE if "eps" in obj else PER_TIME
+    return PER_TIME if type(obj).__name__ == "TimeGaussianNormalizer" else POINTWISE
 
-    mean and std (torch tensors or numpy arrays) must have the grid's shape (A1, A2, A3, T), up to
-    axes of size 1 (one sample of the last input channel, or of the output); they are returned
-    reshaped to the grid, as float32. Returns (mean, std, eps)."""
+
+def check_normalizer(obj, name, label, grid, axis_order="XYZT"):
+    """(mean, std, eps, kind) of a normaliser object (its attributes, or a dict of them).
+
+    UnitGaussianNormalizer (kind POINTWISE): mean and std (torch tensors or numpy arrays) must
+    have the grid's shape (A1, A2, A3, A4), up to axes of size 1 (one sample of the last input
+    channel, or of the output); they are returned reshaped to the grid, as float32, with eps.
+    TimeGaussianNormalizer (kind PER_TIME; the published files, mean and std of shape
+    (1, T, 1, 1, 1, 1)): one value per report time, T the grid's time extent, any other axes of
+    size 1; returned as float32 (T,), eps None (it has none)."""
+    kind = normalizer_kind(obj)
+    cls = "TimeGaussianNormalizer" if kind == PER_TIME else "UnitGaussianNormalizer"
+
     def field(attr):
         if isinstance(obj, dict):
             if attr in obj:
                 return obj[attr]
         elif attr in getattr(obj, "__dict__", {}):
             return obj.__dict__[attr]
-        raise ConvertError(name, "not a UnitGaussianNormalizer (a %s without `%s`)"
-                           % (type(obj).__name__, attr))
+        raise ConvertError(name, "not a %s (a %s without `%s`)"
+                           % (cls, type(obj).__name__, attr))
 
     arrays = {}
     grid = tuple(int(g) for g in grid)
+    if kind == PER_TIME:
+        T = grid[time_axis(axis_order)]
+        shape = (T,)
     for attr in ("mean", "std"):
         v = field(attr)
         if torch.is_tensor(v):
@@ -615,12 +651,24 @@ def check_normalizer(obj, name, label, grid):
         else:
             raise ConvertError(name, "%s %s is a %s, not a float tensor"
                                % (label, attr, type(v).__name__))
-        if a.size != math.prod(grid) or _squeezed(a.shape) != _squeezed(grid):
-            raise ConvertError(name, "%s %s has shape %s, expected the grid (A1, A2, A3, T) = %s"
-                               % (label, attr, tuple(a.shape), grid))
+        if kind == PER_TIME:
+            if a.size != T or _squeezed(a.shape) != _squeezed(shape):
+                raise ConvertError(name, "%s %s has shape %s, expected one value per report time"
+                                   " (%d, as (1, %d, 1, 1, 1, 1); a TimeGaussianNormalizer)"
+                                   % (label, attr, tuple(a.shape), T, T))
+        elif a.size != math.prod(grid) or _squeezed(a.shape) != _squeezed(grid):
+            raise ConvertError(name, "%s %s has shape %s, expected the grid (%s) = %s"
+                               % (label, attr, tuple(a.shape), ", ".join(AXIS_NAMES[axis_order]),
+                                  grid))
         if not np.isfinite(a).all():
             raise ConvertError(name, "%s %s has non-finite values" % (label, attr))
-        arrays[attr] = np.ascontiguousarray(a.reshape(grid).astype(np.float32))
+        arrays[attr] = np.ascontiguousarray(
+            a.reshape(shape if kind == PER_TIME else grid).astype(np.float32))
+    if kind == PER_TIME:
+        if (arrays["std"] <= 0).any():
+            raise ConvertError(name, "%s std is not positive at every report time (a"
+                               " TimeGaussianNormalizer divides by it, with no eps)" % label)
+        return arrays["mean"], arrays["std"], None, PER_TIME
     eps = field("eps")
     if torch.is_tensor(eps) and eps.numel() == 1:
         eps = eps.item()
@@ -633,17 +681,23 @@ def check_normalizer(obj, name, label, grid):
         raise ConvertError(name, "%s std has negative values" % label)
     if ((arrays["std"].astype(np.float64) + eps) == 0).any():
         raise ConvertError(name, "%s std + eps is zero somewhere" % label)
-    return arrays["mean"], arrays["std"], eps
+    return arrays["mean"], arrays["std"], eps, POINTWISE
 
 
 def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
-                           normalizers=None, normalizer_eps=NORMALIZER_EPS, level=None):
+                           normalizers=None, normalizer_eps=NORMALIZER_EPS, level=None,
+                           axis_order=None, kinds=None):
     """Write an FNO4D model file atomically and deterministically (sorted datasets, no
     timestamps). `normalizers` maps "input_normalizer"/"output_normalizer" to (mean, std)
-    float32 arrays of the grid's shape; `level` (one of LEVELS, or None) is the nested chain's
-    level, written as the string attribute `level`."""
+    float32 arrays of the grid's shape, or of shape (T,) where `kinds` maps the label to
+    PER_TIME (written as the attribute `<label>_kind = "time"`); `level` (one of LEVELS, or None)
+    is the nested chain's level, written as the string attribute `level`; `axis_order` (one of
+    AXIS_ORDERS, or None: not written, which means XYZT) the attribute `axis_order`."""
     if level is not None and level not in LEVELS:
         raise ValueError("level %r is not one of %s" % (level, ", ".join(LEVELS)))
+    if axis_order is not None and axis_order not in AXIS_ORDERS:
+        raise ValueError("axis order %r is not one of %s" % (axis_order, ", ".join(AXIS_ORDERS)))
+    kinds = kinds or {}
     units = VARIABLES[variable][2]
     datasets = {k: (_as_array(k, v), "1") for k, v in sd.items()}
     for label, (mean, std) in sorted((normalizers or {}).items()):
@@ -660,6 +714,11 @@ def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
         a.create("variable", _str_attr(variable))
         if level is not None:
             a.create("level", _str_attr(level))
+        if axis_order is not None:
+            a.create("axis_order", _str_attr(axis_order))
+        for label in NORMALIZERS:
+            if kinds.get(label) == PER_TIME and label in (normalizers or {}):
+                a.create(label + "_kind", _str_attr(PER_TIME))
         a.create("width", np.int32(arch.width))
         a.create("modes", np.array(arch.modes, dtype=np.int32))
         a.create("padding", np.array(padding, dtype=np.int32))
@@ -677,9 +736,14 @@ def write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source,
 
 
 def convert_fno4d(sd, out_path, variable, grid, padding, name, source,
-                  input_normalizer=None, output_normalizer=None, level=None):
+                  input_normalizer=None, output_normalizer=None, level=None, axis_order=None):
     """Check and write an FNO4d (sd: as loaded). The normalisers are pickle paths or objects
-    with mean, std and eps. Returns the Fno4dArchitecture."""
+    with mean and std (and eps for a UnitGaussianNormalizer); `axis_order` (None: XYZT, not
+    written) names the grid's axes. Returns the Fno4dArchitecture."""
+    if axis_order is not None and axis_order not in AXIS_ORDERS:
+        raise ConvertError(name, "unknown axis order %r (%s)" % (axis_order,
+                                                                 ", ".join(AXIS_ORDERS)))
+    order = axis_order or "XYZT"
     sd = canonical_fno4d_keys(sd)
     arch = infer_fno4d_architecture(sd, name)
     if padding is None:
@@ -689,20 +753,22 @@ def convert_fno4d(sd, out_path, variable, grid, padding, name, source,
     else:
         padding = tuple(int(p) for p in padding)
     grid = None if grid is None else tuple(int(g) for g in grid)
-    check_fno4d_grid(arch, grid, padding, name)
-    normalizers, eps_of = {}, {}
+    check_fno4d_grid(arch, grid, padding, name, order)
+    normalizers, eps_of, kinds = {}, {}, {}
     for label, src in zip(NORMALIZERS, (input_normalizer, output_normalizer)):
         if src is None:
             continue
         what = label.replace("_normalizer", " normaliser")
         if isinstance(src, (str, os.PathLike)):
-            mean, std, eps = load_normalizer(os.fspath(src), what, grid)
+            mean, std, eps, kind = load_normalizer(os.fspath(src), what, grid, order)
             src_name = os.path.basename(os.fspath(src))
         else:
             src_name = "<%s>" % label
-            mean, std, eps = check_normalizer(src, src_name, what, grid)
+            mean, std, eps, kind = check_normalizer(src, src_name, what, grid, order)
         normalizers[label] = (mean, std)
-        eps_of[label] = (eps, src_name)
+        kinds[label] = kind
+        if eps is not None:  # a TimeGaussianNormalizer has no eps
+            eps_of[label] = (eps, src_name)
     eps_values = sorted({e for e, _ in eps_of.values()})
     if len(eps_values) > 1:
         raise ConvertError(eps_of["output_normalizer"][1],
@@ -711,20 +777,21 @@ def convert_fno4d(sd, out_path, variable, grid, padding, name, source,
                            % (eps_of["output_normalizer"][0], eps_of["input_normalizer"][0]))
     eps = eps_values[0] if eps_values else NORMALIZER_EPS
     write_fno4d_model_file(out_path, sd, arch, variable, grid, padding, source or name,
-                           normalizers, eps, level)
+                           normalizers, eps, level, axis_order, kinds)
     return arch
 
 
 def convert(checkpoint, out_path, variable, grid=None, padding=None, fno=False,
             state_dict=None, source=None, log=sys.stderr, scaling=None,
-            input_normalizer=None, output_normalizer=None, level=None):
+            input_normalizer=None, output_normalizer=None, level=None, axis_order=None):
     """Convert `checkpoint` (or an in-memory `state_dict`) and write `out_path`.
 
     The architecture comes from the keys: an FNO4d (`conv.*`) or a U-FNO/FNO (`conv1.*`).
     U-FNO/FNO: grid (X, Y, T), default (96, 200, 24); padding an int, default 8.
-    FNO4d: grid (A1, A2, A3, T), required; padding 4 ints, default (8, 16, 16, 8); optional
-    normalisers (pickle paths, or objects with mean, std and eps); optional level (one of LEVELS,
-    the nested chain's level).
+    FNO4d: grid (A1, A2, A3, A4), required, in `axis_order` (XYZT, the default, or TXYZ, the
+    published models' order: written as the attribute `axis_order` when given); padding 4 ints,
+    default (8, 16, 16, 8); optional normalisers (pickle paths, or UnitGaussianNormalizer /
+    TimeGaussianNormalizer objects); optional level (one of LEVELS, the nested chain's level).
     Returns the Architecture / Fno4dArchitecture. Raises ConvertError. `source` defaults to the
     checkpoint's basename.
     """
@@ -742,7 +809,9 @@ def convert(checkpoint, out_path, variable, grid=None, padding=None, fno=False,
             raise ConvertError(name, "--output-scaling applies to a U-FNO/FNO; an FNO4D"
                                " de-scales with --output-normalizer")
         return convert_fno4d(state_dict, out_path, variable, grid, padding, name, source,
-                             input_normalizer, output_normalizer, level)
+                             input_normalizer, output_normalizer, level, axis_order)
+    if axis_order is not None:
+        raise ConvertError(name, "--axis-order applies to an FNO4D checkpoint, not a U-FNO/FNO")
     if level is not None:
         raise ConvertError(name, "--level applies to an FNO4D checkpoint (the nested chain),"
                            " not a U-FNO/FNO")
@@ -784,17 +853,22 @@ def main(argv=None):
     p.add_argument("--fno", action="store_true",
                    help="drop the U-Nets and write a plain FNO")
     p.add_argument("--grid", nargs="+", type=int, default=None, metavar="N",
-                   help="unpadded grid: X Y T (U-FNO/FNO; default 96 200 24) or A1 A2 A3 T"
-                        " (FNO4d; required)")
+                   help="unpadded grid: X Y T (U-FNO/FNO; default 96 200 24) or A1 A2 A3 A4"
+                        " in --axis-order (FNO4d; required)")
+    p.add_argument("--axis-order", choices=AXIS_ORDERS, default=None,
+                   help="FNO4d: the axes of the grid: XYZT (the default; not written) or TXYZ"
+                        " (the published nested-FNO models: --grid T X Y Z); written as the"
+                        " attribute axis_order")
     p.add_argument("--padding", nargs="+", type=int, default=None, metavar="P",
                    help="U-FNO/FNO: padding at the end of each axis (default 8); FNO4d: P1 P2 P3"
                         " P4 on both sides of each axis (default 8 16 16 8)")
     p.add_argument("--output-scaling", nargs=2, type=float, metavar=("SCALE", "OFFSET"),
                    help="physical = raw * SCALE + OFFSET (default: the paper's for the variable)")
     p.add_argument("--input-normalizer", metavar="PICKLE",
-                   help="FNO4d: UnitGaussianNormalizer of the last input channel")
+                   help="FNO4d: UnitGaussianNormalizer or TimeGaussianNormalizer of the last"
+                        " input channel")
     p.add_argument("--output-normalizer", metavar="PICKLE",
-                   help="FNO4d: UnitGaussianNormalizer of the output")
+                   help="FNO4d: UnitGaussianNormalizer or TimeGaussianNormalizer of the output")
     p.add_argument("--level", metavar="LEVEL",
                    help="FNO4d: the nested chain's level, written as the attribute `level`: %s"
                         % ", ".join(LEVELS))
@@ -814,7 +888,8 @@ def main(argv=None):
         arch = convert(args.checkpoint, args.output, args.variable, args.grid, args.padding,
                        args.fno, scaling=args.output_scaling,
                        input_normalizer=args.input_normalizer,
-                       output_normalizer=args.output_normalizer, level=args.level)
+                       output_normalizer=args.output_normalizer, level=args.level,
+                       axis_order=args.axis_order)
     except ConvertError as e:
         print(e.line(), file=sys.stderr)
         return 1

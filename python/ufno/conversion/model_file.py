@@ -117,14 +117,25 @@ def _read_fno4d(attrs, arrays, dtype):
         net = fno4d_torch.to_float64(net)
     _load_arrays(net, arrays)
     norms = []
+    order = attrs.get("axis_order", "XYZT")
     for label in ("input_normalizer", "output_normalizer"):
-        if label + ".mean" in arrays:
+        if label + ".mean" not in arrays:
+            norms.append(None)
+        elif attrs.get(label + "_kind", "pointwise") == "time":
+            # One value per report time, shaped to broadcast along the time axis of the
+            # (B, A1, A2, A3, A4) channel or output it applies to.
+            shape = [1, 1, 1, 1]
+            shape[order.index("T")] = -1
+            norms.append(fno4d_torch.TimeGaussianNormalizer(
+                torch.from_numpy(arrays[label + ".mean"]).reshape(shape),
+                torch.from_numpy(arrays[label + ".std"]).reshape(shape)))
+        else:
             norms.append(fno4d_torch.UnitGaussianNormalizer(
                 torch.from_numpy(arrays[label + ".mean"]), torch.from_numpy(arrays[label + ".std"]),
                 float(attrs["normalizer_eps"])))
-        else:
-            norms.append(None)
-    return fno4d_torch.NormalizedFNO4d(net, *norms).eval()
+    model = fno4d_torch.NormalizedFNO4d(net, *norms).eval()
+    model.axis_order = order
+    return model
 
 
 def predict(model, attrs, x):

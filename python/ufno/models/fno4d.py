@@ -172,6 +172,25 @@ class UnitGaussianNormalizer:
         return x * (std + self.eps) + mean
 
 
+class TimeGaussianNormalizer:
+    """Per-report-time Gaussian normaliser, attribute-compatible with the published pickles
+    (`normalizer/*_DP_val.pickle` of nested FNO: mean and std of shape (1, T, 1, 1, 1, 1), the
+    time axis of (B, T, X, Y, Z, C), no eps). Encode (x - mean) / std; decode x * std + mean,
+    broadcasting as the tensors' shapes do. Tensors are cast to the argument's dtype."""
+
+    def __init__(self, mean, std):
+        self.mean = mean
+        self.std = std
+
+    def encode(self, x):
+        mean, std = self.mean.to(x.dtype), self.std.to(x.dtype)
+        return (x - mean) / std
+
+    def decode(self, x):
+        mean, std = self.mean.to(x.dtype), self.std.to(x.dtype)
+        return x * std + mean
+
+
 def predict(model, x, input_normalizer=None, output_normalizer=None):
     """The full prediction: encode the last input channel, run the network, decode the output.
     x (B, A1, A2, A3, T, C) in the model's dtype; returns (B, A1, A2, A3, T)."""
@@ -283,10 +302,12 @@ def save_as_published_pickle(model, path, **save_kwargs):
         torch.save(model, path, **save_kwargs)
 
 
-def save_normalizer_pickle(normalizer, path, use_torch_save=True):
-    """Pickle a UnitGaussianNormalizer as class UnitGaussianNormalizer.UnitGaussianNormalizer:
-    with torch.save (default) or with plain pickle.dump (the tensors then pickle themselves)."""
-    with _ClassesInModule("UnitGaussianNormalizer", (UnitGaussianNormalizer,)):
+def save_normalizer_pickle(normalizer, path, use_torch_save=True, module="UnitGaussianNormalizer"):
+    """Pickle a UnitGaussianNormalizer or TimeGaussianNormalizer as class
+    `module`.<its class> (UnitGaussianNormalizer.UnitGaussianNormalizer by default; the published
+    files are __main__.TimeGaussianNormalizer): with torch.save (default) or with plain
+    pickle.dump (the tensors then pickle themselves)."""
+    with _ClassesInModule(module, (type(normalizer),)):
         if use_torch_save:
             torch.save(normalizer, path)
         else:

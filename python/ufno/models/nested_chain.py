@@ -238,10 +238,20 @@ def find_models(models_dir):
     return found
 
 
+def level_grid(level, T, axis_order="XYZT"):
+    """The level's grid as a model of that axis order states it."""
+    if axis_order == "TXYZ":
+        return (T,) + tuple(level.shape)
+    if axis_order == "XYZT":
+        return tuple(level.shape) + (T,)
+    raise ChainError(level.path, "unknown axis order %r (XYZT or TXYZ)" % (axis_order,))
+
+
 def load_models(models_dir, site, dtype=torch.float32):
     """The nine models of `models_dir`, checked against the site before anything runs:
-    {(level, variable): NormalizedFNO4d in eval mode and `dtype`}. Each must take 8 (GLOBAL) or
-    9 (LGR) channels and have its level's grid (nx, ny, nz, T)."""
+    {(level, variable): NormalizedFNO4d in eval mode and `dtype`, with `axis_order`}. Each must
+    take 8 (GLOBAL) or 9 (LGR) channels and have its level's grid in its axis order: (nx, ny,
+    nz, T), or (T, nx, ny, nz) for a time-first model (axis_order TXYZ)."""
     paths = find_models(models_dir)
     models = {}
     for (lv, var), p in sorted(paths.items()):
@@ -249,15 +259,16 @@ def load_models(models_dir, site, dtype=torch.float32):
             a = f.attrs
             in_channels = int(a["in_channels"])
             grid = tuple(int(g) for g in a["grid"])
+            order = _str(a.get("axis_order", "XYZT"))
         want_c = SITE_CHANNELS + (0 if lv == "GLOBAL" else 1)
         if in_channels != want_c:
             raise ChainError(os.path.basename(p), "%s %s model takes %d channels, not %d"
                              % (lv, var, in_channels, want_c))
         level = site.levels["GLOBAL"] if lv == "GLOBAL" else site.level(site.wells[0], lv)
-        want_g = tuple(level.shape) + (site.T,)
+        want_g = level_grid(level, site.T, order)
         if grid != want_g:
             raise ChainError(os.path.basename(p), "%s %s model has grid %s, the site's %s is %s"
-                             % (lv, var, grid, lv, want_g))
+                             " in the model's axis order %s" % (lv, var, grid, lv, want_g, order))
         model, _ = model_file.read_model_file(p, dtype=dtype)
         models[(lv, var)] = model
     return models
@@ -292,10 +303,14 @@ def run_chain(site, models, dtype=torch.float32, log=None):
                 coarse = coarse_channel(source, level.coarse_window, level.coarse_repeat)
                 x = torch.cat([x, coarse[None, ..., None].to(dtype)], dim=-1)
             # NormalizedFNO4d: the input normaliser encodes the last channel only (the coarse
-            # channel; GLOBAL has no input normaliser in the chain's use), the output normaliser
-            # decodes the prediction.
+            # channel of an LGR level, permeability at GLOBAL), the output normaliser decodes
+            # the prediction. A time-first model takes the stored (1, x, y, z, t, C) permuted
+            # (0, 4, 1, 2, 3, 5), as the reference's chain feeds it, and returns (1, t, x, y, z).
             model = models[(level.name, var)]
-            preds[(level.path, var)] = model(x)[0]
+            if getattr(model, "axis_order", "XYZT") == "TXYZ":
+                preds[(level.path, var)] = model(x.permute(0, 4, 1, 2, 3, 5))[0].permute(1, 2, 3, 0)
+            else:
+                preds[(level.path, var)] = model(x)[0]
             if log is not None:
                 log(level, var, time.perf_counter() - t0)
     return preds
