@@ -513,6 +513,24 @@ def kpis_cases():
         refused(K, ok + ["--model", name, "--model", dp, "--out", "k.csv"], [name, say])
         os.remove(name)
     g = "dp_envelope_head"
+    # The shipped envelope head reads the physics estimates, not the network: the refusals of a
+    # head that reads the network's envelope are tried on the fixture's, stamped with the shipped
+    # network's digest.
+    net_env = fixture_head(os.path.join(ROOT, "tests", "data", "dp_envelope_head_small.h5"), g,
+                           dp)
+
+    def on_net_env(edit):
+        return lambda f: (net_env(f), edit(f))
+    for name, edit, say in (
+            ("e_physics.h5", lambda f: f[g].attrs.__setitem__("physics_inputs", "bogus"),
+             g + "@physics_inputs"),
+            ("e_rzcol.h5", lambda f: f[g].attrs.__setitem__(
+                "features", f[g].attrs["features"].replace("log_rz_envelope_r47",
+                                                           "log_rz_envelope_r48")),
+             g + "@features")):
+        variant(dp, name, edit)
+        refused(K, ok + ["--model", sg, "--model", name, "--out", "k.csv"], [name, say])
+        os.remove(name)
     for name, edit, say in (
             ("e_cols.h5", lambda f: f[g].attrs.__setitem__(
                 "envelope_columns", np.array([0, 48], np.int32)), g + "@envelope_columns"),
@@ -524,13 +542,13 @@ def kpis_cases():
                 "target_mean", f[g].attrs["target_mean"][:3]), g + "@target_std"),
             ("e_names.h5", lambda f: f[g].attrs.__setitem__(
                 "features", f[g].attrs["features"].replace("_r47", "_r46")), g + "@features")):
-        variant(dp, name, edit)
+        variant(dp, name, on_net_env(edit))
         refused(K, ok + ["--model", sg, "--model", name, "--out", "k.csv"], [name, say])
         os.remove(name)
     # A dP model whose network changed but kept the envelope head (an average of checkpoints,
     # a retraining): the head is not used, one note says so, and the area of review is the
     # field's.
-    variant(dp, "e_other.h5", poison("conv1.w5.bias", 0.5))
+    variant(dp, "e_other.h5", on_net_env(poison("conv1.w5.bias", 0.5)))
     p = subprocess.run([os.path.join(APPS, K)] + ok + ["--model", sg, "--model", "e_other.h5"],
                        capture_output=True, text=True)
     import csv as csvmod
