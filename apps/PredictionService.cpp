@@ -11,6 +11,7 @@
 #include "io/CaseEncoding.hpp"
 #include "runtime/FieldNames.hpp"
 #include "runtime/PredictionWriter.hpp"
+#include "screening/Decisions.hpp"
 #include "screening/Evaluate.hpp"
 #include "screening/FlowRun.hpp"
 #include "screening/KpiTable.hpp"
@@ -28,6 +29,18 @@ double now_s() {
 
 ServiceReply error_reply(int status, const std::string& field, const std::string& message) {
   return {status, json{{"error", message}, {"field", field}}};
+}
+
+// A threshold's decision on this case's KPIs, in numbers and words (screening/Decisions.hpp).
+json decision_json(const DecisionThreshold& t, const Kpis& k, const KpiOptions& o) {
+  const Decision d = decide(t, kpi_header(o), kpi_row(k));
+  const char* word = d == Decision::Below ? "below" : d == Decision::Above ? "above" : "across";
+  const std::string says = d == Decision::Below ? "the whole 90 % interval lies below the limit"
+                           : d == Decision::Above
+                               ? "the whole 90 % interval lies above the limit"
+                               : "the limit lies within the 90 % interval (or the KPI has none): "
+                                 "uncertain, verify with OPM Flow";
+  return {{"kpi", t.kpi}, {"threshold", t.value}, {"decision", word}, {"says", says}};
 }
 
 // Rounded for the page: SG to 1e-4, dP to 1e-3 bar (far below the models' errors).
@@ -291,6 +304,8 @@ void PredictionService::reply(Job& j, const ReservoirCase& c, Prediction one, in
   std::optional<Kpis> k;
   if (const auto f = case_fields(one)) k = evaluate(c, *f, heads_, o);
   json body = result_json(id, c, one, k, o, batch_size, wait_s, predict_s, warnings);
+  if (k && j.request.max_dp_limit_bar > 0)
+    body["kpis"]["decision"] = decision_json({"max_dP_bar", j.request.max_dp_limit_bar}, *k, o);
   if (k) {
     Verifiable v{c, o, kpi_row(*k)};
     v.c.times_days = one.times_days;  // Flow reports at the times the models predict

@@ -36,9 +36,9 @@ void integer(const json& j, const char* key, int lo, int hi, int& v) {
 CaseRequest parse_case_request(const json& j) {
   if (!j.is_object()) throw RequestError{"", "the request body must be a JSON object"};
   static const std::vector<std::string> known{
-      "site",      "rate_mt_per_year", "temperature_c", "pressure_bar",   "swi",
-      "vg_lambda", "perf_top",         "perf_bottom",   "field",          "perm_md",
-      "poro",      "anisotropy",       "geostat",       "critical_dp_bar"};
+      "site",      "rate_mt_per_year", "temperature_c", "pressure_bar",    "swi",
+      "vg_lambda", "perf_top",         "perf_bottom",   "field",           "perm_md",
+      "poro",      "anisotropy",       "geostat",       "critical_dp_bar", "max_dp_limit_bar"};
   for (const auto& [k, v] : j.items())
     if (std::find(known.begin(), known.end(), k) == known.end())
       throw RequestError{k, "is not a known parameter"};
@@ -55,6 +55,7 @@ CaseRequest parse_case_request(const json& j) {
   integer(j, "perf_top", 0, 100000, r.perf_top);
   integer(j, "perf_bottom", 0, 100000, r.perf_bottom);
   number(j, "critical_dp_bar", 0.0, 1000.0, r.critical_dp_bar);
+  number(j, "max_dp_limit_bar", 0.0, 10000.0, r.max_dp_limit_bar);
   if (j.contains("field")) {
     if (!j["field"].is_string()) throw RequestError{"field", "must be a string"};
     r.field = j["field"].get<std::string>();

@@ -26,6 +26,9 @@ struct CaseRequest {
   double perm_md = 100.0, poro = 0.2, anisotropy = 0.1;  // homogeneous field
   GeostatParams geostat;                                 // geostat field
   double critical_dp_bar = 10.0;                         // for the area-of-review KPI
+  // A limit on the maximum pressure buildup (a fracture or caprock margin) in bar, 0 for none:
+  // the reply says whether the KPI's interval lies below, above or across it.
+  double max_dp_limit_bar = 0;
 };
 
 // Parses and range-checks a request body; throws RequestError (field as a JSON path).

@@ -60,7 +60,7 @@ function applySite(name) {
 function request() {
   const r = {site: $("site").value, field: $("field").value};
   for (const k of ["rate_mt_per_year", "temperature_c", "pressure_bar", "swi", "vg_lambda",
-                   "perf_top", "perf_bottom", "critical_dp_bar"])
+                   "perf_top", "perf_bottom", "critical_dp_bar", "max_dp_limit_bar"])
     if (num(k) !== undefined) r[k] = num(k);
   if (r.field === "homogeneous")
     Object.assign(r, {perm_md: num("perm_md"), poro: num("poro"), anisotropy: num("anisotropy")});
@@ -196,6 +196,9 @@ function kpiRows() {
                interval(k.max_dp_bar_lo, k.max_dp_bar_hi, (v) => `${v.toFixed(1)} bar`,
                         k.interval_notes.max_dp_bar)
              : `${k.max_dp_bar.toFixed(1)} bar at ${where}`]);
+  if (k.decision)
+    rows.push([`Maximum dP against the limit of ${k.decision.threshold} bar`,
+               `${k.decision.decision}: ${k.decision.says}`]);
   const aor = (r) => (r > 0 ? fmtLength(r) : "nowhere above");
   rows.push([`Area of review radius (dP > ${k.critical_dp_bar} bar)`,
              aor(k.aor_radius_m) + (k.aor_source === "head"

@@ -60,6 +60,7 @@ try {
   check("choosing a geostatistical field shows its parameters",
         await page.isVisible("#field-geostat"));
   await page.fill("#kgeo_md", "150");
+  await page.fill("#max_dp_limit_bar", "5000");
   await page.click("#predict");
   await page.waitForSelector("#results:not([hidden])", { timeout: 120000 });
   await page.waitForFunction(() => document.querySelectorAll("#kpis tr").length >= 5);
@@ -80,6 +81,9 @@ try {
   check("the plume radius says it is the head's estimate, with the map's own reach",
         /estimated; the map's gas reaches/.test(kpis), kpis);
   check("the KPIs show their 90 % intervals", /90 % interval .* to /.test(kpis), kpis);
+  check("the KPIs say where the maximum dP's interval lies against the limit",
+        /against the limit of 5000 bar/.test(kpis) && /below: the whole 90 % interval/.test(kpis),
+        kpis);
   // The time slider redraws the maps.
   const late = await page.$eval("#map-SG", (c) => c.toDataURL());
   const lateLabel = await page.textContent("#time-label");

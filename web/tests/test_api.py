@@ -129,6 +129,18 @@ def basic(exe):
         status, raw, _ = call(base + "/api/predict", b'{"rate_mt_per_year": 1.0,')
         check("malformed JSON is 400 with a message", status == 400 and
               "malformed JSON" in json.loads(raw)["error"], raw)
+        # A limit on the maximum dP: below, above or across its 90 % interval, in words.
+        for limit, want in ((0.5, "above"), (5000, "below")):
+            status, r = post_json(base, {"rate_mt_per_year": 1.0, "max_dp_limit_bar": limit})
+            d = r.get("kpis", {}).get("decision", {}) if status == 200 else {}
+            check("a max-dP limit of %g bar is %s the interval" % (limit, want),
+                  status == 200 and d.get("decision") == want and d.get("threshold") == limit
+                  and d.get("says"), (status, d))
+        status, r = post_json(base, {"max_dp_limit_bar": -1})
+        check("a negative limit is 422 naming the field", status == 422 and
+              r["field"] == "max_dp_limit_bar", r)
+        status, raw, _ = call(base + "/api/predict", b'{"max_dp_limit_bar": NaN}')
+        check("a NaN limit is refused (400 or 422)", status in (400, 422), raw[:200])
         status, r = post_json(base, {"rate_mt_per_year": -3})
         check("a negative rate is 422 naming the field", status == 422 and
               r["field"] == "rate_mt_per_year", r)
