@@ -6,8 +6,9 @@ Why: a screening engineer compares a KPI with a limit (a fracture pressure, a le
 number without an indication of how far off it may be cannot be decided on. The heads' errors
 are multiplicative (they estimate log KPI), so the interval is estimate x exp([lo, hi]) with lo
 and hi quantiles of r = log(Flow / estimate) over calibration cases the head was not fitted on.
-Cases far from the training data err more; the calibration cases are split into bins of the
-feature distance (distance below) and each bin has its own quantiles. A case beyond the farthest
+Cases far from the training data err more; with enough calibration cases (MIN_PER_BIN a bin)
+they are split into bins of the feature distance (distance below) and each bin has its own
+quantiles. A case beyond the farthest
 calibration case is flagged: its interval is the last bin's, widened by FAR_WIDENING, and the
 programs say it is not to be trusted.
 
@@ -24,7 +25,10 @@ import numpy as np
 
 COVERAGE = 0.9
 FAR_WIDENING = 2.0   # log-width factor beyond the farthest calibration case
-MIN_PER_BIN = 40     # a bin needs this many calibration cases for its own quantiles
+# A bin needs this many calibration cases for its own quantiles: with 186 validation cases in
+# three bins of 62, the 5 % and 95 % quantiles were noisy enough that one bin covered held-out
+# sets better (max dP on three sets: 91-95 % against 83-95 %, 2026-11-27).
+MIN_PER_BIN = 200
 
 
 def feature_distance(f, f_mean, f_std):
