@@ -16,7 +16,8 @@
 #      of the first N training sites live in WORK/models_nN/).
 # Resumable: finished sites, site files and trained models are skipped; rerun after a stop.
 # Usage: scripts/nested-flow-proof.sh      (N=16 SEED=1 HELD=5 HELD_SEED=2 WORK=nested-proof JOBS=1
-#        EPOCHS=15 EPOCHS_GLOBAL=40 WIDTH=8
+#        EPOCHS=15 EPOCHS_GLOBAL=40 WIDTH=8 AXIS_ORDER=XYZT (TXYZ: the published order, into
+#        WORK/models_nN_txyz)
 #        THREADS=1 by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,9 @@ EPOCHS_GLOBAL=${EPOCHS_GLOBAL:-40}
 WIDTH=${WIDTH:-8}
 THREADS=${THREADS:-1}
 BUILD=${BUILD:-build}
+AXIS_ORDER=${AXIS_ORDER:-XYZT}  # TXYZ: the models in the published order (B, T, X, Y, Z, C)
 MODELS="$WORK/models_n$N"      # the models trained on the first N training sites
+[ "$AXIS_ORDER" = XYZT ] || MODELS="${MODELS}_$(echo "$AXIS_ORDER" | tr A-Z a-z)"
 PY=/usr/bin/python3
 export PYTHONPATH=python${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$WORK"
@@ -70,7 +73,7 @@ log "$(ls "$WORK"/train/site_*/site.h5 | wc -l) training sites with site file an
 t0=$(date +%s)
 OMP_NUM_THREADS=$THREADS $PY -m ufno.train_nested --data "$WORK/train" --out "$MODELS" \
   --sites "$N" --epochs "$EPOCHS" --epochs-global "$EPOCHS_GLOBAL" --width "$WIDTH" \
-  --threads "$THREADS" | tee -a "$WORK/train.log"
+  --threads "$THREADS" --axis-order "$AXIS_ORDER" | tee -a "$WORK/train.log"
 log "training (this run) took $(( $(date +%s) - t0 )) s"
 
 # 4. The chain on each held-out site.

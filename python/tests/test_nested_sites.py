@@ -260,6 +260,36 @@ def test_train_nested_writes_model_files_and_skips_finished_ones(tmp_path):
         tn.main(args + ["--sites", "1", "--only", "GLOBAL_dP"])
 
 
+def test_train_nested_in_the_published_order(tmp_path):
+    """--axis-order TXYZ trains time-first models (B, T, X, Y, Z, C) with per-time
+    TimeGaussianNormalizer objects, as the published ones: each file says TXYZ, its grid is
+    (T, nx, ny, nz), its normalisers hold one value per report time; the samples are the
+    (x, y, z, t) ones permuted (0, 4, 1, 2, 3, 5); a run in the other order into the same
+    directory is refused."""
+    _pairs(tmp_path, 2)
+    out = tmp_path / "out"
+    args = ["--data", str(tmp_path), "--out", str(out), "--epochs", "1", "--epochs-global", "1",
+            "--width", "4", "--threads", "1", "--axis-order", "TXYZ"]
+    assert tn.main(args + ["--only", "GLOBAL_dP", "LGR2_SG"]) == 0
+    for name, level in (("GLOBAL_dP", "GLOBAL"), ("LGR2_SG", "LGR2")):
+        with h5py.File(out / "models" / (name + ".h5"), "r") as f:
+            assert f.attrs["axis_order"] in (b"TXYZ", "TXYZ")
+            grid = tuple(int(g) for g in f.attrs["grid"])
+            assert grid[0] == ns.NT
+            assert f["output_normalizer.mean"].shape == (ns.NT,)
+            assert f.attrs["output_normalizer_kind"] in (b"time", "time")
+            if level != "GLOBAL":
+                assert f["input_normalizer.std"].shape == (ns.NT,)
+    pairs = tn.find_pairs([str(tmp_path)])
+    x, y = tn.level_samples(pairs, "LGR2", "SG")
+    xt, yt = tn.time_first(torch.from_numpy(x), torch.from_numpy(y))
+    assert tuple(xt.shape) == (x.shape[0], x.shape[4], x.shape[1], x.shape[2], x.shape[3],
+                               x.shape[5])
+    np.testing.assert_array_equal(xt[:, 3, 1, 2, 0].numpy(), x[:, 1, 2, 0, 3])
+    with pytest.raises(SystemExit, match="axis order"):
+        tn.main(args[:-1] + ["XYZT", "--only", "GLOBAL_dP"])
+
+
 def test_ufno_import_reads_the_nested_deck_as_the_site_says(tmp_path):
     """ufno_import's site file of a nested deck: every level's shape, coarse window and repeat,
     cell centres, and LGR4's injection column are the ones the level geometry here gives (the

@@ -117,6 +117,29 @@ def level_samples(pairs, level, var):
     return np.stack(xs).astype(np.float32), np.stack(ys).astype(np.float32)
 
 
+# The published models' order (B, T, X, Y, Z, C): the axes of (nx, ny, nz, T) that make it.
+TXYZ_AXES = (3, 0, 1, 2)
+
+
+def in_order(values, axis_order):
+    """Per-axis values of (A1, A2, A3, T) in the model's axis order."""
+    return tuple(values[i] for i in TXYZ_AXES) if axis_order == "TXYZ" else tuple(values)
+
+
+def time_first(x, y):
+    """Samples (N, nx, ny, nz, T, C) and (N, nx, ny, nz, T) as the published models take them,
+    (N, T, nx, ny, nz, C) and (N, T, nx, ny, nz): the reference's permute (0, 4, 1, 2, 3, 5)."""
+    return x.permute(0, 4, 1, 2, 3, 5).contiguous(), y.permute(0, 4, 1, 2, 3).contiguous()
+
+
+def time_normalizer(a):
+    """TimeGaussianNormalizer of time-first samples a (N, T, nx, ny, nz): one mean and std per
+    report time, shape (1, T, 1, 1, 1), no eps (the published class)."""
+    a = torch.as_tensor(a, dtype=torch.float32)
+    return fno4d.TimeGaussianNormalizer(a.mean(dim=(0, 2, 3, 4), keepdim=True),
+                                        a.std(dim=(0, 2, 3, 4), keepdim=True))
+
+
 def per_time_normalizer(a):
     """UnitGaussianNormalizer with one mean and std per report time (a: (N, nx, ny, nz, T)),
     broadcast to (nx, ny, nz, T)."""
@@ -159,9 +182,15 @@ def kind(level):
     return "GLOBAL" if level == "GLOBAL" else "LGR"
 
 
-def modes_for(level, grid):
-    m = MODES[kind(level)]
-    padded = [g + 2 * p for g, p in zip(grid, PADDING[kind(level)])]
+def padding_for(level, axis_order="XYZT"):
+    return in_order(PADDING[kind(level)], axis_order)
+
+
+def modes_for(level, grid, axis_order="XYZT"):
+    """The kept modes per axis of the model's grid (in its order), within what its padded grid
+    holds (half a padded axis; the last axis, the real transform's, one more)."""
+    m = in_order(MODES[kind(level)], axis_order)
+    padded = [g + 2 * p for g, p in zip(grid, padding_for(level, axis_order))]
     limit = (padded[0] // 2, padded[1] // 2, padded[2] // 2, padded[3] // 2 + 1)
     return tuple(min(a, b) for a, b in zip(m, limit))
 
@@ -174,33 +203,40 @@ def train_one(level, var, pairs, out, a, deadline):
     sites = [os.path.abspath(p[0]) for p in pairs]
     if os.path.exists(final):
         with open(os.path.join(d, "metrics.json")) as f:
-            if json.load(f)["sites"] != sites:
-                raise SystemExit("train_nested: %s was trained on other sites; use another --out"
-                                 % final)
+            m = json.load(f)
+            if m["sites"] != sites or m.get("axis_order", "XYZT") != a.axis_order:
+                raise SystemExit("train_nested: %s was trained on other sites or in another "
+                                 "axis order; use another --out" % final)
         print("%s: done (%s)" % (name, final), flush=True)
         return True
     os.makedirs(d, exist_ok=True)
     x, y = level_samples(pairs, level, var)
-    grid = tuple(y.shape[1:])
     x, y = torch.from_numpy(x), torch.from_numpy(y)
-    in_norm = None if level == "GLOBAL" else per_time_normalizer(x[..., -1])
-    out_norm = per_time_normalizer(y)
+    order = a.axis_order
+    if order == "TXYZ":  # the published order, with the published normaliser class
+        x, y = time_first(x, y)
+        norm = time_normalizer
+    else:
+        norm = per_time_normalizer
+    grid = tuple(y.shape[1:])
+    in_norm = None if level == "GLOBAL" else norm(x[..., -1])
+    out_norm = norm(y)
     if in_norm is not None:
         x[..., -1] = in_norm.encode(x[..., -1])
     mu, sd = channel_stats(x)
     xs = (x - mu) / sd
     torch.manual_seed(a.seed)
-    model = fno4d.FNO4d(width=a.width, modes=modes_for(level, grid), in_channels=x.shape[-1],
-                        padding=PADDING[kind(level)])
+    model = fno4d.FNO4d(width=a.width, modes=modes_for(level, grid, order),
+                        in_channels=x.shape[-1], padding=padding_for(level, order))
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=5, gamma=0.7)
     ckpt = os.path.join(d, "checkpoint.pt")
     epoch, history, spent = 0, [], 0.0
     if os.path.exists(ckpt):
         st = torch.load(ckpt)
-        if st.get("sites") != sites:
-            raise SystemExit("train_nested: %s was started on other sites; use another --out"
-                             % ckpt)
+        if st.get("sites") != sites or st.get("axis_order", "XYZT") != order:
+            raise SystemExit("train_nested: %s was started on other sites or in another axis "
+                             "order; use another --out" % ckpt)
         model.load_state_dict(st["model"])
         opt.load_state_dict(st["opt"])
         sched.load_state_dict(st["sched"])
@@ -230,7 +266,7 @@ def train_one(level, var, pairs, out, a, deadline):
         history.append(total / n)
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
                     "sched": sched.state_dict(), "epoch": epoch, "history": history,
-                    "seconds": spent, "sites": sites}, ckpt + ".tmp")
+                    "seconds": spent, "sites": sites, "axis_order": order}, ckpt + ".tmp")
         os.replace(ckpt + ".tmp", ckpt)
         print("%s: epoch %d/%d  train rel L2 %.4f  (%.1f s)" % (
             name, epoch, epochs, history[-1], time.monotonic() - t0), flush=True)
@@ -258,9 +294,11 @@ def export_trained(r):
         raise SystemExit("train_nested: %s: the folded input standardisation changed the output"
                          % name)
     torch.save(model.state_dict(), os.path.join(d, "model.pt"))
+    order = a.axis_order
     conv = [sys.executable, "-m", "ufno.convert", os.path.join(d, "model.pt"), final + ".part",
             "--variable", var, "--grid"] + [str(g) for g in grid] + \
-           ["--padding"] + [str(p) for p in PADDING[kind(level)]] + ["--level", level]
+           ["--padding"] + [str(p) for p in padding_for(level, order)] + ["--level", level] + \
+           (["--axis-order", "TXYZ"] if order == "TXYZ" else [])
     fno4d.save_normalizer_pickle(out_norm, os.path.join(d, "output_normalizer.pickle"))
     conv += ["--output-normalizer", os.path.join(d, "output_normalizer.pickle")]
     if in_norm is not None:
@@ -268,8 +306,8 @@ def export_trained(r):
         conv += ["--input-normalizer", os.path.join(d, "input_normalizer.pickle")]
     with open(os.path.join(d, "metrics.json"), "w") as f:
         json.dump({"level": level, "variable": var, "samples": n, "grid": grid,
-                   "width": a.width, "modes": modes_for(level, grid),
-                   "padding": PADDING[kind(level)],
+                   "width": a.width, "modes": modes_for(level, grid, order),
+                   "padding": padding_for(level, order), "axis_order": order,
                    "epochs": epoch, "train_seconds": spent, "train_rel_l2": history,
                    "sites": sites}, f, indent=1)
     os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -302,6 +340,9 @@ def main(argv=None):
                    help="train on the first N pairs (in the order of --data's folders)")
     p.add_argument("--only", nargs="*", default=None, metavar="LEVEL_VAR",
                    help="train only these models (e.g. GLOBAL_dP LGR1_SG)")
+    p.add_argument("--axis-order", choices=("XYZT", "TXYZ"), default="XYZT",
+                   help="TXYZ: the published models' order (B, T, X, Y, Z, C) with per-time "
+                        "TimeGaussianNormalizer objects; XYZT: the project's (x, y, z, t)")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     pairs = find_pairs(a.data) + [tuple(x) for x in a.pair]
