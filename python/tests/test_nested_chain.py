@@ -430,3 +430,17 @@ def test_published_set_follows_the_reference():
                     assert f[label + "." + field].shape == (24,)
                     assert np.array_equal(f[label + "." + field][()],
                                           getattr(obj, field).reshape(-1).numpy()), (n, label)
+
+
+def test_report_feeds_time_first_models_the_true_coarse_level():
+    """ufno.nested_report's "true coarse input" runs each time-first (TXYZ) model on the stored
+    (1, x, y, z, t, C) permuted as the reference's chain does: fed the reference's own chain
+    predictions (expected.h5) as the truth, every level reproduces them (float32 rounding); a
+    model run in the stored order would miss by O(1)."""
+    from ufno.training import nested_report
+    errors = nested_report.teacher_forced([SITE], os.path.join(PUBLISHED, "models"),
+                                          [os.path.join(PUBLISHED, "expected.h5")])
+    assert len(errors) == 9
+    worst = max(errors.values())
+    check("every level fed the reference's coarser level reproduces it (worst %.1e)" % worst,
+          worst < 1e-4, errors)

@@ -102,7 +102,13 @@ def _teacher_forced_site(nc, torch, site_path, models_dir, target_path, err2, re
                 source = truth(src.path + "/" + ("dP" if src.name == "GLOBAL" else var))
                 coarse = nc.coarse_channel(source, level.coarse_window, level.coarse_repeat)
                 x = torch.cat([x, coarse[None, ..., None]], dim=-1)
-            pred = models[(level.name, var)](x)[0].double()
+            model = models[(level.name, var)]
+            # A time-first model (axis_order TXYZ) takes the stored (1, x, y, z, t, C) permuted
+            # as the reference's chain does, and gives (t, x, y, z).
+            if getattr(model, "axis_order", "XYZT") == "TXYZ":
+                pred = model(x.permute(0, 4, 1, 2, 3, 5))[0].permute(1, 2, 3, 0).double()
+            else:
+                pred = model(x)[0].double()
             true = truth(level.path + "/" + var).double()
             key = (level.name, var)
             err2[key] = err2.get(key, 0.0) + float(((pred - true) ** 2).sum())
