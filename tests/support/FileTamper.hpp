@@ -14,37 +14,34 @@ inline std::string copy_fixture(const std::string& src, const std::string& dst) 
   return dst;
 }
 
-// Attribute `name` of `object` (the root group by default) replaced.
-inline void set_int_attribute(const std::string& path, const std::string& name,
-                              const std::vector<int>& values, const std::string& object = "/") {
+// Attribute `name` of `object` (the root group by default) replaced by `values` (a scalar for
+// one value), stored as `file_type` from memory of `mem_type`.
+template <class T>
+void set_numeric_attribute(const std::string& path, const std::string& name,
+                           const std::vector<T>& values, const std::string& object, hid_t file_type,
+                           hid_t mem_type) {
   hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
   if (H5Aexists_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
     H5Adelete_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT);
   hsize_t n = values.size();
   hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
-  hid_t a = H5Acreate_by_name(f, object.c_str(), name.c_str(), H5T_STD_I32LE, sp, H5P_DEFAULT,
+  hid_t a = H5Acreate_by_name(f, object.c_str(), name.c_str(), file_type, sp, H5P_DEFAULT,
                               H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(a, H5T_NATIVE_INT, values.data());
+  H5Awrite(a, mem_type, values.data());
   H5Aclose(a);
   H5Sclose(sp);
   H5Fclose(f);
 }
 
-// Attribute `name` of `object` replaced by float64 values (a scalar for one value).
+inline void set_int_attribute(const std::string& path, const std::string& name,
+                              const std::vector<int>& values, const std::string& object = "/") {
+  set_numeric_attribute(path, name, values, object, H5T_STD_I32LE, H5T_NATIVE_INT);
+}
+
 inline void set_double_attribute(const std::string& path, const std::string& name,
                                  const std::vector<double>& values,
                                  const std::string& object = "/") {
-  hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  if (H5Aexists_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
-    H5Adelete_by_name(f, object.c_str(), name.c_str(), H5P_DEFAULT);
-  hsize_t n = values.size();
-  hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr);
-  hid_t a = H5Acreate_by_name(f, object.c_str(), name.c_str(), H5T_IEEE_F64LE, sp, H5P_DEFAULT,
-                              H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(a, H5T_NATIVE_DOUBLE, values.data());
-  H5Aclose(a);
-  H5Sclose(sp);
-  H5Fclose(f);
+  set_numeric_attribute(path, name, values, object, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE);
 }
 
 inline void set_string_attribute(const std::string& path, const std::string& name,

@@ -287,6 +287,16 @@ def bl_pressure_integral(r_c, t, q, k, h, phi, mu_w, mu_g, swi, lam, n=4000):
 
 
 # -- the case's inputs ----------------------------------------------------------------------
+def fractional_flow(c, p, n):
+    """The gas fractional flow on n gas saturations in (0, 1 - Swi]: (sg, gas and water
+    mobilities, f_g, df_g/dS by np.gradient, the index of the Welge front, where f_g / S peaks)."""
+    sg = np.linspace(0.0, 1.0 - c["swi"], n + 1)[1:]
+    krg, krw = rel_perms(sg, c["swi"], c["lam"])
+    lg, lw = krg / p["mu_g"], krw / p["mu_w"]
+    f = lg / (lg + lw)
+    return sg, lg, lw, f, np.gradient(f, sg), int(np.argmax(f / sg))
+
+
 def decode(x0, dr=None, dz=None):
     """The case's physical inputs from one encoded input x0 (X, Y, >= 9 channels) at the first
     report time: a dict with kx, kz [mD] (X, Y; 0 outside), poro, perf (X,) bool, active (X, Y),
@@ -568,14 +578,7 @@ def near_well_correction_bar(c, times_days=None, props=None, alpha=0.5, two_phas
     out = np.full(len(t), pp)
     if not two_phase:
         return out / BAR
-    swi, lam = c["swi"], c["lam"]
-    n = 3000
-    sg = np.linspace(0.0, 1.0 - swi, n + 1)[1:]
-    krg, krw = rel_perms(sg, swi, lam)
-    lg, lw = krg / p["mu_g"], krw / p["mu_w"]
-    f = lg / (lg + lw)
-    df = np.gradient(f, sg)
-    i_f = int(np.argmax(f / sg))
+    sg, lg, lw, f, df, i_f = fractional_flow(c, p, 3000)
     lt = (lg + lw)[i_f:]
     dfb = np.maximum(df[i_f:], 1e-300)
     lo = math.log(r_c * r_c)
@@ -726,12 +729,7 @@ def grid_two_phase_correction_bar(c, times_days=None, props=None, n=3000):
     rn = np.exp((r_out ** 2 * np.log(r_out) - r_in ** 2 * np.log(r_in))
                 / (r_out ** 2 - r_in ** 2) - 0.5)
     swi, lam = c["swi"], c["lam"]
-    sg = np.linspace(0.0, 1.0 - swi, n + 1)[1:]
-    krg, krw = rel_perms(sg, swi, lam)
-    lg, lw = krg / p["mu_g"], krw / p["mu_w"]
-    f = lg / (lg + lw)
-    df = np.gradient(f, sg)
-    i_f = int(np.argmax(f / sg))
+    sg, lg, lw, f, df, i_f = fractional_flow(c, p, n)
     s_b = sg[i_f:]
     dfb = np.minimum.accumulate(np.maximum(df[i_f:], 0.0))    # r^2 / a, decreasing in S
     t = report_times_s(times_days)
