@@ -74,10 +74,11 @@ void require_times(const KpiHead& h) {
 
 }  // namespace
 
-const KpiHeadKind kMaxDpHead{true, false, require_one_output,
-                             [](const KpiHeadEstimator& e, KpiHeadInput& in) {
-                               apply_max_dp_head(in.kpis, e, in.c, in.dp, in.times_days);
-                             }};
+const KpiHeadKind kMaxDpHead{
+    true, false, require_one_output, [](const KpiHeadEstimator& e, KpiHeadInput& in) {
+      apply_max_dp_head(in.kpis, e, in.c, in.dp, in.times_days,
+                        e.head().physics_inputs.empty() ? nullptr : &in.physics());
+    }};
 
 const KpiHeadKind kPlumeRadiusHead{
     false, true,
@@ -110,17 +111,19 @@ const KpiHeadKind kDpEnvelopeHead{
                          "a dP-envelope head needs the columns of the network's envelope it reads");
     },
     [](const KpiHeadEstimator& e, KpiHeadInput& in) {
-      apply_dp_envelope_head(in.kpis, e, in.c, in.dp, in.o, in.times_days);
+      apply_dp_envelope_head(in.kpis, e, in.c, in.dp, in.o, in.times_days,
+                             e.head().physics_inputs.empty() ? nullptr : &in.physics());
     }};
 
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                       const std::vector<float>& dp, const std::vector<double>& times_days) {
+                       const std::vector<float>& dp, const std::vector<double>& times_days,
+                       const MaxDpPhysics* physics) {
   const KpiHead& h = e.head();
   // A head with physics inputs estimates log(max dP / Theis): its KPI is Theis x its output.
   double scale = 1.0;
   std::optional<HeadEstimate> v;
   if (h.physics_inputs == "max_dp") {
-    const MaxDpPhysics m = max_dp_physics_features(c, times_days);
+    const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
     scale = m.theis_bar;
     v = e.estimate_with_interval(c, std::vector<double>(m.features.begin(), m.features.end()));
   } else if (!h.envelope_columns.empty()) {
@@ -192,12 +195,12 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
 
 void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                             const std::vector<float>& dp, const KpiOptions& o,
-                            const std::vector<double>& times_days) {
+                            const std::vector<double>& times_days, const MaxDpPhysics* physics) {
   const KpiHead& h = e.head();
   std::vector<double> extra;
   if (h.physics_inputs == "envelope") {
     // The physics estimates, then the r-z solve's envelope at the head's columns.
-    const MaxDpPhysics m = max_dp_physics_features(c, times_days);
+    const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
     extra.assign(m.features.begin(), m.features.end());
     for (int col : h.physics_columns)
       extra.push_back(std::log(std::max(m.rz_envelope_bar[col], kRzEnvelopeFloorBar)));

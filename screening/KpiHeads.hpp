@@ -16,12 +16,14 @@
 // co2_mass_field_mt, aor_field_radius_m); the place and time of the maximum, the mass cap and
 // everything else stay the field's. A case outside a head's training ranges keeps the field's
 // values.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "runtime/Head.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 #include "screening/Kpis.hpp"
+#include "screening/PressureEstimates.hpp"
 
 namespace ufno {
 
@@ -43,6 +45,15 @@ struct KpiHeadInput : HeadInput {
   const std::vector<float>&sg, &dp;  // (T, X, Y)
   const std::vector<double>& times_days;
   const KpiOptions& o;
+  // The case's physics estimates at times_days, computed the first time a head asks: the
+  // maximum-dP and envelope heads both read them, and the r-z solve is the costly part.
+  const MaxDpPhysics& physics() {
+    if (!physics_) physics_ = max_dp_physics_features(c, times_days);
+    return *physics_;
+  }
+
+ private:
+  std::optional<MaxDpPhysics> physics_;
 };
 
 // What makes one kind of KPI-stage head: the checks of its group's attributes beyond the shared
@@ -81,8 +92,10 @@ class KpiStageHead : public Head {
 // the network's envelope (envelope_columns) reads that of dp (T, X, Y); one with physics inputs
 // (physics_inputs = "max_dp") reads max_dp_physics_features at the report times `times_days`
 // (empty: the paper's) and its estimate and bounds are Theis x the head's.
+// `physics`: the case's estimates at times_days when the caller has them (else computed here).
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
-                       const std::vector<float>& dp, const std::vector<double>& times_days = {});
+                       const std::vector<float>& dp, const std::vector<double>& times_days = {},
+                       const MaxDpPhysics* physics = nullptr);
 
 // Each year's plume radius becomes the head's at that year's report time (the running maximum
 // over earlier ones: the reach never recedes), no larger than the field's mass-capped radius in
@@ -106,7 +119,8 @@ void apply_co2_mass_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase
 // network's envelope.
 void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                             const std::vector<float>& dp, const KpiOptions& o,
-                            const std::vector<double>& times_days = {});
+                            const std::vector<double>& times_days = {},
+                            const MaxDpPhysics* physics = nullptr);
 
 // log(max(radius, floor)) of the plume front radius of sg (T, X, Y of the case's grid) at each
 // report time, the running maximum (screening/Kpis.hpp plume_front_radii;
