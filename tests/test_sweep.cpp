@@ -198,6 +198,13 @@ TEST_CASE("bad sweep configurations are refused naming the key", "[sweep][mpi]")
     bad(kpi, "kpi.critical_dp: unknown key");
     bad(config_json("sweep_b", "lhs", 2, "\"TEMP\": {\"rnage\": [40, 90]}", "[]"),
         "parameters.TEMP.rnage: unknown key");
+    // A verification policy the sweep does not know, or of the wrong JSON type.
+    std::string policy = body;
+    policy.insert(policy.size() - 1, ", \"verify\": {\"scenarios\": 1, \"policy\": \"random\"}");
+    bad(policy, "verify.policy: must be \"even\" or \"uncertain-first\"");
+    std::string typed = body;
+    typed.insert(typed.size() - 1, ", \"verify\": {\"scenarios\": 1, \"policy\": 3}");
+    bad(typed, "verify.policy");
   }
 }
 

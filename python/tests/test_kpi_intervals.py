@@ -91,3 +91,35 @@ def test_score_tables_matches_cases_and_counts_coverage(tmp_path):
     assert rep["plume_radius_m_10yr"]["within_10pct"] == 1
     assert rep["max_dP_bar"]["cases"] == 2  # b has no interval
     assert rep["max_dP_bar"]["coverage"] == 1.0
+
+
+def test_kpi_intervals_refuses_bad_options_in_one_line(tmp_path):
+    """python3 -m ufno.kpi_intervals: a coverage outside [0.5, 1), --out with --score or neither,
+    a data set that cannot be read, and --out on the model file itself are each one line naming
+    what is wrong, and nothing is written."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    model = tmp_path / "dp.h5"
+    shutil.copy(os.path.join(root, "tests", "data", "max_dp_head_small.h5"), model)
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"not hdf5")
+    out = tmp_path / "out.h5"
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "python"), OMP_NUM_THREADS="1")
+    for args, say in (
+            (["--data", str(junk), "--model", str(model), "--out", str(out), "--coverage", "1.5"],
+             "--coverage"),
+            (["--data", str(junk), "--model", str(model)], "give --out"),
+            (["--data", str(junk), "--model", str(model), "--out", str(out), "--score"],
+             "give --out"),
+            (["--data", str(junk), "--model", str(model), "--out", str(out)], "junk.h5"),
+            (["--data", str(junk), "--model", str(model), "--out", str(model)],
+             "is the input file")):
+        p = subprocess.run([sys.executable, "-m", "ufno.kpi_intervals"] + args, env=env,
+                           capture_output=True, text=True, timeout=300)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        assert p.returncode != 0 and len(lines) == 1 and say in lines[0], (args, p.stderr)
+        assert lines[0].startswith("kpi_intervals: "), p.stderr
+        assert not out.exists()

@@ -130,6 +130,9 @@ def test_max_dp_head():
         refused("--network-envelope on a grid narrower than the envelope's columns",
                 ["--data", data, "--model", model, "--out", bad, "--network-envelope"], bad,
                 "radial cells")
+        refused("--physics with --network-envelope",
+                ["--data", data, "--model", model, "--out", bad, "--physics",
+                 "--network-envelope"], bad, "exclude each other")
         network_envelope_run(rng, work, model)
         open(os.path.join(work, "text.h5"), "w").write("not hdf5")
         refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),

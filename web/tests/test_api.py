@@ -30,8 +30,10 @@ def check(name, cond, detail=""):
 
 
 class Server:
-    def __init__(self, exe, *args):
-        env = dict(os.environ, OMP_NUM_THREADS="1")
+    """A real ufno_server on a free port; `env`: more environment variables (the fault tests')."""
+
+    def __init__(self, exe, *args, env=None):
+        env = dict(os.environ, OMP_NUM_THREADS="1", **(env or {}))
         self.p = subprocess.Popen([exe, "--port", "0", "--threads", "1"] + list(args),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                   env=env)

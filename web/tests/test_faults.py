@@ -22,6 +22,8 @@ import threading
 import urllib.error
 import urllib.request
 
+from test_api import Server  # web/tests/test_api.py, beside this script
+
 results = []
 GOOD = {"rate_mt_per_year": 1.0}
 BAD = {"site": "nope"}
@@ -44,28 +46,6 @@ def call(url, body=None):
         return e.code, e.read()
     except (urllib.error.URLError, ConnectionError, OSError) as e:
         return None, str(e).encode()
-
-
-class Server:
-    def __init__(self, exe, tmpdir, env_extra, *args):
-        env = dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=tmpdir, **env_extra)
-        self.p = subprocess.Popen([exe, "--port", "0", "--threads", "1", "--batch-window-ms",
-                                   "1500", "--max-batch", "8"] + list(args),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  env=env)
-        line = self.p.stdout.readline()
-        if "listening on " not in line:
-            raise RuntimeError("server did not start: " + line + self.p.stderr.read())
-        self.url = line.split("listening on ")[1].split()[0]
-
-    def stop(self):
-        self.p.terminate()
-        try:
-            code = self.p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            code = -1
-        return code, self.p.stderr.read()
 
 
 def burst(base):
@@ -104,9 +84,10 @@ def scenario(exe, name, expect=None, fault=None, break_results=False, download=F
     results_dir = os.path.join(tmp, "results")
     server_tmp = os.path.join(tmp, "tmp")
     os.makedirs(server_tmp)
-    env = {"UFNO_SERVER_FAULT": fault} if fault else {}
-    args = ["--results", results_dir] if break_results else []
-    s = Server(exe, server_tmp, env, *args)
+    env = dict({"UFNO_SERVER_FAULT": fault} if fault else {}, TMPDIR=server_tmp)
+    args = ["--batch-window-ms", "1500", "--max-batch", "8"] + (
+        ["--results", results_dir] if break_results else [])
+    s = Server(exe, *args, env=env)
     try:
         if break_results:  # every write of a result fails from now on, as on a full disk
             shutil.rmtree(results_dir)
@@ -131,7 +112,8 @@ def scenario(exe, name, expect=None, fault=None, break_results=False, download=F
         st, _ = call(s.url + "/api/info")
         check("%s: the server lives on" % name, st == 200 and s.p.poll() is None, st)
     finally:
-        code, err = s.stop()
+        code = s.stop()
+        err = s.p.stderr.read()
     check("%s: a clean stop (exit 0, no abort)" % name, code == 0, (code, err[-400:]))
     left = os.listdir(server_tmp)
     check("%s: nothing left in TMPDIR (results, Open MPI's session)" % name, not left, left)
