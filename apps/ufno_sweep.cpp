@@ -1,7 +1,18 @@
-// ufno_sweep: site-screening parameter sweeps (screening/Sweep.hpp, docs/sweeps.md). Exit codes: 0,
+// ufno_sweep: site-screening sweeps (screening/Sweep.hpp, docs/sweeps.md). Exit codes: 0,
 // 2 bad configuration or input (one line naming file and key), 3 some scenarios failed, 1 other.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "decomposition/CollectiveErrors.hpp"
 #include "operators/backend/Threads.hpp"
@@ -10,7 +21,103 @@
 #include "runtime/ThreadDefaults.hpp"
 #include "screening/Sweep.hpp"
 
+#ifndef UFNO_SOURCE_DIR
+#define UFNO_SOURCE_DIR ""
+#endif
+
+extern char** environ;
+
 namespace {
+
+namespace fs = std::filesystem;
+
+// The directory holding the Python package (ufno/sweep_report.py): $UFNO_PYTHON_DIR, else
+// share/ufno/python beside an installed executable, else the source tree's python/.
+std::string python_dir() {
+  if (const char* env = std::getenv("UFNO_PYTHON_DIR"); env && *env) return env;
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) dirs.push_back(exe.parent_path().parent_path() / "share/ufno/python");
+  if (*UFNO_SOURCE_DIR) dirs.push_back(fs::path(UFNO_SOURCE_DIR) / "python");
+  for (const auto& d : dirs)
+    if (fs::is_regular_file(d / "ufno" / "sweep_report.py")) return d.string();
+  return "";
+}
+
+// The interpreter: $UFNO_PYTHON, else Debian's /usr/bin/python3 (where set-up installs numpy,
+// h5py and matplotlib), else python3 from PATH.
+std::string python_exe() {
+  if (const char* env = std::getenv("UFNO_PYTHON"); env && *env) return env;
+  return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+std::string last_line(const fs::path& p) {
+  std::ifstream f(p);
+  std::string line, last;
+  while (std::getline(f, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+// report.html in the sweep's output directory (python3 -m ufno.sweep_report, docs/sweeps.md
+// "Report"). A report that cannot be made is one warning line; the sweep's results stand and the
+// exit code is the sweep's. Its messages go to out/report.log, kept only when it fails.
+void write_report(const std::string& config, const ufno::SweepConfig& c) {
+  const fs::path out(c.out), log = out / "report.log";
+  const std::string dir = python_dir();
+  // A report of an earlier run no longer describes the table: it goes.
+  auto warn = [&](const std::string& why) {
+    std::error_code ec;
+    fs::remove(out / "report.html", ec);
+    std::cerr << "ufno_sweep: warning: no report.html (" << why << "); "
+              << (out / "kpis.csv").string() << " is complete\n";
+  };
+  if (dir.empty()) return warn("the Python package ufno is not found; set UFNO_PYTHON_DIR");
+  std::vector<std::string> args{python_exe(), "-m", "ufno.sweep_report", c.out, "--config", config};
+  for (const auto& m : c.models) args.insert(args.end(), {"--model", m});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // The environment with the package directory first on PYTHONPATH.
+  std::vector<std::string> env_strings;
+  std::string pythonpath = "PYTHONPATH=" + dir;
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "PYTHONPATH=", 11) == 0) {
+      if ((*e)[11]) pythonpath += ":" + std::string(*e + 11);
+    } else {
+      env_strings.emplace_back(*e);
+    }
+  }
+  env_strings.push_back(pythonpath);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid = 0;
+  const int e = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (e != 0) {
+    std::error_code ec;
+    fs::remove(log, ec);
+    return warn("cannot start " + args[0] + ": " + std::strerror(e));
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::error_code ec;
+    fs::remove(log, ec);
+    std::cout << "ufno_sweep: report -> " << (out / "report.html").string() << "\n";
+    return;
+  }
+  const std::string why = last_line(log);
+  warn((why.empty() ? std::string("the report's program failed") : why) + "; " + log.string());
+}
 
 int run(int argc, char** argv, int rank, int size) {
   CLI::App app{"ufno_sweep: site-screening sweeps with KPI tables"};
@@ -19,9 +126,12 @@ int run(int argc, char** argv, int rank, int size) {
   const ufno::ThreadChoice auto_threads =
       ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
   int threads = 0;
+  bool no_report = false;
   app.add_option("--config", config, "sweep configuration (JSON)")->required();
   auto* opt_threads =
       app.add_option("--threads", threads, "threads per rank (default: as ufno_predict)");
+  app.add_flag("--no-report", no_report,
+               "do not write report.html (the screening report, docs/sweeps.md)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -36,7 +146,9 @@ int run(int argc, char** argv, int rank, int size) {
   ufno::apply_process_options(run);
   ufno::SweepConfig c;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { c = ufno::read_sweep_config(config); });
-  return ufno::run_sweep(c, run) ? 3 : 0;
+  const int failed = ufno::run_sweep(c, run);
+  if (rank == 0 && !no_report) write_report(config, c);
+  return failed ? 3 : 0;
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ PACKAGES=(
   libdnnl-dev libjemalloc-dev
   catch2 libcli11-dev nlohmann-json3-dev
   python3-torch python3-h5py python3-numpy python3-pytest
+  # The sweeps' screening report (report.html): its charts, inline SVG (ufno.sweep_report).
+  python3-matplotlib
   # PyTorch's BLAS (Debian's calls libblas.so.3): without OpenBLAS it is ATLAS's, 5x slower,
   # and the benchmarks' PyTorch baseline refuses to run on it (benchmarks/torch_blas.py).
   libopenblas0-pthread

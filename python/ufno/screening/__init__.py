@@ -1,0 +1,1 @@
+"""What a site-screening sweep's results become: the screening report (sweep_report.py)."""
