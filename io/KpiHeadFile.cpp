@@ -127,6 +127,23 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
   }
 }
 
+// The optional per-case scale of an interval: a known name, for a head whose inputs hold what it
+// needs, with a positive floor.
+void read_interval_scale(const h5::File& f, const std::string& g, KpiHead& h) {
+  if (!f.has_attribute("interval_scale", g)) return;
+  HeadInterval& iv = h.interval;
+  iv.scale = f.string_attribute_required("interval_scale", g);
+  if (iv.scale != "field_radius_disagreement")
+    throw InputError(h.path, g + "@interval_scale", "must be \"field_radius_disagreement\"");
+  if (!(h.field_plume_radius_floor_m > 0))
+    throw InputError(h.path, g + "@interval_scale",
+                     "field_radius_disagreement needs a head that reads the network's radii");
+  const auto floor = finite_attribute(f, g, "interval_scale_floor");
+  if (floor.size() != 1 || !(floor[0] > 0 && floor[0] <= 10))
+    throw InputError(h.path, g + "@interval_scale_floor", "must be one number in (0, 10]");
+  iv.scale_floor = floor[0];
+}
+
 // The optional interval attributes: all of them or none, sizes that chain, lo <= hi.
 void read_interval(const h5::File& f, const std::string& g, KpiHead& h) {
   if (!f.has_attribute("interval_coverage", g)) return;
@@ -157,6 +174,7 @@ void read_interval(const h5::File& f, const std::string& g, KpiHead& h) {
     throw InputError(h.path, g + "@interval_distance_limit", "must be one positive number");
   iv.distance_limit = limit[0];
   iv.calibration = f.string_attribute(g, "interval_calibration").value_or("");
+  read_interval_scale(f, g, h);
 }
 
 }  // namespace

@@ -26,6 +26,11 @@ struct HeadInterval {
   std::vector<double> log_lo, log_hi;  // (bins, outputs), row-major
   double distance_limit = 0;           // the farthest calibration case's distance
   std::string calibration;             // what the quantiles were computed on, in words
+  // A per-case scale of the log bounds (intervals.py SCALES): "" for none, or
+  // "field_radius_disagreement" (a plume head that reads the network's radii: scale_floor + the
+  // RMS over report times of log(head's radius / network's radius)).
+  std::string scale;
+  double scale_floor = 0;
   bool present() const { return coverage > 0; }
 };
 

@@ -27,6 +27,21 @@ std::vector<double> dense(const DenseLayer& l, const std::vector<double>& x, boo
 
 std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::to_string(y); }
 
+// The interval's per-case scale (python/ufno/heads/intervals.py field_radius_disagreement):
+// floor + the RMS over outputs of log(estimate) - the network's log radius, the head's last
+// inputs. 1 for an interval without a scale.
+double interval_scale(const HeadInterval& iv, const std::vector<double>& value,
+                      const std::vector<double>& inputs) {
+  if (iv.scale.empty()) return 1.0;
+  const std::size_t n = value.size(), first = inputs.size() - n;
+  double s = 0;
+  for (std::size_t o = 0; o < n; ++o) {
+    const double gap = std::log(value[o]) - inputs[first + o];
+    s += gap * gap;
+  }
+  return iv.scale_floor + std::sqrt(s / double(n));
+}
+
 }  // namespace
 
 KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
@@ -101,7 +116,7 @@ std::optional<HeadEstimate> KpiHeadEstimator::estimate_with_interval(
   e.far = e.distance > iv.distance_limit;
   std::size_t bin = 0;
   while (bin < iv.distance_edges.size() && e.distance >= iv.distance_edges[bin]) ++bin;
-  const double w = e.far ? kFarWidening : 1.0;
+  const double w = (e.far ? kFarWidening : 1.0) * interval_scale(iv, e.value, x);
   for (int o = 0; o < head_.outputs(); ++o) {
     const std::size_t k = bin * std::size_t(head_.outputs()) + std::size_t(o);
     e.lo.push_back(e.value[o] * std::exp(iv.log_lo[k] * w));

@@ -630,3 +630,50 @@ TEST_CASE("a malformed interval is refused naming the head's attribute", "[kpi_h
   CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_distance_limit"));
   std::remove(p.c_str());
 }
+
+TEST_CASE(
+    "a plume head's interval scaled by its disagreement with the network's radii "
+    "(python/ufno/heads/intervals.py field_radius_disagreement)",
+    "[kpi_heads]") {
+  const std::string g = HeadRegistry::kPlumeRadiusGroup;
+  const std::string p = test::copy_fixture(kPlumeFieldFixture, "iv_scaled.h5");
+  test::set_double_attribute(p, "interval_coverage", {0.9}, g);
+  test::set_double_attribute(p, "interval_log_lo", std::vector<double>(24, -0.2), g);
+  test::set_double_attribute(p, "interval_log_hi", std::vector<double>(24, 0.3), g);
+  test::set_double_attribute(p, "interval_distance_limit", {1e6}, g);
+  test::set_string_attribute(p, "interval_scale", "field_radius_disagreement", g);
+  test::set_double_attribute(p, "interval_scale_floor", {0.05}, g);
+  const auto h = read_kpi_head(p, g);
+  REQUIRE(h);
+  CHECK(h->interval.scale == "field_radius_disagreement");
+  const KpiHeadEstimator e(*h);
+  std::istringstream cases(*h5::File::open_read(p).string_attribute("expected", "cases"));
+  std::string rel;
+  std::getline(cases, rel, ',');
+  const ReservoirCase c = read_case(kData + "/../../" + rel);
+  const auto extra = field_plume_radius_features(c, flow_field(rel, "SG"), 0.01, 1.0);
+  const auto est = e.estimate_with_interval(c, extra);
+  REQUIRE(est);
+  // The scale from its definition: the floor + the RMS of log(head / network) over the times.
+  double s = 0;
+  for (std::size_t t = 0; t < 24; ++t) s += std::pow(std::log(est->value[t]) - extra[t], 2);
+  const double scale = 0.05 + std::sqrt(s / 24);
+  CHECK(scale > 0.05);
+  for (std::size_t t = 0; t < 24; ++t) {
+    CHECK(est->lo[t] == Approx(est->value[t] * std::exp(-0.2 * scale)).epsilon(1e-12));
+    CHECK(est->hi[t] == Approx(est->value[t] * std::exp(0.3 * scale)).epsilon(1e-12));
+  }
+  // Refused: an unknown scale, a floor out of range, a scale a head cannot compute.
+  test::set_double_attribute(p, "interval_scale_floor", {-1}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_scale_floor"));
+  test::set_string_attribute(p, "interval_scale", "spread", g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_scale"));
+  const std::string m = with_interval("iv_scaled_max_dp.h5", 1.0, 2.0);
+  test::set_string_attribute(m, "interval_scale", "field_radius_disagreement",
+                             HeadRegistry::kMaxDpGroup);
+  test::set_double_attribute(m, "interval_scale_floor", {0.05}, HeadRegistry::kMaxDpGroup);
+  CHECK_THROWS_WITH(read_kpi_head(m, HeadRegistry::kMaxDpGroup),
+                    Catch::Contains("@interval_scale") && Catch::Contains("network's radii"));
+  std::remove(p.c_str());
+  std::remove(m.c_str());
+}

@@ -123,3 +123,41 @@ def test_kpi_intervals_refuses_bad_options_in_one_line(tmp_path):
         assert p.returncode != 0 and len(lines) == 1 and say in lines[0], (args, p.stderr)
         assert lines[0].startswith("kpi_intervals: "), p.stderr
         assert not out.exists()
+
+
+def test_scaled_intervals_follow_the_case_scale_and_keep_their_coverage():
+    """Residuals whose spread is proportional to a known per-case scale: the scaled interval
+    covers each scale band at about the stated rate, where one unscaled interval over-covers the
+    small-scale cases and under-covers the large ones."""
+    rng = np.random.default_rng(5)
+    n = 6000
+    scale = rng.uniform(0.05, 0.6, n)
+    est = np.exp(rng.normal(0, 1, n))
+    truth = est * np.exp(rng.normal(0, 1, n) * scale)
+    d = np.ones(n)
+    a = iv.calibrate(est[:3000], truth[:3000], d[:3000], bins=1, scale=scale[:3000],
+                     scale_name=iv.FIELD_RADIUS_DISAGREEMENT, scale_floor=0.05)
+    assert a["interval_scale"] == iv.FIELD_RADIUS_DISAGREEMENT
+    assert abs(a["interval_log_hi"][0] - 1.645) < 0.1  # the quantile of N(0, 1)
+    lo, hi, _ = iv.interval(a, est[3000:], d[3000:], scale[3000:])
+    plain = iv.calibrate(est[:3000], truth[:3000], d[:3000], bins=1)
+    plo, phi, _ = iv.interval(plain, est[3000:], d[3000:])
+    t, s = truth[3000:], scale[3000:]
+    for band in ((0.05, 0.2), (0.45, 0.6)):
+        m = (s >= band[0]) & (s < band[1])
+        assert 0.86 <= iv.coverage_report(lo[m], hi[m], t[m], est[3000:][m])["coverage"] <= 0.94
+    small, large = s < 0.2, s >= 0.45
+    assert iv.coverage_report(plo[small], phi[small], t[small], est[3000:][small])["coverage"] > 0.97
+    assert iv.coverage_report(plo[large], phi[large], t[large], est[3000:][large])["coverage"] < 0.85
+    try:
+        iv.interval(a, est[3000:], d[3000:])
+        assert False, "a scaled interval needs the cases' scales"
+    except ValueError:
+        pass
+
+
+def test_field_radius_disagreement_is_the_rms_log_gap_plus_the_floor():
+    est = np.array([[100.0, 200.0], [50.0, 50.0]])
+    log_field = np.log(np.array([[100.0, 100.0], [50.0, 50.0]]))
+    s = iv.field_radius_disagreement(est, log_field, floor=0.05)
+    assert np.allclose(s, [0.05 + np.log(2.0) / np.sqrt(2.0), 0.05])

@@ -64,20 +64,38 @@ def _heads(model, data, flow_kpis):
     return out, split
 
 
-def calibrated_attrs(head, f, truth, coverage, bins, what):
+def case_scales(group, head, f, est, floor=intervals.SCALE_FLOOR):
+    """(name, (N,) scales) of the per-case interval scale a head takes (intervals.SCALES), or
+    (None, None): the plume-radius head that reads the network's radii (its last inputs, one per
+    output) is scaled by its disagreement with them."""
+    est = np.asarray(est, np.float64).reshape(len(f), -1)
+    if group != plume_radius.GROUP or f.shape[1] != len(head.f_mean) or \
+            f.shape[1] < len(kpi_head.FEATURES) + est.shape[1]:
+        return None, None
+    return intervals.FIELD_RADIUS_DISAGREEMENT, intervals.field_radius_disagreement(
+        est, f[:, -est.shape[1]:], floor)
+
+
+def calibrated_attrs(head, f, truth, coverage, bins, what, group=None):
     est = head.predict(f)
     inside = head.inside(f)
     d = intervals.feature_distance(f, head.f_mean, head.f_std)
-    attrs = intervals.calibrate(est[inside], np.asarray(truth)[inside], d[inside], coverage, bins)
+    name, sc = case_scales(group, head, f, est)
+    attrs = intervals.calibrate(est[inside], np.asarray(truth)[inside], d[inside], coverage, bins,
+                                scale=None if sc is None else sc[inside], scale_name=name,
+                                scale_floor=intervals.SCALE_FLOOR)
     attrs["interval_calibration"] = "%s: %d cases inside the head's ranges" % (what, inside.sum())
     return attrs
 
 
-def score(head, attrs, f, truth):
+def score(head, attrs, f, truth, group=None):
     est = head.predict(f)
     inside = head.inside(f)
     d = intervals.feature_distance(f, head.f_mean, head.f_std)
-    lo, hi, far = intervals.interval(attrs, est[inside], d[inside])
+    _, sc = case_scales(group, head, f, est,
+                        float(attrs.get("interval_scale_floor", intervals.SCALE_FLOOR)))
+    lo, hi, far = intervals.interval(attrs, est[inside], d[inside],
+                                     None if sc is None else sc[inside])
     rep = intervals.coverage_report(lo, hi, np.asarray(truth)[inside], est[inside])
     rep["far"] = int(far.sum())
     return rep
@@ -136,11 +154,12 @@ def run(p, a):
                 if attrs is None:
                     print("%s: no interval" % group)
                     continue
-                print("%s: %s" % (group, score(head, attrs, f[pick], np.asarray(truth)[pick])))
+                print("%s: %s" % (group, score(head, attrs, f[pick], np.asarray(truth)[pick],
+                                                   group)))
             return 0
         what = a.description or "%s split of %s" % (split_name, a.data)
         new = {group: calibrated_attrs(head, f[pick], np.asarray(truth)[pick], a.coverage,
-                                       a.bins, what) for group, head, f, truth in heads}
+                                       a.bins, what, group) for group, head, f, truth in heads}
         variable = h5py.File(a.model, "r").attrs["variable"]
         variable = variable.decode() if isinstance(variable, bytes) else str(variable)
 
