@@ -123,7 +123,20 @@ def test_quantiles_decisions_and_sensitivity_match_the_table():
     ver = rows(page, "verification-table", "data-scenario")
     assert "scenario_0000" in ver
     assert "scenario_9999: failed: flow exit status 1" in page
-    assert "sg_ufno" not in page and "Configuration (" in page
+    assert "shipped default models" in page and "Configuration (" in page
+
+
+def test_the_models_are_described():
+    d = os.path.join(TMP, "models")
+    config, _ = make_sweep(d, n=5, verify=False)
+    model = os.path.join(os.path.dirname(PYDIR), "tests", "data", "ufno_small.h5")
+    r = report(d, "--config", config, "--model", model, "--model", os.path.join(d, "none.h5"))
+    assert r.returncode == 0, r.stderr
+    page = open(os.path.join(d, "report.html")).read()
+    table = re.search(r'<table id="models">(.*?)</table>', page, re.S).group(1)
+    assert "<code>ufno_small.h5</code>" in table and "variable: dP" in table
+    assert "architecture: UFNO" in table and "SHA-256" in table
+    assert "<code>none.h5</code>" in table and "cannot be read" in table
 
 
 def test_one_scenario():

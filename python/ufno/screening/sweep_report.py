@@ -354,10 +354,11 @@ def chart_kpi_cdf(table, kpi, thresholds):
             ax.hlines(y[has], lo[has], hi[has], color="#e07b39", alpha=0.6, linewidth=1.2,
                       label="each scenario's 90 % interval")
     p = quantiles(v[table.ok])
-    for q, label in zip(p, ("P10", "P50", "P90")):
-        ax.axvline(q, color="#888", linestyle=":", linewidth=0.8)
-        ax.annotate(label, (q, 1.02), xycoords=("data", "axes fraction"), ha="center",
-                    fontsize=7, color="#555")
+    for k, q in enumerate(p):
+        ax.axvline(q, color="#555", linestyle=(0, (1, 2)) if k != 1 else "--", linewidth=0.8,
+                   label="P10, P90" if k == 0 else ("P50" if k == 1 else None))
+    ax.set_title("P10 %s · P50 %s · P90 %s %s" % (*("%.4g" % q for q in p), kpi_unit(kpi)),
+                 fontsize=8, loc="left")
     for col, value, given in thresholds:
         if col == kpi:
             ax.axvline(value, color="#b00020", linewidth=1.2, label="threshold %s" % given)
