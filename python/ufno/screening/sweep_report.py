@@ -351,8 +351,9 @@ def chart_kpi_cdf(table, kpi, thresholds):
         lo, hi = table.column(iv[0])[ok][order], table.column(iv[1])[ok][order]
         has = np.isfinite(lo) & np.isfinite(hi)
         if has.any():
+            # Thousands of bars are an image inside the SVG (a few MB of paths otherwise).
             ax.hlines(y[has], lo[has], hi[has], color="#e07b39", alpha=0.6, linewidth=1.2,
-                      label="each scenario's 90 % interval")
+                      label="each scenario's 90 % interval", rasterized=bool(n > 500))
     p = quantiles(v[table.ok])
     for k, q in enumerate(p):
         ax.axvline(q, color="#555", linestyle=(0, (1, 2)) if k != 1 else "--", linewidth=0.8,
@@ -456,8 +457,9 @@ def chart_pressure(table, thresholds, critical_dp):
             has = both & np.isfinite(lo) & np.isfinite(hi)
             if has.any():
                 ax.vlines(dp[has], lo[has], hi[has], color="#e07b39", alpha=0.6, linewidth=1,
-                          label="90 % interval")
-        ax.plot(dp[both], aor[both], "o", color="#6a51a3", markersize=3, label="scenario")
+                          label="90 % interval", rasterized=bool(has.sum() > 500))
+        ax.plot(dp[both], aor[both], "o", color="#6a51a3", markersize=3, label="scenario",
+                rasterized=bool(both.sum() > 500))
         ax.set_xlabel("maximum pressure buildup (bar)")
         title = "area-of-review radius (m)"
         if critical_dp is not None:
