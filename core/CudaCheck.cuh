@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/LaunchLog.hpp"
+
 namespace ufno::backend::cuda {
 
 inline void check_cuda(cudaError_t e, const char* what) {
@@ -15,13 +17,20 @@ inline void check_cuda(cudaError_t e, const char* what) {
                              " (" + cudaGetErrorString(e) + ")");
 }
 
-// After a kernel launch: launch errors (bad configuration, no device) are reported at once;
-// faults inside the kernel surface at the next synchronising call.
-inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+constexpr int kThreads = 256;
+inline unsigned grid_for(long long n);
+
+// After a kernel launch over `values` elements (grid_for(values) blocks of kThreads): launch
+// errors (bad configuration, no device) are reported at once; faults inside the kernel surface at
+// the next synchronising call. The launch goes into the active LaunchLog (core/LaunchLog.hpp).
+inline void check_launch(const char* kernel, long long values) {
+  check_cuda(cudaGetLastError(), kernel);
+  const long long threads = (long long)grid_for(values) * kThreads;
+  LaunchLog::record(kernel, threads < values ? threads : values, values);
+}
 
 // Grid for a grid-stride loop over n elements: enough blocks to fill any current GPU, capped so
 // the block count stays far below the grid limit whatever n is.
-constexpr int kThreads = 256;
 inline unsigned grid_for(long long n) {
   const long long blocks = (n + kThreads - 1) / kThreads;
   return unsigned(blocks < 65536 ? (blocks > 0 ? blocks : 1) : 65536);

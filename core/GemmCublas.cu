@@ -73,12 +73,13 @@ void cublas_gemm(int M, int N, int K, float alpha, const float* A, int lda, cons
   check_cublas(cublasSgemm(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda,
                            &beta, C, ldc),
                "cublasSgemm");
+  LaunchLog::record_library("cublasSgemm");
   if (act == Activation::None) return;
   const long long total = (long long)M * N;
   activate_block<<<grid_for(total), kThreads, 0,
                    static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(C, M, N, ldc, int(act),
                                                                        slope);
-  check_launch("activate_block");
+  check_launch("activate_block", total);
 }
 
 void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
@@ -91,13 +92,14 @@ void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long st
       cublasSgemmStridedBatched(on_stream(), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &one, B, ldb,
                                 stride_b, A, lda, stride_a, &beta, C, ldc, stride_c, batch),
       "cublasSgemmStridedBatched");
+  LaunchLog::record_library("cublasSgemmStridedBatched");
   if (act == Activation::None) return;
   const long long total = (long long)M * N;
   for (int i = 0; i < batch; ++i) {
     activate_block<<<grid_for(total), kThreads, 0,
                      static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(C + i * stride_c, M, N,
                                                                          ldc, int(act), 0.f);
-    check_launch("activate_block");
+    check_launch("activate_block", total);
   }
 }
 
@@ -106,7 +108,7 @@ void cublas_gemm_batched(int batch, int M, int N, int K, const float* A, long st
 void Gemm<Cuda>::activate(float* C, long n, Activation act) {
   activate_block<<<grid_for(n), kThreads, 0, static_cast<cudaStream_t>(cuda::kokkos_stream())>>>(
       C, 1, n, n, int(act), 0.f);
-  check_launch("activate_block");
+  check_launch("activate_block", n);
 }
 
 void Gemm<Cuda>::run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "core/Gemm.hpp"
+#include "core/LaunchLog.hpp"
 
 namespace ufno::backend {
 
@@ -102,6 +103,7 @@ void execute(const Product& p, const float* A, const float* B, float* C) {
   memory b(matrices(p.batch, p.stride_b, p.K, p.N, p.ldb), eng, const_cast<float*>(B));
   memory c(matrices(p.batch, p.stride_c, p.M, p.N, p.ldc), eng, C);
   prim.execute(strm, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  LaunchLog::record_library("onednn::matmul");
   strm.wait();
 }
 
@@ -132,6 +134,7 @@ void Gemm<Host>::activate(float* C, long n, Activation act) {
   dnnl::stream strm(eng);
   memory m({{n}, memory::data_type::f32, memory::format_tag::a}, eng, C);
   prim.execute(strm, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
+  LaunchLog::record_library("onednn::eltwise");
   strm.wait();
 }
 

@@ -63,12 +63,15 @@ long parallel_count(const char* label, const Kokkos::RangePolicy<ExecSpace>& p, 
   return total;
 }
 
-// Rank-4 and rank-5 index ranges: the outer dimensions are shared out, the inner two run in
-// order on one thread (the innermost is the contiguous one, so it vectorises).
+// Rank-4 and rank-5 index ranges (RowMajorRange, core/Tensor.hpp: the rightmost index fastest
+// on every backend): on a serial host space the outer dimensions are shared out and the inner two
+// run in order on one thread (the innermost is the contiguous one, so it vectorises).
 template <unsigned R, class F>
-void parallel_for(const char* label, const Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<R>>& p,
-                  const F& f) {
+void parallel_for(const char* label, const RowMajorRange<R>& p, const F& f) {
   static_assert(R == 4 || R == 5, "ufno::parallel_for takes rank-4 and rank-5 ranges");
+  static_assert(RowMajorRange<R>::outer_direction == Kokkos::Iterate::Right &&
+                    RowMajorRange<R>::inner_direction == Kokkos::Iterate::Right,
+                "MDRange kernels iterate the rightmost (contiguous) index fastest");
   int64_t n = 1;
   for (unsigned a = 0; a < R; ++a) n *= int64_t(p.m_upper[a]) - int64_t(p.m_lower[a]);
   LaunchLog::record(label, n, n);

@@ -125,9 +125,18 @@ inline std::string to_string(const Shape5& s) {
   return r;
 }
 
+// The index ranges of the MDRange kernels: rightmost index fastest, as the views are row-major
+// (LayoutRight). Kokkos' own default on CUDA is Iterate::Left, which would put threadIdx.x on the
+// batch and channel axes and make the loads of a warp land 32 rows apart; every MDRangePolicy of
+// the tree is this type (ufno::parallel_for takes no other; tests/test_gpu_launches.cpp).
+template <unsigned R>
+using RowMajorRange =
+    Kokkos::MDRangePolicy<ExecSpace,
+                          Kokkos::Rank<R, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
+
 // Index range over all five dimensions, for MDRange kernels.
 template <class View>
-Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<5>> range5(const View& v) {
+RowMajorRange<5> range5(const View& v) {
   return {{0, 0, 0, 0, 0},
           {int64_t(v.extent(0)), int64_t(v.extent(1)), int64_t(v.extent(2)), int64_t(v.extent(3)),
            int64_t(v.extent(4))}};

@@ -136,8 +136,10 @@ class CufftPlan1d final : public Fft1dPlan {
       case Transform::R2C: {
         auto* src = static_cast<cufftReal*>(in);
         auto* dst = static_cast<cufftComplex*>(out);
-        for (long long c = 0; c < calls_; ++c)
+        for (long long c = 0; c < calls_; ++c) {
           check_cufft(cufftExecR2C(plan_, src + c * in_step_, dst + c * out_step_), "cufftExecR2C");
+          LaunchLog::record_library("cufftExecR2C");
+        }
         break;
       }
       case Transform::C2R: {
@@ -146,18 +148,22 @@ class CufftPlan1d final : public Fft1dPlan {
         const long long nc = b_.n / 2 + 1, lines = b_.outer * b_.inner;
         zero_hermitian_imag<<<grid_for(lines), kThreads, 0, stream>>>(src, b_.outer, nc, b_.inner,
                                                                       b_.n % 2 == 0);
-        check_launch("zero_hermitian_imag");
-        for (long long c = 0; c < calls_; ++c)
+        check_launch("zero_hermitian_imag", lines);
+        for (long long c = 0; c < calls_; ++c) {
           check_cufft(cufftExecC2R(plan_, src + c * in_step_, dst + c * out_step_), "cufftExecC2R");
+          LaunchLog::record_library("cufftExecC2R");
+        }
         break;
       }
       default: {
         auto* src = static_cast<cufftComplex*>(in);
         auto* dst = static_cast<cufftComplex*>(out);
         const int dir = t_ == Transform::C2C_FORWARD ? CUFFT_FORWARD : CUFFT_INVERSE;
-        for (long long c = 0; c < calls_; ++c)
+        for (long long c = 0; c < calls_; ++c) {
           check_cufft(cufftExecC2C(plan_, src + c * in_step_, dst + c * out_step_, dir),
                       "cufftExecC2C");
+          LaunchLog::record_library("cufftExecC2C");
+        }
       }
     }
   }
@@ -170,26 +176,28 @@ class CufftPlan1d final : public Fft1dPlan {
     if (t_ == Transform::R2C) {
       transpose_lines<float><<<grid_for(lines * n), kThreads, 0, stream>>>(
           static_cast<const float*>(in), stage_in_.as<float>(), outer, n, inner, false);
-      check_launch("transpose_lines");
+      check_launch("transpose_lines", lines * n);
       check_cufft(cufftExecR2C(plan_, stage_in_.as<cufftReal>(), stage_out_.as<cufftComplex>()),
                   "cufftExecR2C");
+      LaunchLog::record_library("cufftExecR2C");
       transpose_lines<cufftComplex><<<grid_for(lines * nc), kThreads, 0, stream>>>(
           stage_out_.as<cufftComplex>(), static_cast<cufftComplex*>(out), outer, nc, inner, true);
-      check_launch("transpose_lines");
+      check_launch("transpose_lines", lines * nc);
       return;
     }
     transpose_lines<cufftComplex><<<grid_for(lines * nc), kThreads, 0, stream>>>(
         static_cast<const cufftComplex*>(in), stage_in_.as<cufftComplex>(), outer, nc, inner,
         false);
-    check_launch("transpose_lines");
+    check_launch("transpose_lines", lines * nc);
     zero_hermitian_imag<<<grid_for(lines), kThreads, 0, stream>>>(stage_in_.as<cufftComplex>(),
                                                                   lines, nc, 1, n % 2 == 0);
-    check_launch("zero_hermitian_imag");
+    check_launch("zero_hermitian_imag", lines);
     check_cufft(cufftExecC2R(plan_, stage_in_.as<cufftComplex>(), stage_out_.as<cufftReal>()),
                 "cufftExecC2R");
+    LaunchLog::record_library("cufftExecC2R");
     transpose_lines<float><<<grid_for(lines * n), kThreads, 0, stream>>>(
         stage_out_.as<float>(), static_cast<float*>(out), outer, n, inner, true);
-    check_launch("transpose_lines");
+    check_launch("transpose_lines", lines * n);
   }
 
   Transform t_;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/LaunchLog.hpp"
 #include "fft/Fft1dPlan.hpp"
 
 namespace ufno::fft {
@@ -100,6 +101,7 @@ class FftwPlan1d final : public Fft1dPlan {
           fftwf_execute_dft(plan_, reinterpret_cast<fftwf_complex*>(i),
                             reinterpret_cast<fftwf_complex*>(u));
       }
+      LaunchLog::record_library("fftw::execute");
     }
   }
 

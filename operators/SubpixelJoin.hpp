@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 #include "operators/PaddedSlab.hpp"
 #include "operators/RowSlab.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
@@ -26,18 +27,19 @@ inline Tensor join_skip_and_upsampled(const Tensor& skip, backend::Layout skip_l
       2 * int(parts.extent(3)) - 2 * p != T)
     throw std::invalid_argument("join_skip_and_upsampled: skip " + to_string(s) +
                                 " does not match the parity outputs " + to_string(shape_of(parts)));
-  Tensor out = empty_tensor("unet.join", B, X, Y, T, Cs + C);
+  Tensor out = temporary_tensor("unet.join", B, X, Y, T, Cs + C);
   const bool skip_last = skip_layout == backend::Layout::ChannelsLast;
+  // One output value per iteration, the channel fastest (neighbouring GPU threads write
+  // neighbouring values of `out` and read neighbouring channels of `parts`).
   ufno::parallel_for(
-      "ufno::subpixel_join",
-      Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<4>>({0, 0, 0, 0}, {B, X, Y, T}),
-      KOKKOS_LAMBDA(int b, int i, int j, int k) {
-        for (int c = 0; c < Cs; ++c)
+      "ufno::subpixel_join", range5(out), KOKKOS_LAMBDA(int b, int i, int j, int k, int c) {
+        if (c < Cs) {
           out(b, i, j, k, c) = skip_last ? skip(b, i, j, k, c) : skip(b, c, i, j, k);
+          return;
+        }
         const int u = i + p, v = j + p, w = k + p;  // index in the uncropped output
         const int r = ((u & 1) << 2) | ((v & 1) << 1) | (w & 1);
-        for (int c = 0; c < C; ++c)
-          out(b, i, j, k, Cs + c) = parts(b, u >> 1, v >> 1, w >> 1, r * C + c);
+        out(b, i, j, k, c) = parts(b, u >> 1, v >> 1, w >> 1, r * C + c - Cs);
       });
   return out;
 }
@@ -72,7 +74,7 @@ inline Tensor join_rows(const Tensor& skip, const Tensor& parts, int q0, int j0,
   const int Cs = skip.extent(1), X = skip.extent(2), Y = skip.extent(3), T = skip.extent(4);
   const int C = int(parts.extent(4)) / 8, p = padding;
   check_join_rows(skip, parts, q0, j0, J, p);
-  Tensor out = empty_tensor("unet.join_rows", 1, J, Y, T, Cs + C);
+  Tensor out = temporary_tensor("unet.join_rows", 1, J, Y, T, Cs + C);
   const int Ct = Cs + C;
   // One (row, y) line per iteration: the skip's channels, then the upsampled ones per cell.
   const long plane = long(X) * Y * T;

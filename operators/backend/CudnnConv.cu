@@ -171,11 +171,13 @@ class CudnnConv final : public DeviceConv {
           cudnnConvolutionForward(handle(), &one, p.src.d, src, filter_.d, weights_.get(), conv_.d,
                                   p.fwd_algo, workspace_.get(), p.workspace, &zero, p.dst.d, dst),
           "cudnnConvolutionForward");
+      LaunchLog::record_library("cudnnConvolutionForward");
     } else {
       check_cudnn(cudnnConvolutionBackwardData(handle(), &one, filter_.d, weights_.get(), p.src.d,
                                                src, conv_.d, p.bwd_algo, workspace_.get(),
                                                p.workspace, &zero, p.dst.d, dst),
                   "cudnnConvolutionBackwardData");
+      LaunchLog::record_library("cudnnConvolutionBackwardData");
     }
     const int act = s_.activation == Activation::ReLU        ? kReLU
                     : s_.activation == Activation::LeakyReLU ? kLeaky
@@ -186,7 +188,7 @@ class CudnnConv final : public DeviceConv {
     bias_activation<<<grid_for(total), kThreads, 0, stream>>>(
         dst, s_.has_bias ? bias_.as<float>() : nullptr, total, voxels, s_.out_channels,
         dst_layout == Layout::ChannelsLast, act, s_.slope);
-    check_launch("bias_activation");
+    check_launch("bias_activation", total);
   }
 
  private:

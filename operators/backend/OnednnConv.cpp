@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/LaunchLog.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 
 namespace ufno::backend {
@@ -57,13 +58,18 @@ class OnednnConv final : public ConvPrimitive {
     if (p.pd_src_md != p.user_src_md) {
       src_m = memory(p.pd_src_md, eng);
       dnnl::reorder(user_src, src_m).execute(strm, user_src, src_m);
+      LaunchLog::record_library("onednn::reorder");
     }
     if (p.pd_dst_md != p.user_dst_md) dst_m = memory(p.pd_dst_md, eng);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, p.weights}, {DNNL_ARG_DST, dst_m}};
     if (s_.has_bias) args.insert({DNNL_ARG_BIAS, p.bias});
     p.prim.execute(strm, args);
-    if (dst_m != user_dst) dnnl::reorder(dst_m, user_dst).execute(strm, dst_m, user_dst);
+    LaunchLog::record_library("onednn::convolution");
+    if (dst_m != user_dst) {
+      dnnl::reorder(dst_m, user_dst).execute(strm, dst_m, user_dst);
+      LaunchLog::record_library("onednn::reorder");
+    }
     strm.wait();
   }
 
