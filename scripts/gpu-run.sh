@@ -1,43 +1,109 @@
 #!/usr/bin/env bash
-# The GPU check, in one call on a GPU machine (docs/gpu.md). Run from the repository root of the
-# working tree there, with build-gpu/bundle.tar.xz carried (scripts/make-gpu-bundle.sh):
-#   run(command="bash scripts/gpu-run.sh", carry=["build-gpu/bundle.tar.xz"])
-# It probes the machine, sets the library paths (the bundle's Debian libraries, then the CUDA
-# libraries of the machine's PyTorch wheels), and runs, each step logged under $OUT and timed out
-# on its own so that one hang cannot eat the call:
-#   1. probe: OS, glibc, kernel, driver, nvidia-smi, nvcc, Python, torch, CUDA, cuDNN, h5py;
-#      which libraries the programs resolve and from where (ldd);
-#   2. tests: test_cuda_backend (every CUDA backend call against the host backend on host
-#      references), the whole U-FNO / FNO against the PyTorch fixtures on both execution plans
-#      (test_model_parity), the plans' launch shapes (test_execution_plan), the device memory
-#      check (test_mpi_node_memory), the 4-D FFT against direct sums and the whole FNO4d against
-#      its fixtures, and the distributed models on 1 and 2 ranks sharing the GPU;
-#   3. parity of ufno_predict on the GPU with the CPU outputs carried in tests/data and with
-#      PyTorch on the same GPU (benchmarks/gpu_bench.py);
-#   4. benchmarks (benchmarks/gpu_bench.py): paper-size U-FNO and FNO and the LGR1 4-D FNO, ufno
-#      vs PyTorch eager on the same GPU and input, FP32 with TF32 off, then TF32 / bf16 where each
-#      side has it; seconds per case (warm, batch 1 and 8), peak GPU memory, parity.
-# Everything goes to $OUT (summary.txt first); the exit status is 0 when every test passed.
+# The GPU check, one command on a GPU machine (docs/gpu.md), under 8 minutes on an H100 or H200.
+# Run from the repository root of the working tree there, with the bundle carried
+# (scripts/make-gpu-bundle.sh):
+#   run(command="bash scripts/gpu-run.sh", carry=["build-gpu/bundle.tar.xz"], timeout_s=540)
+# Steps, in order, each with its own time limit (seconds, GPU mode) so that one hang cannot eat
+# the call, and each writing what it prints into files under $OUT (every file capped at 16 MiB):
+#   1. probe (30): nvidia-smi, the Python with PyTorch, and ldd of every bundled program; a
+#      missing library or no GPU stops the check here with one line naming it;
+#   2. benchmark (170; benchmarks/gpu_bench.py models): paper U-FNO, paper FNO, 4-D FNO LGR1,
+#      batch 1 and 8, ufno and PyTorch eager side by side (FP32 with TF32 off, then ufno TF32 and
+#      PyTorch's defaults), warm forwards, each row appended to results.md when measured;
+#   3. the shipped models through `ufno_predict --cases` on 320 cases against PyTorch on the same
+#      files at batch 8 (60; gpu_bench.py cases);
+#   4. the GPU tests once each (140 in all): test_cuda_backend, test_model_parity and
+#      test_execution_plan on one rank, the MPI tests on 2 ranks sharing the GPU;
+#   5. one profiled pass (30): UFNO_PROFILE=1 bench_model on the paper U-FNO, its per-layer
+#      table appended to results.md.
+# $OUT/summary.txt has one line a step; $OUT/results.md the tables; $OUT/gpu-run.log everything.
+# Exit status: 0 when every step passed, 1 when a test or a row failed, 2 when something was
+# left out for lack of time, 3 when the probe stopped it.
+#
+# Rehearsal on a CPU machine: DEVICE=cpu bash scripts/gpu-run.sh uses the CPU build in build/
+# (BUILD=...) instead of the bundle, the test fixtures' small models, 6 cases, and starts each
+# test program without running its cases, so every step's plumbing runs in about half a minute
+# (tests/gpu_run_rehearsal.sh, the CTest gpu_run_rehearsal).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+DEVICE=${DEVICE:-gpu}
 OUT=${OUT:-$ROOT/gpu-out}
-mkdir -p "$OUT"
+WORK=${WORK:-$ROOT/gpu-work}  # models, inputs and outputs of the benchmark: not returned
+mkdir -p "$OUT" "$WORK"
+: > "$OUT/summary.txt"
 exec > >(tee -a "$OUT/gpu-run.log") 2>&1
-say() { echo "gpu-run: $*"; echo "$*" >> "$OUT/summary.txt"; }
+T0=$SECONDS
+say() { echo "gpu-run: [$((SECONDS - T0)) s] $*"; echo "$*" >> "$OUT/summary.txt"; }
+status=0
+worse() { [ "$1" -gt "$status" ] && status=$1; }
+# Every file under $OUT at most 16 MiB: a larger one keeps its first and last 7 MiB.
+cap_files() {
+  find "$OUT" -type f -size +15M | while read -r f; do
+    { head -c 7340032 "$f"; printf '\n[... cut by gpu-run.sh ...]\n'; tail -c 7340032 "$f"; } \
+      > "$f.cut" && mv "$f.cut" "$f"
+  done
+}
+finish() {
+  say "done in $((SECONDS - T0)) s: status $status"
+  cap_files
+  exit "$status"
+}
 
-B=$ROOT/build-gpu/bundle
-if [ ! -d "$B" ]; then
-  [ -f build-gpu/bundle.tar.xz ] || { say "no build-gpu/bundle.tar.xz (carry it)"; exit 2; }
-  tar xJf build-gpu/bundle.tar.xz -C build-gpu
+if [ "$DEVICE" = cpu ]; then
+  BUILD=${BUILD:-$ROOT/build}
+  PY=${PYTHON:-/usr/bin/python3}
+  BIN_DIRS=("$BUILD/apps" "$BUILD/tests" "$BUILD/benchmarks")
+  TORCH_DEVICE=cpu THREADS=1 SMALL=(--small --repeat 2) CASES=6 BATCH=2
+  # The tests: start each program and run no case (Kokkos, MPI and the libraries start).
+  TEST_ARGS=("ufno-gpu-run rehearsal: no test case")
+  L_PROBE=30 L_BENCH=60 L_CASES=30 L_TESTS=60 L_PROFILE=20
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  say "rehearsal on the CPU: programs of $BUILD, small sizes"
+else
+  PY=${PYTHON:-python3}
+  B=$ROOT/build-gpu/bundle
+  if [ ! -d "$B" ]; then
+    [ -f build-gpu/bundle.tar.xz ] || { say "stop: no build-gpu/bundle.tar.xz (carry it)"; status=3; finish; }
+    timeout 60 tar xJf build-gpu/bundle.tar.xz -C build-gpu || { say "stop: cannot unpack the bundle"; status=3; finish; }
+  fi
+  say "bundle $(cat "$B/VERSION")"
+  BIN_DIRS=("$B/bin")
+  TORCH_DEVICE=cuda THREADS=4 SMALL=(--repeat 5) CASES=320 BATCH=8
+  TEST_ARGS=()
+  L_PROBE=30 L_BENCH=170 L_CASES=60 L_TESTS=140 L_PROFILE=30
+  # Library paths: the bundle first, then every lib/ of the pip nvidia-* packages (cuBLAS,
+  # cuFFT, cuDNN, the CUDA runtime) of the Python that holds PyTorch.
+  NV=$(timeout 20 "$PY" - <<'PY'
+import glob, os, site
+dirs = []
+for base in site.getsitepackages() + [site.getusersitepackages()]:
+    dirs += glob.glob(os.path.join(base, "nvidia", "*", "lib"))
+print(":".join(sorted(set(dirs))))
+PY
+)
+  export LD_LIBRARY_PATH="$B/lib${NV:+:$NV}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export OPAL_PREFIX="$B/usr" PATH="$B/usr/bin:$B/bin:$PATH"
+  export PMIX_MCA_mca_base_component_path="$B/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false
+  # PMIx's zlib compression plugin needs a symbol of a newer PMIx than the bundle's and fails
+  # to load at every MPI start; nothing here compresses PMIx messages, so it is left out.
+  export PMIX_MCA_pcompress=^zlib
 fi
-say "bundle $(cat "$B/VERSION")"
+export UFNO_TEST_DATA_DIR="$ROOT/tests/data" OMP_NUM_THREADS=$THREADS PYTHONPATH="$ROOT/python"
+prog() {  # the path of a program by name
+  local d
+  for d in "${BIN_DIRS[@]}"; do [ -x "$d/$1" ] && { echo "$d/$1"; return; }; done
+  echo "$1-is-missing"
+}
+PROGRAMS=(ufno_predict bench_model test_cuda_backend test_model_parity test_execution_plan
+          test_mpi_model test_mpi_fno4d test_mpi_fft4d test_mpi_node_memory)
 
-# 1. Probe.
+# 1. Probe: a missing GPU, program or library stops the check with one line naming it.
 {
-  uname -a; cat /etc/os-release 2>/dev/null | head -3; ldd --version 2>&1 | head -1
-  nvidia-smi 2>&1 | head -15; nvcc --version 2>&1 | tail -2
-  python3 - <<'PY'
+  uname -a; head -3 /etc/os-release 2>/dev/null; ldd --version 2>&1 | head -1
+  if [ "$DEVICE" = cpu ]; then echo "nvidia-smi: not run (DEVICE=cpu)"; else timeout 20 nvidia-smi; fi
+  timeout 30 "$PY" - <<'PY'
 import sys
 print("python", sys.version.split()[0])
 try:
@@ -51,68 +117,78 @@ except Exception as e:  # noqa: BLE001
     print("torch/h5py:", e)
 PY
 } > "$OUT/probe.txt" 2>&1
-say "probe: $(grep -m1 -E '^device|available' "$OUT/probe.txt")"
-
-# Library paths: the bundle first, then every lib/ of the pip nvidia-* packages (cuBLAS, cuFFT,
-# cuDNN, the CUDA runtime), found from the Python that holds PyTorch.
-NV=$(python3 - <<'PY'
-import glob, os, site, sys
-dirs = []
-for base in site.getsitepackages() + [site.getusersitepackages()]:
-    dirs += glob.glob(os.path.join(base, "nvidia", "*", "lib"))
-print(":".join(sorted(set(dirs))))
-PY
-)
-export LD_LIBRARY_PATH="$B/lib${NV:+:$NV}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export OPAL_PREFIX="$B/usr" PATH="$B/usr/bin:$B/bin:$PATH"
-export PMIX_MCA_mca_base_component_path="$B/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm_rsh_agent=false
-# PMIx's zlib compression plugin needs a symbol of a newer PMIx than the bundle's and fails to
-# load at every MPI start; nothing here compresses PMIx messages, so it is left out.
-export PMIX_MCA_pcompress=^zlib
-export UFNO_TEST_DATA_DIR="$ROOT/tests/data" OMP_NUM_THREADS=4
-for p in "$B"/bin/*; do echo "== $p"; ldd "$p"; done > "$OUT/ldd.txt" 2>&1
-missing=$(grep -c "not found" "$OUT/ldd.txt")
-say "libraries: $missing not found (ldd.txt)"
-
-# 2. Tests: the GPU build's CTest list (tests.json), relocated here by scripts/run-test-list.py
-# (no CTest needed) onto a tree of the bundled programs laid out as in the build; tests whose
-# programs are not bundled are listed as not run. Then the GPU checks by name, each timed out on
-# its own.
-status=0
-if [ -f "$B/tests.json" ]; then
-  while read -r rel; do
-    mkdir -p "$B/build/$(dirname "$rel")"
-    ln -sf "$B/bin/$(basename "$rel")" "$B/build/$rel"
-  done < "$B/layout.txt"
-  { read -r built_in; read -r source_in; read -r mpiexec_in; } < "$B/PATHS"
-  timeout 240 python3 scripts/run-test-list.py "$B/tests.json" --map "$built_in=$B/build" \
-    --map "$source_in=$ROOT" --map "${mpiexec_in:-/usr/bin/mpiexec}=$B/usr/bin/mpirun" \
-    --require-under "$B/build" --log-dir "$OUT/ctest" > "$OUT/test-list.log" 2>&1
-  say "test list: exit $? ($(tail -1 "$OUT/test-list.log"))"
+if [ "$DEVICE" != cpu ] && ! timeout 20 nvidia-smi -L > "$OUT/nvidia-smi.txt" 2>&1; then
+  say "stop: no GPU: nvidia-smi says $(head -1 "$OUT/nvidia-smi.txt")"; status=3; finish
 fi
-run_test() {  # name, seconds, command...
+: > "$OUT/ldd.txt"
+for name in "${PROGRAMS[@]}"; do
+  p=$(prog "$name")
+  [ -x "$p" ] || { say "stop: program $name is not in ${BIN_DIRS[*]}"; status=3; finish; }
+  { echo "== $p"; timeout 10 ldd "$p"; } >> "$OUT/ldd.txt" 2>&1
+done
+missing=$(awk '/^== /{p=$2} /not found/{print $1 " (needed by " p ")"; exit}' "$OUT/ldd.txt")
+if [ -n "$missing" ]; then say "stop: missing library $missing"; status=3; finish; fi
+if ! grep -q "^torch " "$OUT/probe.txt"; then
+  say "stop: no PyTorch with h5py in $PY: $(grep -m1 'torch/h5py' "$OUT/probe.txt")"; status=3; finish
+fi
+say "probe: $(grep -m1 -E '^device|^torch' "$OUT/probe.txt"); every library found (ldd.txt)"
+
+# 2-3. The benchmark and the shipped models, rows appended to results.md as they are measured.
+echo "GPU check of $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(grep -m1 '^device' "$OUT/probe.txt" || echo "$DEVICE"), $(date -u +%FT%TZ)" > "$OUT/results.md"
+bench() {  # step name, limit, gpu_bench.py arguments...
   local name=$1 limit=$2
   shift 2
-  timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+  timeout "$limit" "$PY" benchmarks/gpu_bench.py "$@" --device "$TORCH_DEVICE" --threads "$THREADS" \
+    --out "$OUT/bench" --work "$WORK" --deadline $((limit - 10)) > "$OUT/$name.log" 2>&1
   local rc=$?
-  say "test $name: exit $rc ($(grep -E 'test cases|SKIP|passed|failed' "$OUT/$name.log" | tail -1))"
-  [ "$rc" -eq 0 ] || status=1
+  say "$name: exit $rc ($(grep -c '^|' "$OUT/$name.log") rows; $name.log)"
+  cat "$OUT/bench/results.md" >> "$OUT/results.md" 2>/dev/null
+  rm -f "$OUT/bench/results.md"
+  case $rc in 0) ;; 2) worse 2 ;; *) worse 1 ;; esac
 }
-run_test test_cuda_backend 300 "$B/bin/test_cuda_backend"
-run_test test_model_parity 300 "$B/bin/test_model_parity"
-run_test test_mpi_fft4d 300 "$B/bin/test_mpi_fft4d"
-run_test test_mpi_fno4d 300 "$B/bin/test_mpi_fno4d"
-run_test test_mpi_model 300 "$B/bin/test_mpi_model"
-run_test test_execution_plan 300 "$B/bin/test_execution_plan"
-run_test test_mpi_node_memory 120 "$B/bin/test_mpi_node_memory"
-run_test test_mpi_model_np2 300 mpirun -n 2 "$B/bin/test_mpi_model"
-run_test test_mpi_fno4d_np2 300 mpirun -n 2 "$B/bin/test_mpi_fno4d"
+mkdir -p "$OUT/bench"
+bench benchmark "$L_BENCH" models --bin "$(dirname "$(prog bench_model)")" "${SMALL[@]}"
+bench cases "$L_CASES" cases --bin "$(dirname "$(prog ufno_predict)")" --cases "$CASES" --batch "$BATCH"
 
-# 3-4. Parity and benchmarks against PyTorch on the same GPU.
-PYTHONPATH=python timeout 420 python3 benchmarks/gpu_bench.py --bin "$B/bin" --out "$OUT/bench" \
-  > "$OUT/gpu_bench.log" 2>&1
-say "gpu_bench: exit $? (tables in gpu_bench.log and bench/results.md)"
-cp "$OUT/bench/results.md" "$OUT/results.md" 2>/dev/null || true
-say "done: status $status"
-exit "$status"
+# 4. The GPU tests, once each, within L_TESTS seconds in all.
+tests_end=$((SECONDS + L_TESTS))
+run_test() {  # label, limit, program, ranks
+  local label=$1 limit=$2 p ranks=$4 left=$((tests_end - SECONDS))
+  p=$(prog "$3")
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt 5 ]; then say "test $label: not run (time)"; worse 2; return; fi
+  if [ "$ranks" -gt 1 ]; then
+    timeout "$limit" mpirun -n "$ranks" --oversubscribe "$p" "${TEST_ARGS[@]}" > "$OUT/test-$label.log" 2>&1
+  else
+    timeout "$limit" "$p" "${TEST_ARGS[@]}" > "$OUT/test-$label.log" 2>&1
+  fi
+  local rc=$?
+  say "test $label: exit $rc ($(grep -E 'test cases|No test|SKIP' "$OUT/test-$label.log" | tail -1))"
+  # 77 is test_cuda_backend's "no CUDA device": a failure on a GPU machine only.
+  [ "$rc" -eq 0 ] || { [ "$rc" -eq 77 ] && [ "$DEVICE" = cpu ]; } || worse 1
+}
+run_test cuda_backend 40 test_cuda_backend 1
+run_test model_parity 40 test_model_parity 1
+run_test execution_plan 20 test_execution_plan 1
+run_test mpi_model_np2 40 test_mpi_model 2
+run_test mpi_fno4d_np2 40 test_mpi_fno4d 2
+run_test mpi_fft4d_np2 30 test_mpi_fft4d 2
+run_test mpi_node_memory_np2 20 test_mpi_node_memory 2
+
+# 5. One profiled pass: the per-layer table into results.md.
+model=$WORK/paper/ufno_paper.h5 input=$WORK/paper/input.h5
+[ -f "$model" ] && [ -f "$input" ] || { model=$ROOT/tests/data/ufno_small.h5 input=$ROOT/tests/data/ufno_small_io.h5; }
+UFNO_PROFILE=1 timeout "$L_PROFILE" "$(prog bench_model)" --model "$model" --tensor "$input" \
+  --threads "$THREADS" --repeat 2 --skip-peak > "$OUT/profile.log" 2>&1
+rc=$?
+{
+  echo
+  echo "Profile: UFNO_PROFILE=1 bench_model --repeat 2 on $(basename "$model") (exit $rc)"
+  echo
+  echo '```'
+  sed -n '/per-layer time/,$p' "$OUT/profile.log"
+  echo '```'
+} >> "$OUT/results.md"
+say "profile: exit $rc ($(grep -m1 'per-layer time' "$OUT/profile.log"))"
+[ "$rc" -eq 0 ] || worse 1
+finish
