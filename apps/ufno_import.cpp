@@ -5,10 +5,14 @@
 // a nested site file instead (docs/nested-sites.md). Exit codes: 0, 2 bad input (one line naming
 // file and keyword), 1 anything else.
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "apps/ToolMain.hpp"
+#include "core/Progress.hpp"
 #include "io/CaseWriter.hpp"
 #include "io/EclipseDeck.hpp"
 #include "io/EclipseParse.hpp"
@@ -99,9 +103,26 @@ int import_site(const std::string& deck, const std::string& out, const std::stri
   if (!targets.empty() || !like.empty())
     throw ufno::InputError(deck, "CARFIN",
                            "--targets and --like are for radial decks; a 3-D site takes neither");
-  const ufno::ImportedSite s = ufno::import_site_deck(deck, density);
+  // The output is checked first: a refused import says one line, its error, and no progress.
   ufno::check_output_path(out, ufno::deck_files(deck));
+  // Progress a level (a bar on a terminal, else a line a level), then the file's writing.
+  std::optional<ufno::Progress> progress;
+  auto t0 = std::chrono::steady_clock::now();
+  auto step = [&](int i, const std::string& what) {
+    char done[48];
+    std::snprintf(done, sizeof done, "done in %.2f s",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    progress->step(i, what, done);
+    t0 = std::chrono::steady_clock::now();
+  };
+  const ufno::ImportedSite s =
+      ufno::import_site_deck(deck, density, [&](int n, int levels, const std::string& name) {
+        if (!progress) progress.emplace("ufno_import", levels + 1, ufno::Progress::on_terminal());
+        step(n, name + " channels");
+      });
   ufno::write_nested_site(out, s.site, s.data, deck);
+  step(int(s.site.levels.size()), "site file written");
+  progress->finish();
   for (const auto& n : s.notes) std::cerr << "ufno_import: " << deck << ": " << n << "\n";
   const auto& g = s.site.global().shape;
   std::printf(

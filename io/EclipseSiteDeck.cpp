@@ -408,7 +408,8 @@ bool deck_declares_refinements(const std::string& data_file) {
   return parse_deck(data_file)->hasKeyword("CARFIN");
 }
 
-ImportedSite import_site_deck(const std::string& path, double surface_density) {
+ImportedSite import_site_deck(const std::string& path, double surface_density,
+                              const LevelDone& level_done) {
   const auto deckp = parse_deck(path);
   const Opm::Deck& deck = *deckp;
   refuse_unread_keywords(deck, path);
@@ -429,8 +430,11 @@ ImportedSite import_site_deck(const std::string& path, double surface_density) {
     axes.push_back(refined_axes(axes[l.lgr() == 1 ? 0 : n - 1], l));
     check_well_inside(path, out.site, l, axes.back());
   }
-  for (std::size_t n = 0; n < out.site.levels.size(); ++n)
+  const int levels = int(out.site.levels.size());
+  for (int n = 0; n < levels; ++n) {
     out.data.push_back(level_channels(grid, axes[n], out.site, out.site.levels[n], cond));
+    if (level_done) level_done(n, levels, out.site.levels[n].group());
+  }
   out.notes.push_back("water density " + std::to_string(cond.water_density) +
                       " kg/m3 (IAPWS-97 at RTEMP and the EQUIL datum pressure)");
   return out;

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 
+#include "core/Progress.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
@@ -118,8 +119,6 @@ void list_outputs(const BatchOptions& o, int world, int size, std::vector<std::s
   });
 }
 
-void report(bool bar, int i, int n, const std::string& case_path, const std::string& status);
-
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -130,14 +129,14 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 class CasePasses {
  public:
   CasePasses(Predictor& p, const std::vector<std::string>& cases,
-             const std::vector<std::string>& outputs, int per_pass, bool leader, bool bar,
+             const std::vector<std::string>& outputs, int per_pass, bool leader, Progress* progress,
              Counts& mine)
       : p_(p),
         cases_(cases),
         outputs_(outputs),
         per_pass_(per_pass),
         leader_(leader),
-        bar_(bar),
+        progress_(progress),
         mine_(mine) {}
 
   // Case i: skipped when done, else prepared and queued (a pass runs when it is full).
@@ -189,9 +188,9 @@ class CasePasses {
     const int i = pending_[k].index;
     const auto tc = std::chrono::steady_clock::now();
     try {
-      const Prediction p =
-          all ? case_of(*all, k)
-              : p_.run(pending_[k].prepared.input, pending_[k].prepared.times_days);
+      Prediction p = all ? case_of(*all, k)
+                         : p_.run(pending_[k].prepared.input, pending_[k].prepared.times_days);
+      p.dr = pending_[k].prepared.dr, p.dz = pending_[k].prepared.dz;
       write_prediction(outputs_[i], p_, p, cases_[i]);
       ++mine_.done;
       char buf[96];
@@ -210,32 +209,20 @@ class CasePasses {
     }
   }
 
+  // Case i's status: every group's leader reports its own cases (a bar only with one group).
   void status(int i, const std::string& s) const {
-    if (leader_) report(bar_, i, int(cases_.size()), cases_[i], s);
+    if (leader_ && progress_) progress_->step(i, cases_[i], s);
   }
 
   Predictor& p_;
   const std::vector<std::string>& cases_;
   const std::vector<std::string>& outputs_;
   int per_pass_;
-  bool leader_, bar_;
+  bool leader_;
+  Progress* progress_;
   Counts& mine_;
   std::vector<Pending> pending_;
 };
-
-// Case i of n's status: a progress bar on a terminal (one group), else one line per case.
-void report(bool bar, int i, int n, const std::string& case_path, const std::string& status) {
-  const bool failed = status.rfind("FAILED", 0) == 0;
-  if (!bar) {
-    std::fprintf(stderr, "ufno_predict: [%d/%d] %s: %s\n", i + 1, n, case_path.c_str(),
-                 status.c_str());
-    return;
-  }
-  const int w = 30, filled = (i + 1) * w / n;
-  std::fprintf(stderr, "\r[%s%s] %d/%d %s", std::string(filled, '#').c_str(),
-               std::string(w - filled, ' ').c_str(), i + 1, n, failed ? "(a case failed)" : "");
-  if (failed) std::fprintf(stderr, "\nufno_predict: %s: %s\n", case_path.c_str(), status.c_str());
-}
 
 }  // namespace
 
@@ -252,7 +239,7 @@ BatchSummary run_batch(const BatchOptions& o) {
   int grank = 0;
   MPI_Comm_rank(comm, &grank);
   const bool leader = grank == 0;
-  const bool bar = world == 0 && groups == 1 && isatty(STDERR_FILENO);
+  const bool bar = world == 0 && groups == 1 && Progress::on_terminal();
   Predictor predictor(o.models, comm, o.grid, o.exchange, o.run, o.field_heads);
   if (world == 0)
     for (const auto& note : predictor.notes()) std::cerr << "ufno_predict: note: " << note << "\n";
@@ -261,10 +248,13 @@ BatchSummary run_batch(const BatchOptions& o) {
   // As many cases a pass as asked (or the plan's default) and the GPU's free memory holds.
   const int per_pass = int(predictor.cases_that_fit(std::size_t(
       std::max(1, o.cases_per_pass > 0 ? o.cases_per_pass : default_cases_per_pass()))));
-  CasePasses passes(predictor, cases, outputs, per_pass, leader, bar, mine);
+  std::optional<Progress> progress;
+  if (leader) progress.emplace(o.tool, int(cases.size()), bar);
+  CasePasses passes(predictor, cases, outputs, per_pass, leader, progress ? &*progress : nullptr,
+                    mine);
   for (int i = group; i < int(cases.size()); i += groups) passes.add(i, comm);
   passes.flush();
-  if (bar) std::fprintf(stderr, "\n");
+  if (progress) progress->finish();
   // Totals: count each group once (its leader's numbers).
   int local[3] = {leader ? mine.done : 0, leader ? mine.skipped : 0, leader ? mine.failed : 0};
   int total[3] = {0, 0, 0};

@@ -30,6 +30,7 @@ struct BatchOptions {
   // The field-stage heads (a HeadRegistry's); without, the model files' own
   // (runtime/Predictor.hpp).
   std::optional<Heads> field_heads = std::nullopt;
+  std::string tool = "ufno_predict";  // the program its progress lines name
 };
 
 // One case a pass on the streaming plan (a CPU gains nothing from more: its kernels are

@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/Progress.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseWriter.hpp"
 #include "runtime/BatchRun.hpp"
@@ -136,6 +137,7 @@ BatchSummary predict_pending(const SweepConfig& c, const RunOptions& run, const 
                  dist::ExchangeAlgorithm::Alltoallv,
                  run};
   o.field_heads = heads.field_stage();
+  o.tool = "ufno_sweep";
   return run_batch(o);
 }
 
@@ -173,7 +175,7 @@ int run_sweep(const SweepConfig& c, const RunOptions& run) {
     write_kpi_rows(c, n, heads);
     if (c.verify_scenarios > 0 && !beside) {
       to_verify = cases_to_verify(c, n);
-      verify_with_flow(c, to_verify, std::atomic<bool>(false));
+      verify_with_flow(c, to_verify, std::atomic<bool>(false), Progress::on_terminal());
     }
     if (verifier) verifier->join();
     failed = write_kpi_table(c, scen);

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/Progress.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
 #include "screening/FlowRun.hpp"
@@ -36,19 +37,23 @@ std::vector<std::pair<std::string, ReservoirCase>> cases_to_verify(const SweepCo
 // skips scenarios that have one). A failed run leaves a .failed note with the reason instead.
 void verify_with_flow(const SweepConfig& c,
                       const std::vector<std::pair<std::string, ReservoirCase>>& todo,
-                      const std::atomic<bool>& stop) {
+                      const std::atomic<bool>& stop, bool bar) {
   const fs::path dir = fs::path(c.out) / "verify";
+  Progress progress("ufno_sweep: Flow verification", int(todo.size()), bar);
+  int index = 0;
   fs::create_directories(dir);
   FlowRunOptions fo;
   fo.flow = c.flow;
   fo.timeout_s = c.flow_timeout_s;
   for (const auto& [name, rc] : todo) {
     if (stop) return;
+    const int i = index++;
     const fs::path row = dir / (name + ".csv"), note = dir / (name + ".failed");
     try {
       const FlowRunResult r = run_flow_case(rc, (dir / name).string(), fo);
       if (!r.ok) {
         std::ofstream(note) << r.error << "\n";
+        progress.step(i, name, "FAILED: " + r.error);
         continue;
       }
       const Kpis k = compute_kpis(rc, r.sg, r.dp, rc.times_days, c.kpi);
@@ -60,8 +65,12 @@ void verify_with_flow(const SweepConfig& c,
       fs::rename(row.string() + ".tmp", row);
       fs::remove(note);
       fs::remove_all(dir / name / "run");  // the restart files are large; the deck stays
+      char done[64];
+      std::snprintf(done, sizeof done, "Flow done in %.1f s", r.wall_s);
+      progress.step(i, name, done);
     } catch (const std::exception& e) {
       std::ofstream(note) << e.what() << "\n";
+      progress.step(i, name, std::string("FAILED: ") + e.what());
     }
   }
 }

@@ -25,10 +25,11 @@ bool uncertain_scenario(const SweepConfig& c, int i);
 // and the predictions use it while the Flow runs go on.
 std::vector<std::pair<std::string, ReservoirCase>> cases_to_verify(const SweepConfig& c, int n);
 
-// Runs Flow on each, one after the other, until done or `stop` is set (checked between runs).
+// Runs Flow on each, one after the other, until done or `stop` is set (checked between runs),
+// with its progress on stderr (core/Progress.hpp): a bar when `bar`, else one line per run.
 void verify_with_flow(const SweepConfig& c,
                       const std::vector<std::pair<std::string, ReservoirCase>>& todo,
-                      const std::atomic<bool>& stop);
+                      const std::atomic<bool>& stop, bool bar = false);
 
 // Writes verification.csv, prints its summary line; returns the number of failed scenarios.
 int write_verification(const SweepConfig& c, int n);
