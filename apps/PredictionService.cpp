@@ -208,6 +208,7 @@ std::string PredictionService::new_result_id() {
   results_.push_back(buf);
   while (int(results_.size()) > opts_.keep_results) {
     fs::remove(fs::path(opts_.results_dir) / (results_.front() + ".h5"));
+    fs::remove(fs::path(opts_.results_dir) / (results_.front() + ".xmf"));  // its description
     verifiable_.erase(results_.front());
     results_.pop_front();
   }
@@ -222,7 +223,7 @@ PredictionService::CheckedCases PredictionService::checked_cases(const std::vect
       inject_fault("validate", i);
       auto c = job_case(j);
       if (!c) continue;
-      ok.warnings.push_back(out_of_training_range(*c));
+      ok.warnings.push_back(predictor_->training_warnings(*c, MPI_COMM_NULL));
       if (long low = low_permeability_cells(*c))
         ok.warnings.back().push_back(low_permeability_warning(low));
       ok.cases.push_back(std::move(*c));
@@ -295,6 +296,7 @@ void PredictionService::reply(Job& j, const ReservoirCase& c, Prediction one, in
                               const std::vector<std::string>& warnings) {
   const int nt = predictor_->spec().grid[2];
   one.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
+  one.dr = c.dr, one.dz = c.dz;  // the result's viewer description gets the case's geometry
   const std::string id = new_result_id();
   write_prediction((fs::path(opts_.results_dir) / (id + ".h5")).string(), *predictor_, one,
                    j.request.site.empty() ? sites_.front().first : j.request.site);

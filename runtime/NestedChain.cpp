@@ -4,14 +4,17 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <optional>
 
 #include "core/Backend.hpp"
+#include "core/Progress.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Fno4dModelFile.hpp"
 #include "io/NestedSite.hpp"
 #include "io/OutputFile.hpp"
+#include "io/XdmfDescription.hpp"
 #include "operators/DistributedFno4d.hpp"
 #include "operators/backend/HostMemory.hpp"
 #include "runtime/FieldNames.hpp"
@@ -151,10 +154,43 @@ void copy_coordinates(const Chain& c, const NestedLevel& l, const Span& b) {
                                        std::size_t(b.extent(2))};
   for (const char* name : {"cell_x", "cell_y", "cell_depth"}) {
     const std::string path = l.group() + "/" + name;
-    const auto v = c.site_file.read_block_double(path, start, count);
+    auto v = c.site_file.read_block_double(path, start, count);
     c.out.h5().write_block(path, shape, start, count, v.data());
     c.out.h5().write_string_attribute(path, "units", "m");
+    if (std::string(name) != "cell_depth") continue;
+    // The elevation (z up) too: viewers draw z upwards, and a depth axis would turn the site over.
+    for (double& z : v) z = -z;
+    c.out.h5().write_block(l.group() + "/cell_z", shape, start, count, v.data());
+    c.out.h5().write_string_attribute(l.group() + "/cell_z", "units", "m");
   }
+}
+
+// The viewer description (io/XdmfDescription.hpp): at each report time every level a grid whose
+// nodes are its cell centres in the site's frame (x, y, elevation), so the LGRs overlay GLOBAL,
+// with the level's predictions at those centres.
+std::vector<XdmfStep> nested_steps(const NestedSite& site) {
+  const std::size_t T = site.times_days.size();
+  std::vector<XdmfStep> steps;
+  for (std::size_t t = 0; t < T; ++t) {
+    XdmfStep s{site.times_days[t], {}};
+    for (const NestedLevel& l : site.levels) {
+      XdmfGrid g;
+      g.name = l.group();
+      g.cell_data = false;
+      g.nodes = {std::size_t(l.shape[0]), std::size_t(l.shape[1]), std::size_t(l.shape[2])};
+      const std::vector<std::size_t> n{g.nodes[0], g.nodes[1], g.nodes[2]},
+          field{T, n[0], n[1], n[2]};
+      const char* xyz[3] = {"/cell_x", "/cell_y", "/cell_z"};
+      for (int a = 0; a < 3; ++a) g.xyz[a] = XdmfSlice{l.group() + xyz[a], n, {0, 0, 0}, n, 8};
+      for (const char* v : {"dP", "SG"})
+        if (l.lgr() > 0 || std::string(v) == "dP")
+          g.fields.push_back(
+              {v, XdmfSlice{l.group() + "/" + v, field, {t, 0, 0, 0}, {1, n[0], n[1], n[2]}, 4}});
+      s.grids.push_back(std::move(g));
+    }
+    steps.push_back(std::move(s));
+  }
+  return steps;
 }
 
 // Runs one level's model; writes its block (and, with `cells`, its cell centres); returns the whole
@@ -218,10 +254,23 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
   return whole;
 }
 
-// One level after another, each level's network gone when run_level returns.
+// One level after another, each level's network gone when run_level returns; rank 0 reports
+// each level as it ends (a bar on a terminal, else a line a level).
 void run_levels(const Chain& c) {
+  int rank = 0;
+  MPI_Comm_rank(c.comm, &rank);
+  const int steps = 1 + int(c.site.wells.size()) * 2 * kNestedLgrLevels;
+  std::optional<Progress> progress;
+  if (rank == 0) progress.emplace("ufno_predict", steps, Progress::on_terminal());
+  int step = 0;
   auto level = [&](const NestedLevel& l, const std::string& variable, const Field* source) {
-    return run_level(c, l, variable, source, variable == "dP");
+    const auto t0 = Clock::now();
+    auto whole = run_level(c, l, variable, source, variable == "dP");
+    char done[48];
+    std::snprintf(done, sizeof done, "done in %.2f s", since(t0));
+    if (progress) progress->step(step, l.group() + " " + variable, done);
+    ++step;
+    return whole;
   };
   const std::optional<Field> global = level(c.site.global(), "dP", nullptr);
   for (const auto& w : c.site.wells)
@@ -261,6 +310,9 @@ NestedChainSummary run_nested_chain(const std::string& site_path, const std::str
   out->set_attribute("models", models_dir);
   out->set_attribute("producer", "ufno_predict");
   dist::collectively(comm, [&] { out->commit(); });
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) write_xdmf(out_path, nested_steps(*site));
   struct rusage u;
   getrusage(RUSAGE_SELF, &u);
   double mine = double(u.ru_maxrss) / 1024.0;  // Linux reports KiB

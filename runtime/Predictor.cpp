@@ -164,7 +164,9 @@ Prediction Predictor::run_case(const ReservoirCase& c) {
   HostArray in = encode_case(c, nt);
   // The fields were checked one by one; this catches what only their combination makes.
   dist::collectively(comm_, [&] { check_encoded(in, c.path, "encoded input"); });
-  return run(in, c.times_days.empty() ? paper_times_days(nt) : c.times_days);
+  Prediction p = run(in, c.times_days.empty() ? paper_times_days(nt) : c.times_days);
+  p.dr = c.dr, p.dz = c.dz;
+  return p;
 }
 
 Prediction Predictor::run_tensor_file(const std::string& path) {
@@ -196,13 +198,16 @@ Predictor::PreparedCase Predictor::prepare_case_file(const std::string& path) {
   // The fields were checked one by one; this catches what only their combination makes.
   dist::collectively(comm_, [&] { check_encoded(p.input, c.path, "encoded input"); });
   p.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
+  p.dr = c.dr, p.dz = c.dz;
   return p;
 }
 
 Prediction Predictor::run_case_file(const std::string& path, std::vector<std::string>* warnings) {
   PreparedCase p = prepare_case_file(path);
   if (warnings) *warnings = std::move(p.warnings);
-  return run(p.input, p.times_days);
+  Prediction out = run(p.input, p.times_days);
+  out.dr = p.dr, out.dz = p.dz;
+  return out;
 }
 
 Prediction case_of(const Prediction& p, std::size_t b) {

@@ -28,6 +28,9 @@ struct Prediction {
   std::vector<Field> fields;
   std::vector<double> times_days;
   std::size_t cases = 0;
+  // The case's radial cell widths (Y) and layer thicknesses (X), metres, whole, when it came from a
+  // case file (not an encoded tensor): the geometry of the prediction's viewer description.
+  std::vector<double> dr, dz;
 };
 
 class Predictor {
@@ -73,6 +76,7 @@ class Predictor {
     HostArray input;  // this rank's block, (1, lx, ly, T, 12)
     std::vector<double> times_days;
     std::vector<std::string> warnings;
+    std::vector<double> dr, dz;  // the case's cell sizes (Prediction's)
   };
   PreparedCase prepare_case_file(const std::string& path);
 
