@@ -21,6 +21,9 @@ PACKAGES=(
   libopenblas0-pthread
   libopm-common-dev libopm-material-dev libopm-simulators-bin python3-opm-common
   libcpp-httplib-dev chromium
+  # ParaView's Python (its XDMF reader checks the predictions' descriptions) and a virtual X
+  # server for its renderer (the docs' screenshot).
+  python3-paraview xvfb xauth
   slurmd slurmctld slurm-client munge
 )
 
