@@ -158,9 +158,9 @@ run_test() {  # label, limit, program, ranks
   [ "$left" -lt "$limit" ] && limit=$left
   if [ "$limit" -lt 5 ]; then say "test $label: not run (time)"; worse 2; return; fi
   if [ "$ranks" -gt 1 ]; then
-    timeout "$limit" mpirun -n "$ranks" --oversubscribe "$p" "${TEST_ARGS[@]}" > "$OUT/test-$label.log" 2>&1
+    timeout "$limit" mpirun -n "$ranks" --oversubscribe "$p" ${TEST_ARGS[@]+"${TEST_ARGS[@]}"} > "$OUT/test-$label.log" 2>&1
   else
-    timeout "$limit" "$p" "${TEST_ARGS[@]}" > "$OUT/test-$label.log" 2>&1
+    timeout "$limit" "$p" ${TEST_ARGS[@]+"${TEST_ARGS[@]}"} > "$OUT/test-$label.log" 2>&1
   fi
   local rc=$?
   say "test $label: exit $rc ($(grep -E 'test cases|No test|SKIP' "$OUT/test-$label.log" | tail -1))"
