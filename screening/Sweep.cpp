@@ -76,7 +76,10 @@ void write_kpi_rows(const SweepConfig& c, int n, const HeadRegistry& heads) {
     r << "\n";
     r.close();
     fs::rename(row.string() + ".tmp", row);
-    if (!keeps_fields(c, i)) fs::remove(field);
+    if (!keeps_fields(c, i)) {
+      fs::remove(field);
+      fs::remove(fs::path(field).replace_extension(".xmf"));  // its ParaView description
+    }
   }
 }
 
