@@ -4,6 +4,9 @@
 // activation this way, and the Fourier layer update the columns it computes.
 #include <array>
 #include <cstddef>
+#include <memory>
+#include <utility>
+#include <vector>
 
 #include "core/Parallel.hpp"
 #include "decomposition/ColumnRuns.hpp"
@@ -15,14 +18,23 @@ struct DeviceColumnRuns {
   Kokkos::View<long*, DeviceSpace> start;
   long length = 0;
   long columns() const { return long(start.size()) * length; }
+  // Where the device reads host memory, `start` views this table (no allocation, no copy: the
+  // streaming plan builds runs for every row group of a pass).
+  std::shared_ptr<const std::vector<long>> host_start;
 };
 
 template <std::size_t D>
 DeviceColumnRuns device_column_runs(const std::array<int, D>& e, const Box<D>& box) {
-  const ColumnRuns r = column_runs<D>(e, box);
+  ColumnRuns r = column_runs<D>(e, box);
   DeviceColumnRuns d;
   d.length = r.length;
-  d.start = device_copy_of(r.start, "column_runs.start");
+  if constexpr (kHostTensors) {
+    d.host_start = std::make_shared<const std::vector<long>>(std::move(r.start));
+    d.start = Kokkos::View<long*, DeviceSpace>(const_cast<long*>(d.host_start->data()),
+                                               d.host_start->size());
+  } else {
+    d.start = device_copy_of(r.start, "column_runs.start");
+  }
   return d;
 }
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/LayerTimer.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno::dist {
 
@@ -122,8 +123,8 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_grouped(const Rea
   LayerTimer::Scope t("  fft multi-axis transforms");
   const long nl = long(x.extent(0)) * x.extent(1);
   auto& gp = group_plans(nl);
-  Complex a = make_grid_view<D, complexf>("dfft.kt", x.extent(0), x.extent(1),
-                                          stage_[groups_[0][0]].after.box(rank_).extents(), false);
+  Complex a = temporary_grid_view<D, complexf>("dfft.kt", x.extent(0), x.extent(1),
+                                               stage_[groups_[0][0]].after.box(rank_).extents());
   if (gp[0].fwd) gp[0].fwd->execute(const_cast<float*>(x.data()), a.data());
   for (std::size_t g = 1; g < groups_.size(); ++g) {
     a = stage_[groups_[g][1] + 1].to_next->apply(a);
@@ -213,9 +214,8 @@ typename DistributedFft<D>::Complex DistributedFft<D>::transform_axis(const Comp
   }
   const Layout& to = forward ? s.after : s.before;
   const Extents from = grid_extents<D>(a);
-  Complex out =
-      make_grid_view<D, complexf>("dfft.axis", a.extent(0), a.extent(1), to.box(rank_).extents(),
-                                  /*zero=*/false);
+  Complex out = temporary_grid_view<D, complexf>("dfft.axis", a.extent(0), a.extent(1),
+                                                 to.box(rank_).extents());
   const long outer = nl * product(from, 0, axis), inner = product(from, axis + 1, D);
   if (s.pruned) {
     LayerTimer::Scope t("  fft pruned axes (gemm)");
@@ -261,8 +261,8 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward(const Real& x) {
   if (!groups_.empty()) return forward_grouped(x);
   const long nl = long(x.extent(0)) * x.extent(1);
   const Extents e = grid_extents<D>(x);
-  Complex a = make_grid_view<D, complexf>("dfft.kt", x.extent(0), x.extent(1),
-                                          stage_[D - 1].after.box(rank_).extents(), false);
+  Complex a = temporary_grid_view<D, complexf>("dfft.kt", x.extent(0), x.extent(1),
+                                               stage_[D - 1].after.box(rank_).extents());
   if (t_pruned_) {  // T: only the kept bins
     LayerTimer::Scope t("  fft pruned T (gemm)");
     t_pruned_->forward(x.data(), a.data(), nl * product(e, 0, D - 1));

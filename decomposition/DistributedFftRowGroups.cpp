@@ -12,6 +12,7 @@
 
 #include "core/LayerTimer.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 #include "decomposition/DistributedFft.hpp"
 
 namespace ufno::dist {
@@ -72,7 +73,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(con
   const long row_cells = product(e, 1, D), mid = product(e, 1, D - 1);
   const Extents ef = stage_[0].before.box(rank_).extents();  // (n_0, local kept modes)
   const long row_modes = product(ef, 1, D);
-  Complex first = make_grid_view<D, complexf>("dfft.rows", nb, nc, ef, false);
+  Complex first = temporary_grid_view<D, complexf>("dfft.rows", nb, nc, ef);
   {
     LayerTimer::Scope t("  fft pruned axes in row groups (gemm)");
     const long row_bytes =
@@ -85,11 +86,9 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(con
     for (std::size_t a = 1; a < D; ++a)
       for (const Layout* l : {&row_plan(G).before[a], &row_plan(G).after[a]})
         group_size = std::max(group_size, long(nc) * l->box(rank_).count());
-    Kokkos::View<complexf*, DeviceSpace> buf[2] = {
-        Kokkos::View<complexf*, DeviceSpace>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing, "dfft.group_a"), group_size),
-        Kokkos::View<complexf*, DeviceSpace>(
-            Kokkos::view_alloc(Kokkos::WithoutInitializing, "dfft.group_b"), group_size)};
+    using Buffer = Kokkos::View<complexf*, DeviceSpace>;
+    Buffer buf[2] = {temporary<Buffer>("dfft.group_a", group_size),
+                     temporary<Buffer>("dfft.group_b", group_size)};
     auto in_buffer = [&](int which, const Extents& e) {
       return grid_view_on<D>(buf[which].data(), 1, nc, e);
     };
@@ -117,8 +116,8 @@ typename DistributedFft<D>::Complex DistributedFft<D>::forward_in_row_groups(con
       }
   }
   LayerTimer::Scope t("  fft pruned axes (gemm)");
-  Complex out = make_grid_view<D, complexf>("dfft.spectrum", nb, nc,
-                                            spectral_layout().box(rank_).extents(), false);
+  Complex out = temporary_grid_view<D, complexf>("dfft.spectrum", nb, nc,
+                                                 spectral_layout().box(rank_).extents());
   stage_[0].pruned->forward(first.data(), out.data(), long(nb) * nc, row_modes);
   return out;
 }
@@ -133,7 +132,7 @@ typename DistributedFft<D>::Complex DistributedFft<D>::backward_first_axis(const
   LayerTimer::Scope t("  fft pruned axes (gemm)");
   const int nb = s.extent(0), nc = s.extent(1);
   const Extents ef = stage_[0].before.box(rank_).extents();
-  Complex first = make_grid_view<D, complexf>("idfft.rows", nb, nc, ef, false);
+  Complex first = temporary_grid_view<D, complexf>("idfft.rows", nb, nc, ef);
   stage_[0].pruned->backward(s.data(), first.data(), long(nb) * nc, product(ef, 1, D));
   return first;
 }
@@ -151,13 +150,13 @@ typename DistributedFft<D>::Complex DistributedFft<D>::t_modes_of_rows(const Com
   const long row_modes = product(ef, 1, D);
   const RowGroupPlan& plan = row_plan(R);
   Complex g =
-      make_grid_view<D, complexf>("idfft.group", 1, nc, plan.after[1].box(rank_).extents(), false);
+      temporary_grid_view<D, complexf>("idfft.group", 1, nc, plan.after[1].box(rank_).extents());
   copy_rows(first.data() + long(b) * nc * X * row_modes, X, r0, g.data(), R, 0, nc, R, row_modes,
             "ufno::idfft_rows_gather");
   for (std::size_t a = 1; a + 1 < D; ++a) {  // the middle axes, second to last
     const Extents ea = grid_extents<D>(g);
-    Complex next = make_grid_view<D, complexf>("idfft.group", 1, nc,
-                                               plan.before[a].box(rank_).extents(), false);
+    Complex next =
+        temporary_grid_view<D, complexf>("idfft.group", 1, nc, plan.before[a].box(rank_).extents());
     stage_[a].pruned->backward(g.data(), next.data(), long(nc) * product(ea, 0, a),
                                product(ea, a + 1, D));
     g = plan.from_next[a + 1]->apply(next);

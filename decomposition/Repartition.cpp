@@ -1,5 +1,6 @@
 #include "decomposition/Repartition.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 #include <stdexcept>
 
@@ -152,8 +153,8 @@ typename Repartition<T, D>::View Repartition<T, D>::apply(const View& in) const 
   // Nothing moves anywhere and this rank's box is unchanged: the tensor is its own result.
   if (identity_ && grid_extents<D>(in) == in_.box(rank_).extents()) return in;
   // apply() zero-fills what no source covers; everything else it writes.
-  View out = make_grid_view<D, T>("repartition.out", in.extent(0), in.extent(1),
-                                  out_.box(rank_).extents(), /*zero=*/false);
+  View out = temporary_grid_view<D, T>("repartition.out", in.extent(0), in.extent(1),
+                                       out_.box(rank_).extents());
   apply(in, out);
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno::fft {
 
@@ -66,8 +67,7 @@ void TruncatedDft::forward(const complexf* in, complexf* out, long outer, long i
   const long w = 2 * inner;  // real columns of a slice
   // A few slices at a time, so that the combine pass reads P from the cache the GEMM left it in.
   const long step = backend::cache_block_items(outer, 2L * F * w * long(sizeof(float)));
-  Kokkos::View<float*, DeviceSpace> p(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.p"),
-                                      step * 2 * F * w);
+  auto p = temporary<Kokkos::View<float*, DeviceSpace>>("tdft.p", step * 2 * F * w);
   auto class_of = class_of_;
   auto sign_of = sign_of_;
   for (long s0 = 0; s0 < outer; s0 += step) {
@@ -103,8 +103,7 @@ void TruncatedDft::backward(const complexf* in, complexf* out, long outer, long 
   // being zero), the difference multiplied by i; (2F x 2 inner) real, a few slices at a time
   // (read from the cache by the GEMM right after this pass wrote it).
   const long step = backend::cache_block_items(outer, 2L * F * w * long(sizeof(float)));
-  Kokkos::View<float*, DeviceSpace> q(Kokkos::view_alloc(Kokkos::WithoutInitializing, "tdft.q"),
-                                      step * 2 * F * w);
+  auto q = temporary<Kokkos::View<float*, DeviceSpace>>("tdft.q", step * 2 * F * w);
   auto plus_bin = plus_bin_;
   auto minus_bin = minus_bin_;
   for (long s0 = 0; s0 < outer; s0 += step) {

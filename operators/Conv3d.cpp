@@ -1,5 +1,7 @@
 #include "operators/Conv3d.hpp"
 
+#include "core/Workspace.hpp"
+
 namespace ufno {
 
 Conv3d::Conv3d(backend::ConvSpec spec, std::vector<float> weights, std::vector<float> bias,
@@ -64,8 +66,8 @@ Tensor Conv3d::forward(const Tensor& x, backend::Layout in, backend::Layout out)
   const int B = s[0], C = spec_.out_channels, X = backend::conv_output_extent(spec_, s[2], 0),
             Y = backend::conv_output_extent(spec_, s[3]),
             T = backend::conv_output_extent(spec_, s[4]);
-  Tensor y = out == backend::Layout::ChannelsFirst ? empty_tensor("conv3d.out", B, C, X, Y, T)
-                                                   : empty_tensor("conv3d.out", B, X, Y, T, C);
+  Tensor y = out == backend::Layout::ChannelsFirst ? temporary_tensor("conv3d.out", B, C, X, Y, T)
+                                                   : temporary_tensor("conv3d.out", B, X, Y, T, C);
   prim_->forward(x, y, in, out);
   return y;
 }

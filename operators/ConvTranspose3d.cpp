@@ -1,5 +1,6 @@
 #include "operators/ConvTranspose3d.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 #include <stdexcept>
 
@@ -79,7 +80,7 @@ Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
   const int B = x.extent(0), C = spec_.out_channels;
   const int n[3] = {int(x.extent(2)), int(x.extent(3)), int(x.extent(4))};
   // Parity r of channel c covers the uncropped (padding 0) result's indices 2m + r, m = 0..n.
-  Tensor parts = empty_tensor("convT.parity", B, 8 * C, n[0] + 1, n[1] + 1, n[2] + 1);
+  Tensor parts = temporary_tensor("convT.parity", B, 8 * C, n[0] + 1, n[1] + 1, n[2] + 1);
   parity_->forward(x, parts);
   const int p = spec_.padding;
   Tensor y = empty_tensor("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p,
@@ -98,7 +99,7 @@ Tensor ConvTranspose3d::parity_outputs(const Tensor& x, backend::Layout in) cons
     throw std::logic_error("ConvTranspose3d: parity outputs need kernel 4, stride 2");
   const Shape5 s = backend::logical_shape(x, in);
   Tensor parts =
-      empty_tensor("convT.parity", s[0], s[2] + 1, s[3] + 1, s[4] + 1, 8 * spec_.out_channels);
+      temporary_tensor("convT.parity", s[0], s[2] + 1, s[3] + 1, s[4] + 1, 8 * spec_.out_channels);
   parity_->forward(x, parts, in, backend::Layout::ChannelsLast);
   return parts;
 }

@@ -6,6 +6,7 @@
 
 #include "core/LayerTimer.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 #include "operators/FourierLayerUpdate.hpp"
 #include "operators/backend/HostMemory.hpp"
 
@@ -145,6 +146,9 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
     out_scale_ =
         normaliser_block(w, "output_normalizer.std", n, mine, out_t < 0 ? eps : 0.f, out_t, true);
   }
+  // The lift and the head copy the interior's column runs of every row: on the device once.
+  if (const Box4 ib = interior_in_block(); !ib.empty())
+    interior_runs_ = dist::device_column_runs<4>(padded_.box(rank_).extents(), ib);
 }
 
 // The interior of this rank's padded block, in the block's own coordinates.
@@ -180,7 +184,7 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   const int B = x.extent(0), C = spec_.in_channels, W = spec_.width;
   Real in = gather_interior(x);
   const Extents pe = padded_.box(rank_).extents();
-  Real h = make_grid_view<4>("fno4d.padded", B, W, pe, false);
+  Real h = temporary_grid_view<4>("fno4d.padded", B, W, pe);
   if (zero_outside) {
     float* p = h.data();  // zero-filled on all threads (first touch of the largest tensor)
     ufno::parallel_for(
@@ -189,16 +193,14 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   }
   const Box4 ib = interior_in_block();
   const Extents ie = ib.extents();
-  if (box_out) *box_out = make_grid_view<4>("fno4d.interior", B, W, ie, false);
+  if (box_out) *box_out = temporary_grid_view<4>("fno4d.interior", B, W, ie);
   if (ib.empty()) return h;
   const long row = long(ie[1]) * ie[2] * ie[3];  // voxels of one interior A1 row
   const int R = rows_per_step(ie[0]);
   const long step = long(R) * row;  // voxels of the rows taken at a time
-  Kokkos::View<float*, DeviceSpace> cf(Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.cf"),
-                                       long(C) * step);
-  Kokkos::View<float*, DeviceSpace> lifted(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.lifted"), long(W) * step);
-  const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(pe, ib);
+  auto cf = temporary<Kokkos::View<float*, DeviceSpace>>("fno4d.cf", long(C) * step);
+  auto lifted = temporary<Kokkos::View<float*, DeviceSpace>>("fno4d.lifted", long(W) * step);
+  const dist::DeviceColumnRuns& runs = interior_runs_;
   // Not zero-filled, the block still needs zeros in the T padding of the interior's columns
   // (the first layer's w_k reads whole columns there): rows are copied as whole columns, from a
   // buffer whose padding stays zero.
@@ -206,8 +208,8 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   columns.lo[3] = 0;
   columns.hi[3] = pe[3];
   const long ncol = long(ie[1]) * ie[2];
-  Kokkos::View<float*, DeviceSpace> whole("fno4d.whole_columns",
-                                          zero_outside ? 0 : W * R * ncol * pe[3]);
+  auto whole = zeroed_temporary<Kokkos::View<float*, DeviceSpace>>(
+      "fno4d.whole_columns", zero_outside ? 0 : W * R * ncol * pe[3]);
   const bool encode = in_mean_.size() > 0;
   auto mean = in_mean_, scale = in_scale_;
   for (int b = 0; b < B; ++b)
@@ -274,7 +276,7 @@ DistributedFno4d::Real DistributedFno4d::head(const Real& h) const {
   // the interior's one-channel output (B, 1, interior extents).
   const Box4 ib = interior_in_block();
   const int B = h.extent(0), W = spec_.width;
-  Real y = make_grid_view<4>("fno4d.head", B, 1, interiors_.box(rank_).extents(), false);
+  Real y = temporary_grid_view<4>("fno4d.head", B, 1, interiors_.box(rank_).extents());
   if (ib.empty()) return y;
   const Extents ie = ib.extents();
   const long row = long(ie[1]) * ie[2] * ie[3];
@@ -282,11 +284,13 @@ DistributedFno4d::Real DistributedFno4d::head(const Real& h) const {
   // The hidden activations a chunk at a time: cache-sized on the streaming plan, every voxel of
   // the rows at once on the whole-tensor plan.
   const long chunk = execution_plan().cache_blocked ? 8192 : long(R) * row;
-  Kokkos::View<float*, DeviceSpace> rows(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.head_rows"), long(W) * R * row);
-  const dist::DeviceColumnRuns runs = dist::device_column_runs<4>(grid_extents<4>(h), ib);
-  Kokkos::View<float*, DeviceSpace> hidden(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "fno4d.hidden"), long(spec_.hidden) * chunk);
+  auto rows = temporary<Kokkos::View<float*, DeviceSpace>>("fno4d.head_rows", long(W) * R * row);
+  if (grid_extents<4>(h) != padded_.box(rank_).extents())
+    throw std::invalid_argument("DistributedFno4d::head: the block " + shape_string(h) +
+                                " is not this rank's padded block");
+  const dist::DeviceColumnRuns& runs = interior_runs_;
+  auto hidden =
+      temporary<Kokkos::View<float*, DeviceSpace>>("fno4d.hidden", long(spec_.hidden) * chunk);
   for (int b = 0; b < B; ++b)
     for (int r = 0; r < ie[0]; r += R) {
       const int n = std::min(R, ie[0] - r);
@@ -386,6 +390,19 @@ void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x,
 }
 
 DistributedFno4d::Real DistributedFno4d::forward_raw(const Real& input) {
+  Real y = make_grid_view<4>("fno4d.out", input.extent(0), 1, unpadded_.box(rank_).extents(),
+                             /*zero=*/false);
+  forward_raw(input, y);
+  return y;
+}
+
+void DistributedFno4d::forward_raw(const Real& input, const Real& output) {
+  if (output.extent(0) != input.extent(0) || output.extent(1) != 1 ||
+      grid_extents<4>(output) != unpadded_.box(rank_).extents())
+    throw std::invalid_argument("DistributedFno4d: output " + shape_string(output) +
+                                " is not (B, 1) and this rank's block " +
+                                unpadded_.box(rank_).str());
+  Workspace::Pass pass(workspace_, shape_string(input));
   using Scope = LayerTimer::Scope;
   // The first layer's input padded (zero outside the interior unless its update writes
   // everything there anyway, as the streamed one does: it reads only the interior), and its
@@ -409,13 +426,18 @@ DistributedFno4d::Real DistributedFno4d::forward_raw(const Real& input) {
   Scope t("fc1 + fc2 + crop");
   Real y = head(x);
   x = Real();
-  return crop_->apply(y);
+  crop_->apply(y, output);
 }
 
 DistributedFno4d::Real DistributedFno4d::forward(const Real& input) {
   Real y = forward_raw(input);
   if (out_mean_.size()) normalise(y, out_mean_, out_scale_, /*encode=*/false, 0);
   return y;
+}
+
+void DistributedFno4d::forward(const Real& input, const Real& output) {
+  forward_raw(input, output);
+  if (out_mean_.size()) normalise(output, out_mean_, out_scale_, /*encode=*/false, 0);
 }
 
 }  // namespace ufno

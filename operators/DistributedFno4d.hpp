@@ -15,6 +15,7 @@
 
 #include "core/Fno4dSpec.hpp"
 #include "core/WeightSource.hpp"
+#include "core/Workspace.hpp"
 #include "decomposition/ColumnRunCopy.hpp"
 #include "decomposition/Repartition.hpp"
 #include "operators/DistributedSpectralConv.hpp"
@@ -45,6 +46,10 @@ class DistributedFno4d {
   Real forward(const Real& channels_last);
   // The network alone (no normalisers), for the parity tests.
   Real forward_raw(const Real& channels_last);
+  // The same into `output`, (B, 1, a1, a2, a3, t), which the caller owns and keeps: with it, a
+  // pass after the first over inputs of one shape makes no device allocation (core/Workspace.hpp).
+  void forward(const Real& channels_last, const Real& output);
+  void forward_raw(const Real& channels_last, const Real& output);
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
@@ -85,6 +90,8 @@ class DistributedFno4d {
   std::vector<Linear> w_;
   // This rank's blocks of the normalisers' mean and std + eps (empty when absent).
   Kokkos::View<float*, DeviceSpace> in_mean_, in_scale_, out_mean_, out_scale_;
+  dist::DeviceColumnRuns interior_runs_;  // interior_in_block()'s runs in the padded block
+  Workspace workspace_;                   // the temporaries of a pass, planned per input shape
 };
 
 }  // namespace ufno

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/Bf16.hpp"
 #include "core/LayerTimer.hpp"
 
 namespace ufno {
@@ -14,9 +15,9 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
                                    const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg,
                                    const RunOptions& options)
     : spec_(s) {
-  if (options.bf16_convolutions && !backend::conv_bf16_supported())
+  if (options.bf16 && !backend::bf16_supported())
     throw std::invalid_argument(
-        "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
+        "bf16 layers need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
   if (grid.axes() != 3 || grid.parts()[2] != 1)
     throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
   const auto np = s.padded_grid();
@@ -35,7 +36,7 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
       throw std::logic_error("DistributedNet3d: spectral layer " + id + " is not truncated");
     if (k >= s.n_fourier) {
       UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope),
-                                 options.bf16_convolutions);
+                                 options.bf16);
       if (!options.plane_conv) unet.set_plane_conv(false);
       unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts_of<3>(), alg,
                          options.plane_conv);
@@ -45,13 +46,32 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
   }
   fc1_ = Linear::load(w, ModelSpec::key("fc1"), c, s.hidden);
   fc2_ = Linear::load(w, ModelSpec::key("fc2"), s.hidden, 1);
+  if (options.bf16) {  // the GEMMs as well: fc0, every w_k, the head
+    fc0_.use_bf16();
+    for (auto& l : w_) l.use_bf16();
+    fc1_.use_bf16();
+    fc2_.use_bf16();
+  }
 }
 
 Tensor DistributedNet3d::forward_raw(const Tensor& input) {
+  Tensor y = empty_tensor("net3d.out", input.extent(0), 1, input.extent(1), input.extent(2),
+                          input.extent(3));
+  forward_raw(input, y);
+  return y;
+}
+
+void DistributedNet3d::forward_raw(const Tensor& input, const Tensor& output) {
   if (int(input.extent(4)) != spec_.in_channels)
     throw std::invalid_argument("DistributedNet3d: input has " + std::to_string(input.extent(4)) +
                                 " channels, the model expects " +
                                 std::to_string(spec_.in_channels));
+  if (output.extent(0) != input.extent(0) || output.extent(1) != 1 ||
+      output.extent(2) != input.extent(1) || output.extent(3) != input.extent(2) ||
+      output.extent(4) != input.extent(3))
+    throw std::invalid_argument("DistributedNet3d: output " + shape_string(output) +
+                                " does not match the input " + shape_string(input));
+  Workspace::Pass pass(workspace_, shape_string(input));
   using Scope = LayerTimer::Scope;
   Tensor x;
   {
@@ -69,7 +89,7 @@ Tensor DistributedNet3d::forward_raw(const Tensor& input) {
   Scope t("fc1 + fc2 + crop");
   Tensor out = pointwise_mlp(x, fc1_, Activation::ReLU, fc2_);
   x = Tensor();
-  return padding_->crop(out);
+  padding_->crop(out, output);
 }
 
 void DistributedNet3d::fourier_layer(std::size_t k, const Tensor& x) {
@@ -127,6 +147,12 @@ Tensor DistributedNet3d::forward(const Tensor& input) {
   Tensor y = forward_raw(input);
   descale_output(y, spec_);
   return y;
+}
+
+void DistributedNet3d::forward(const Tensor& input, const Tensor& output) {
+  forward_raw(input, output);
+  Tensor y = output;
+  descale_output(y, spec_);
 }
 
 }  // namespace ufno

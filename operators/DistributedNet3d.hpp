@@ -9,6 +9,7 @@
 
 #include "core/ModelSpec.hpp"
 #include "core/RunOptions.hpp"
+#include "core/Workspace.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "operators/DistributedPadding.hpp"
 #include "operators/DistributedSpectralConv.hpp"
@@ -29,6 +30,10 @@ class DistributedNet3d {
   // its block of the raw output (B, 1, lx, ly, T).
   Tensor forward_raw(const Tensor& input);
   Tensor forward(const Tensor& input);  // de-scaled to physical units
+  // The same into `output`, (B, 1, lx, ly, T), which the caller owns and keeps: with it, a pass
+  // after the first over inputs of one shape makes no device allocation (core/Workspace.hpp).
+  void forward_raw(const Tensor& input, const Tensor& output);
+  void forward(const Tensor& input, const Tensor& output);
 
   const ModelSpec& spec() const { return spec_; }
   // Block layout of the unpadded (X, Y, T) grid: which cells of input and output a rank holds.
@@ -46,6 +51,7 @@ class DistributedNet3d {
   std::vector<DistributedSpectralConv3d> conv_;
   std::vector<Linear> w_;
   std::vector<std::optional<DistributedUNet3d>> unet_;
+  Workspace workspace_;  // the temporaries of a pass, planned per input shape
 };
 
 }  // namespace ufno

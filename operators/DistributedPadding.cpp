@@ -1,5 +1,6 @@
 #include "operators/DistributedPadding.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno {
 
@@ -38,12 +39,12 @@ Tensor DistributedPadding::pad(const Tensor& in) const {
   const int B = in.extent(0), C = in.extent(4);
   const Box3 pb = padded_.box(rank_), sb = sources_.box(rank_);
   // Channel-last block -> channel-first block.
-  Tensor cf = empty_tensor("dpad.cf", B, C, in.extent(1), in.extent(2), in.extent(3));
+  Tensor cf = temporary_tensor("dpad.cf", B, C, in.extent(1), in.extent(2), in.extent(3));
   ufno::parallel_for(
       "ufno::dpad_permute", range5(cf),
       KOKKOS_LAMBDA(int b, int c, int x, int y, int t) { cf(b, c, x, y, t) = in(b, x, y, t, c); });
   Tensor s = gather_->apply(cf);
-  Tensor out = empty_tensor("dpad.out", B, C, pb.extent(0), pb.extent(1), pb.extent(2));
+  Tensor out = temporary_tensor("dpad.out", B, C, pb.extent(0), pb.extent(1), pb.extent(2));
   const int X = n_[0], Y = n_[1], T = n_[2];
   const auto plo = pb.lo, slo = sb.lo;
   ufno::parallel_for(

@@ -19,6 +19,7 @@ class DistributedPadding {
   Tensor pad(const Tensor& channel_last) const;
   // Padded channel-first block -> this rank's block of the unpadded grid.
   Tensor crop(const Tensor& padded) const { return crop_->apply(padded); }
+  void crop(const Tensor& padded, const Tensor& out) const { crop_->apply(padded, out); }
 
   const dist::PencilLayout<3>& unpadded_layout() const { return unpadded_; }
   const dist::PencilLayout<3>& padded_layout() const { return padded_; }

@@ -4,6 +4,7 @@
 
 #include "core/LayerTimer.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno {
 
@@ -69,8 +70,7 @@ typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::mix_str
     const Complex& a) const {
   const auto& owned = fft_->spectral_layout().box(rank_);
   // No initialisation: the corner parts tile the owned modes, each written once.
-  auto out =
-      make_grid_view<D, complexf>("spec.mixed", a.extent(0), out_, grid_extents<D>(a), false);
+  auto out = temporary_grid_view<D, complexf>("spec.mixed", a.extent(0), out_, grid_extents<D>(a));
   HostArray part;  // one buffer for every corner's part
   for (const CornerPart<D>& p : owned_corner_parts<D>(in_, out_, modes_, owned)) {
     const std::string name = corner_name(stream_prefix_, p.corner);

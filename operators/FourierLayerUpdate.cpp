@@ -5,6 +5,7 @@
 
 #include "core/Gemm.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 #include "decomposition/ColumnRunCopy.hpp"
 
 namespace ufno {
@@ -41,8 +42,7 @@ void update_columns(int C, const ColumnBlock& blk, UnetTerm u, long cols,
   const int T = t_inverse.length(), m = t_inverse.kept(), B = blk.cases;
   if (cols == 0 || B == 0) return;
   const long R = std::max(1L, execution_plan().cache_blocked ? std::min(chunk, cols) : cols);
-  Kokkos::View<float*, DeviceSpace> tmp(Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.tmp"),
-                                        long(B) * C * R * T);
+  auto tmp = temporary<Kokkos::View<float*, DeviceSpace>>("flu.tmp", long(B) * C * R * T);
   float* t = tmp.data();
   for (long r0 = 0; r0 < cols; r0 += R) {
     const long n = std::min(R, cols - r0) * T;  // values per channel in this group
@@ -218,11 +218,9 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   const long cols = runs.columns(), rows_in = cols > 0 ? std::max(0, in1 - in0) : 0;
   // The box's x in each of those rows, taken before anything is written (InputInside writes
   // every column first), and one row's T modes at a time.
-  Kokkos::View<float*, DeviceSpace> xin(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.inside_x"), rows_in * C * cols * T);
-  Kokkos::View<complexf*, DeviceSpace> mc(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.inside_modes"),
-      rows_in > 0 ? long(C) * cols * m : 0);
+  auto xin = temporary<Kokkos::View<float*, DeviceSpace>>("flu.inside_x", rows_in * C * cols * T);
+  auto mc = temporary<Kokkos::View<complexf*, DeviceSpace>>("flu.inside_modes",
+                                                            rows_in > 0 ? long(C) * cols * m : 0);
   const long compact = long(C) * cols * T;  // one row's box
   for (long i = 0; i < rows_in; ++i)
     dist::copy_column_runs<float>(xb + (in0 + i) * row * T, plane, T, 0, xin.data() + i * compact,
@@ -268,8 +266,7 @@ void fourier_layer_update_box_rows(const GridView<D>& x, int b, int r0,
   const dist::DeviceColumnRuns runs = dist::device_column_runs<D>(e, box);
   const long cols = runs.columns(), TI = box.extent(D - 1);
   float* xb = x.data() + long(b) * C * plane;
-  Kokkos::View<float*, DeviceSpace> xin(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "flu.box_x"), long(C) * cols * TI);
+  auto xin = temporary<Kokkos::View<float*, DeviceSpace>>("flu.box_x", long(C) * cols * TI);
   for (int i = 0; i < R; ++i) {  // box row r0 + i is x's row box.lo[0] + r0 + i
     float* xrow = xb + (box.lo[0] + r0 + i) * row * T;
     dist::copy_column_runs<float>(xrow, plane, T, box.lo[D - 1], xin.data(), runs, C, TI, true);

@@ -1,9 +1,11 @@
 #include "operators/Linear.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/Bf16.hpp"
 #include "core/Gemm.hpp"
 
 namespace ufno {
@@ -33,7 +35,8 @@ Linear Linear::load(const WeightSource& w, const std::string& prefix, int in, in
 }
 
 Tensor Linear::forward(const Tensor& x, Activation act) const {
-  Tensor y = empty_tensor("linear.out", x.extent(0), out_, x.extent(2), x.extent(3), x.extent(4));
+  Tensor y =
+      temporary_tensor("linear.out", x.extent(0), out_, x.extent(2), x.extent(3), x.extent(4));
   apply(x, y, false, act);
   return y;
 }
@@ -48,6 +51,13 @@ std::vector<float> Linear::release_bias() {
   Kokkos::deep_copy(b_, 0.f);
   has_bias_ = false;
   return b;
+}
+
+void Linear::use_bf16() {
+  if (!backend::Gemm<backend::Default>::kBf16)
+    throw std::invalid_argument("Linear: this backend has no bfloat16 products");
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_);
+  w_bf16_ = backend::to_bf16(h.data(), h.size());
 }
 
 void Linear::apply(const Tensor& x, const Tensor& y, bool accumulate, Activation act) const {
@@ -76,7 +86,11 @@ void Linear::apply_columns(const float* x, long ldx, float* y, long ldy, long co
         });
   }
   const float beta = accumulate || has_bias_ ? 1.f : 0.f;
-  backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
+  if (bf16())
+    backend::gemm_bf16(out_, int(cols), in_, w_bf16_.data(), in_, x, int(ldx), beta, y, int(ldy),
+                       act);
+  else
+    backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
 }
 
 namespace {
@@ -88,8 +102,8 @@ void mlp_columns(const float* x, float* y, std::size_t batch, long voxels, const
   // The whole-tensor plan runs each product over every voxel at once (one launch, no chunks).
   const long width =
       std::max(1L, execution_plan().cache_blocked ? std::min(chunk, voxels) : voxels);
-  Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> h(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "mlp.hidden"), first.out_channels(), width);
+  auto h = temporary<Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace>>(
+      "mlp.hidden", first.out_channels(), width);
   for (std::size_t n = 0; n < batch; ++n) {
     const float* xs = x + n * first.in_channels() * voxels;
     float* ys = y + n * second.out_channels() * voxels;
@@ -111,8 +125,8 @@ GridView<D> mlp(const GridView<D>& x, const Linear& first, Activation act, const
                                 std::to_string(second.out_channels()));
   long voxels = 1;
   for (int e : grid_extents<D>(x)) voxels *= e;
-  auto y = make_grid_view<D>("mlp.out", x.extent(0), second.out_channels(), grid_extents<D>(x),
-                             /*zero=*/false);
+  auto y =
+      temporary_grid_view<D>("mlp.out", x.extent(0), second.out_channels(), grid_extents<D>(x));
   mlp_columns(x.data(), y.data(), x.extent(0), voxels, first, act, second, chunk);
   return y;
 }

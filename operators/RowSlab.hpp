@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno {
 
@@ -22,7 +23,7 @@ inline Tensor channels_last_rows(const Tensor& x, int b, int j0, int J) {
   const int C = x.extent(1), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
   if (b < 0 || b >= int(x.extent(0)) || J < 1)
     throw std::invalid_argument("channels_last_rows: case or row count out of range");
-  Tensor out = empty_tensor("rows.channels_last", 1, J, Y, T, C);
+  Tensor out = temporary_tensor("rows.channels_last", 1, J, Y, T, C);
   const long plane = long(X) * Y * T;
   const long len = long(T) * C;  // values of one (row, y) line
   ufno::parallel_runs(

@@ -16,6 +16,7 @@
 #include "core/Parallel.hpp"
 #include "core/Tensor.hpp"
 #include "core/WeightSource.hpp"
+#include "core/Workspace.hpp"
 #include "decomposition/Box.hpp"
 
 namespace ufno {
@@ -209,7 +210,7 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
   if (int(a.extent(1)) != I || M != long(w.extent(2)))
     throw std::invalid_argument("spectral_mix: spectrum block " + shape_string(a) +
                                 " does not match the weights");
-  auto out = make_grid_view<D, complexf>("spec.mixed", B, O, grid_extents<D>(a), false);
+  auto out = temporary_grid_view<D, complexf>("spec.mixed", B, O, grid_extents<D>(a));
   const complexf* in = a.data();
   const complexf* wp = w.data();
   complexf* dst = out.data();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/LayerTimer.hpp"
+#include "core/Workspace.hpp"
 #include "operators/RowSlab.hpp"
 #include "operators/SubpixelJoin.hpp"
 
@@ -37,7 +38,7 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
 Tensor UNet3d::forward(const Tensor& x) const {
   const int B = x.extent(0), X = x.extent(2), Y = x.extent(3), T = x.extent(4);
   const int Co = p_.output.spec().out_channels;
-  Tensor out = empty_tensor("unet.out", B, Co, X, Y, T);
+  Tensor out = temporary_tensor("unet.out", B, Co, X, Y, T);
   forward_streamed(x, [&](int b, int r0, const Tensor& o) {
     const long n = long(o.extent(2)) * Y * T;  // floats of one channel's rows
     const float* src = o.data();
@@ -87,7 +88,7 @@ Tensor UNet3d::conv1_in_slabs(const Tensor& x) const {
   const int n0 = backend::conv_output_extent(s, X, 0),
             n1 = backend::conv_output_extent(s, x.extent(3)),
             n2 = backend::conv_output_extent(s, x.extent(4)), C = s.out_channels;
-  Tensor e1 = empty_tensor("unet.conv1", B, n0, n1, n2, C);
+  Tensor e1 = temporary_tensor("unet.conv1", B, n0, n1, n2, C);
   const long row = long(n1) * n2 * C;  // floats in one X row of e1
   const int slab = slab_rows(n0);
   for (int b = 0; b < B; ++b)
@@ -117,7 +118,7 @@ Tensor UNet3d::parity_rows(const Tensor& cat1, int b, int q0, int q1, ParityCarr
   const long row = long(n1) * n2 * Cc;                 // floats in one X row of cat1
   const long part_row = long(n1 + 1) * (n2 + 1) * Cp;  // floats in one parity-output row
   const float* cb = cat1.data() + long(b) * n0 * row;
-  Tensor parts = empty_tensor("unet.parity_rows", 1, q1 - q0, n1 + 1, n2 + 1, Cp);
+  Tensor parts = temporary_tensor("unet.parity_rows", 1, q1 - q0, n1 + 1, n2 + 1, Cp);
   int first = q0;  // the first parity row still to compute
   if (carry.index == q0 && q1 > q0) {
     copy_rows(carry.row.data(), parts.data(), part_row);
@@ -126,7 +127,7 @@ Tensor UNet3d::parity_rows(const Tensor& cat1, int b, int q0, int q1, ParityCarr
   if (first < q1) {
     Scope t("    top level: deconv0 parity rows");
     // Parity rows [first, q1) read cat1 rows [first - 1, q1): zero outside the grid.
-    Tensor rows = empty_tensor("unet.cat1_rows", 1, q1 - first + 1, n1, n2, Cc);
+    Tensor rows = temporary_tensor("unet.cat1_rows", 1, q1 - first + 1, n1, n2, Cc);
     float* r = rows.data();
     ufno::parallel_runs(
         "ufno::unet_rows", q1 - first + 1, row,
@@ -160,8 +161,8 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
       plane ? PaddedSlab(Cs + p_.deconv0.spec().out_channels, rows + 2, Y, T) : PaddedSlab();
   ParityCarry carry;
   if (rows < X)  // slabs share a parity row; one slab has nothing to carry
-    carry.row =
-        empty_tensor("unet.parity_carry", 1, 1, n1 + 1, n2 + 1, 8 * p_.deconv0.spec().out_channels);
+    carry.row = temporary_tensor("unet.parity_carry", 1, 1, n1 + 1, n2 + 1,
+                                 8 * p_.deconv0.spec().out_channels);
   for (int b = 0; b < B; ++b) {
     const Tensor xb(x.data() + long(b) * Cs * X * Y * T, 1, Cs, X, Y, T);
     carry.index = -1;  // nothing carried into a new case
@@ -192,7 +193,7 @@ void UNet3d::top_level_in_slabs(const Tensor& x, const Tensor& cat1, const RowSi
       }
       Scope t("    top level: output convs");
       if (plane) {
-        pending = empty_tensor("unet.out_rows", 1, Co, i1 - i0, Y, T);
+        pending = temporary_tensor("unet.out_rows", 1, Co, i1 - i0, Y, T);
         plane_output_.forward(slab, pending);
       } else {
         // The sink takes channels-first rows: oneDNN writes them so (reordering internally).

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 
 #if defined(__x86_64__)
@@ -158,7 +159,7 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
   const long cells = long(Y - 1) * Tp + T;  // from interior cell (0, 0) to (Y - 1, T - 1)
   const int blocks = int((cells + kCells - 1) / kCells);
   const long acc_row = long(blocks) * kCells;  // computed cells of one row
-  Tensor scratch = empty_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
+  Tensor scratch = temporary_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
   float* sums = scratch.data();
   ufno::host_parallel_for("ufno::plane_conv3d", long(R) * blocks, [=](const int64_t item) {
     const int r = int(item / blocks);

@@ -1,0 +1,128 @@
+#include "core/Workspace.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace ufno {
+
+namespace {
+Workspace*& current_workspace() {
+  static thread_local Workspace* ws = nullptr;
+  return ws;
+}
+// Offsets and sizes on 256-byte boundaries: what cudaMalloc gives, and a whole number of cache
+// lines and AVX-512 vectors on the host.
+constexpr std::size_t kAlign = 256;
+std::size_t aligned(std::size_t bytes) { return (bytes + kAlign - 1) / kAlign * kAlign; }
+}  // namespace
+
+namespace detail {
+bool workspace_thread_may_plan() {
+#if defined(_OPENMP)
+  return !omp_in_parallel();
+#else
+  return true;
+#endif
+}
+}  // namespace detail
+
+Workspace* Workspace::current() { return current_workspace(); }
+
+Workspace::Pass::Pass(Workspace& ws, std::string key) : uncaught_(std::uncaught_exceptions()) {
+  if (current_workspace()) return;  // nested: the running pass plans
+  ws_ = &ws;
+  ws.begin(std::move(key));
+  current_workspace() = &ws;
+}
+
+Workspace::Pass::~Pass() {
+  if (!ws_) return;
+  current_workspace() = nullptr;
+  ws_->end(std::uncaught_exceptions() == uncaught_);
+}
+
+void Workspace::begin(std::string key) {
+  key_ = std::move(key);
+  next_ = 0;
+  mode_ = plans_.count(key_) ? Mode::Warm : Mode::Planning;
+}
+
+void Workspace::end(bool completed) {
+  if (mode_ == Mode::Planning && completed) {
+    close_released(next_);
+    make_plan();
+  }
+  // A pass that left its plan is planned again next time; one that threw plans nothing.
+  if (mode_ == Mode::Diverged || (mode_ == Mode::Warm && next_ != plans_.at(key_).requests.size()))
+    plans_.erase(key_);
+  trace_.clear();
+  held_.clear();
+  mode_ = Mode::Idle;
+}
+
+void Workspace::close_released(std::size_t now) {
+  for (Traced& t : held_)
+    if (!t.released && t.held->use_count() == 1) {
+      t.released = true;
+      t.last = now;
+    }
+}
+
+bool Workspace::planned_offset(const std::string& label, std::size_t bytes, std::size_t& offset) {
+  const Plan& plan = plans_.at(key_);
+  if (next_ >= plan.requests.size() || plan.requests[next_].bytes != bytes ||
+      plan.requests[next_].label != label) {
+    mode_ = Mode::Diverged;
+    return false;
+  }
+  const Request& r = plan.requests[next_++];
+  offset = r.offset;
+  return !r.own_allocation;
+}
+
+void Workspace::make_plan() {
+  Plan plan;
+  plan.requests = trace_;
+  // Largest first, each at the lowest offset clear of every placed request it is live with.
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < held_.size(); ++i) {
+    if (held_[i].released)
+      order.push_back(i);
+    else
+      plan.requests[i].own_allocation = true;
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return trace_[a].bytes > trace_[b].bytes; });
+  std::vector<std::size_t> placed;
+  for (std::size_t i : order) {
+    std::vector<std::pair<std::size_t, std::size_t>> busy;  // [offset, end) of live neighbours
+    for (std::size_t j : placed)
+      if (held_[i].first < held_[j].last && held_[j].first < held_[i].last)
+        busy.emplace_back(plan.requests[j].offset,
+                          plan.requests[j].offset + aligned(plan.requests[j].bytes));
+    std::sort(busy.begin(), busy.end());
+    std::size_t offset = 0;
+    const std::size_t size = aligned(trace_[i].bytes);
+    for (const auto& [lo, hi] : busy) {
+      if (offset + size <= lo) break;
+      offset = std::max(offset, hi);
+    }
+    plan.requests[i].offset = offset;
+    plan.bytes = std::max(plan.bytes, offset + size);
+    placed.push_back(i);
+  }
+  // The arena serves every key's plan (one pass runs at a time): grown, never shrunk.
+  if (plan.bytes > arena_.extent(0)) {
+    arena_ = {};  // the old arena freed before the larger one is made
+    arena_ = Kokkos::View<char*, DeviceSpace>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "workspace.arena"), plan.bytes);
+  }
+  plans_[key_] = std::move(plan);
+}
+
+}  // namespace ufno

@@ -1,0 +1,261 @@
+// Allocations inside a warm forward pass, counted through Kokkos Tools' allocation callbacks (they
+// fire on the host backend as on CUDA). On a GPU each Kokkos allocation fences the device and each
+// free is a synchronising cudaFree, so a pass that allocates runs in lockstep with the host: a
+// warm pass must take every temporary from the model's workspace, planned on the first pass.
+#include <catch2/catch.hpp>
+
+#include <impl/Kokkos_Profiling.hpp>
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "core/Workspace.hpp"
+#include "io/Fno4dModelFile.hpp"
+#include "io/ModelFile.hpp"
+#include "operators/DistributedFno4d.hpp"
+#include "operators/DistributedNet3d.hpp"
+#include "support/TestUtil.hpp"
+
+using namespace ufno;
+
+namespace {
+
+// Counts Kokkos allocations, frees and deep copies (each a fence on a GPU) while it lives.
+class AllocationCount {
+ public:
+  AllocationCount() {
+    counts() = {};
+    namespace kt = Kokkos::Tools::Experimental;
+    kt::set_allocate_data_callback(
+        [](Kokkos_Profiling_SpaceHandle, const char* label, const void*, uint64_t) {
+          ++counts().allocations;
+          ++counts().by_label[label];
+        });
+    kt::set_deallocate_data_callback(
+        [](Kokkos_Profiling_SpaceHandle, const char*, const void*, uint64_t) { ++counts().frees; });
+    kt::set_begin_deep_copy_callback([](Kokkos_Profiling_SpaceHandle, const char*, const void*,
+                                        Kokkos_Profiling_SpaceHandle, const char*, const void*,
+                                        uint64_t) { ++counts().deep_copies; });
+  }
+  ~AllocationCount() {
+    namespace kt = Kokkos::Tools::Experimental;
+    kt::set_allocate_data_callback(nullptr);
+    kt::set_deallocate_data_callback(nullptr);
+    kt::set_begin_deep_copy_callback(nullptr);
+  }
+  AllocationCount(const AllocationCount&) = delete;
+  AllocationCount& operator=(const AllocationCount&) = delete;
+
+  struct Counts {
+    long allocations = 0, frees = 0, deep_copies = 0;
+    std::map<std::string, long> by_label;
+  };
+  static Counts& counts() {
+    static Counts c;
+    return c;
+  }
+  void print(const std::string& what) const {
+    const Counts& c = counts();
+    std::printf("%s: %ld allocations, %ld frees, %ld deep copies\n", what.c_str(), c.allocations,
+                c.frees, c.deep_copies);
+    for (const auto& [label, n] : c.by_label) std::printf("  %-40s %ld\n", label.c_str(), n);
+  }
+};
+
+// One model's passes: the first of each batch shape plans, the next is counted; every pass's output
+// is kept to compare (a warm pass must give the cold pass's values bit for bit, whatever shape ran
+// in between).
+struct Passes {
+  AllocationCount::Counts warm;  // inside the second pass of batch 2
+  long cold_allocations = 0;     // inside the first
+  std::vector<float> cold, warm_out, after_other_shape;
+};
+
+template <class Model, class In, class Out>
+Passes run_passes(Model& net, const std::function<In(int)>& input,
+                  const std::function<Out(int)>& output, const std::string& what) {
+  Passes p;
+  auto host = [](const Out& y) {
+    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+    return std::vector<float>(h.data(), h.data() + h.size());
+  };
+  const In x2 = input(2), x1 = input(1);
+  const Out y2 = output(2), y1 = output(1);
+  {
+    AllocationCount count;  // the counter counts: the planning pass allocates
+    net.forward(x2, y2);    // plans batch 2
+    p.cold_allocations = AllocationCount::counts().allocations;
+  }
+  p.cold = host(y2);
+  {
+    AllocationCount count;
+    net.forward(x2, y2);
+    count.print(what);
+    p.warm = AllocationCount::counts();
+  }
+  p.warm_out = host(y2);
+  net.forward(x1, y1);  // plans batch 1: the arena may grow
+  net.forward(x2, y2);
+  p.after_other_shape = host(y2);
+  return p;
+}
+
+// Two different cases per batch of 2 (the fixture's first two), so that a mix-up between cases
+// shows too.
+template <class View>
+View fixture_input(const HostArray& in, int batch, int grid_rank) {
+  const std::size_t case_size = in.data.size() / in.shape[0];
+  View x;
+  if constexpr (View::rank == 5)
+    x = View("in", batch, in.shape[1], in.shape[2], in.shape[3], in.shape[4]);
+  else
+    x = View("in", batch, in.shape[1], in.shape[2], in.shape[3], in.shape[4], in.shape[5]);
+  (void)grid_rank;
+  auto h = Kokkos::create_mirror_view(x);
+  for (int b = 0; b < batch; ++b) {
+    const std::size_t c = std::size_t(b) % std::size_t(in.shape[0]);
+    std::copy(in.data.begin() + c * case_size, in.data.begin() + (c + 1) * case_size,
+              h.data() + b * case_size);
+  }
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+Passes net3d_passes(PlanKind plan, const std::string& model_name, const std::string& io_name) {
+  ScopedExecutionPlan use(plan);
+  ModelFile mf(test::data_path(model_name));
+  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+  DistributedNet3d net(mf.spec(), mf, grid);
+  auto io = test::read_all(test::data_path(io_name));
+  const HostArray& in = io.arrays.at("input");  // (B, X, Y, T, C)
+  return run_passes<DistributedNet3d, Tensor, Tensor>(
+      net, [&](int b) { return fixture_input<Tensor>(in, b, 3); },
+      [&](int b) { return Tensor("out", b, 1, in.shape[1], in.shape[2], in.shape[3]); },
+      model_name + ", " + plan_name(plan) + " plan");
+}
+
+Passes fno4d_passes(PlanKind plan) {
+  ScopedExecutionPlan use(plan);
+  Fno4dModelFile mf(test::data_path("fno4d_norm_small.h5"));
+  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1, 1});
+  DistributedFno4d net(mf.spec(), mf, grid);
+  auto io = test::read_all(test::data_path("fno4d_norm_small_io.h5"));
+  const HostArray& in = io.arrays.at("input");  // (B, a1, a2, a3, t, C)
+  using Real = DistributedFno4d::Real;
+  return run_passes<DistributedFno4d, Real, Real>(
+      net, [&](int b) { return fixture_input<Real>(in, b, 4); },
+      [&](int b) { return make_grid_view<4>("out", b, 1, net.layout().box(0).extents()); },
+      std::string("fno4d_norm_small.h5, ") + plan_name(plan) + " plan");
+}
+
+void check(const Passes& p) {
+  CHECK(p.cold_allocations > 0);
+  CHECK(p.warm.allocations == 0);
+  CHECK(p.warm.frees == 0);
+  CHECK(p.warm.deep_copies == 0);
+  CHECK(p.warm_out == p.cold);
+  CHECK(p.after_other_shape == p.cold);
+}
+
+}  // namespace
+
+TEST_CASE("a warm U-FNO pass allocates nothing and gives the cold pass's values", "[workspace]") {
+  for (PlanKind plan : {PlanKind::WholeTensor, PlanKind::Streaming})
+    check(net3d_passes(plan, "ufno_small.h5", "ufno_small_io.h5"));
+}
+
+TEST_CASE("a warm FNO pass allocates nothing and gives the cold pass's values", "[workspace]") {
+  for (PlanKind plan : {PlanKind::WholeTensor, PlanKind::Streaming})
+    check(net3d_passes(plan, "fno_small.h5", "fno_small_io.h5"));
+}
+
+TEST_CASE("a warm 4-D FNO pass allocates nothing and gives the cold pass's values", "[workspace]") {
+  for (PlanKind plan : {PlanKind::WholeTensor, PlanKind::Streaming}) check(fno4d_passes(plan));
+}
+
+// The workspace itself, on plain views.
+namespace {
+using Floats = Kokkos::View<float*, DeviceSpace>;
+
+float value_at(const Floats& v, std::size_t i) {
+  float x = 0;
+  Kokkos::deep_copy(x, Kokkos::subview(v, i));
+  return x;
+}
+
+struct Pointers {
+  const float *a = nullptr, *b = nullptr, *c = nullptr;
+  Floats result;
+};
+
+// a and b live together; a is released before c is taken; the result outlives the pass.
+Pointers three_temporaries(Workspace& ws, int n) {
+  Workspace::Pass pass(ws, "n=" + std::to_string(n));
+  Pointers p;
+  Floats b = temporary<Floats>("b", n);
+  {
+    Floats a = temporary<Floats>("a", n);
+    Kokkos::deep_copy(a, 1.f);
+    Kokkos::deep_copy(b, 2.f);
+    p.a = a.data();
+  }
+  Floats c = temporary<Floats>("c", n);
+  Kokkos::deep_copy(c, 3.f);
+  p.b = b.data();
+  p.c = c.data();
+  p.result = temporary<Floats>("result", n);
+  Kokkos::deep_copy(p.result, value_at(b, n - 1) + value_at(c, 0));  // b must still hold 2
+  return p;
+}
+}  // namespace
+
+TEST_CASE("the workspace: live temporaries apart, released memory reused, results kept",
+          "[workspace]") {
+  Workspace ws;
+  const Pointers cold = three_temporaries(ws, 1000);
+  CHECK(!ws.in_arena(cold.a));          // the planning pass allocates
+  CHECK(ws.arena_bytes() == 2 * 4096);  // a or c, and b: 4000 bytes each on 256-byte bounds
+  const Pointers warm = three_temporaries(ws, 1000);
+  CHECK(ws.in_arena(warm.a));
+  CHECK(ws.in_arena(warm.b));
+  CHECK(warm.a != warm.b);
+  CHECK(warm.c != warm.b);
+  CHECK(warm.c == warm.a);                  // a's memory, free once a was released
+  CHECK(!ws.in_arena(warm.result.data()));  // held after the pass: its own allocation
+  CHECK(value_at(warm.result, 0) == 5.f);
+  CHECK(value_at(cold.result, 0) == 5.f);  // the first pass's result untouched by the second
+}
+
+TEST_CASE("the workspace: a pass that leaves its plan allocates, and the next one plans again",
+          "[workspace]") {
+  Workspace ws;
+  auto pass = [&](int n, bool differ) {
+    Workspace::Pass p(ws, "one key");
+    Floats a = temporary<Floats>("a", n);
+    Floats b = temporary<Floats>(differ ? "other" : "b", n);
+    Kokkos::deep_copy(a, 1.f);
+    Kokkos::deep_copy(b, 2.f);
+    return std::make_pair(ws.in_arena(b.data()), value_at(a, 0) + value_at(b, 0));
+  };
+  CHECK(pass(100, false) == std::make_pair(false, 3.f));  // plans
+  CHECK(pass(100, false) == std::make_pair(true, 3.f));   // warm
+  CHECK(pass(100, true) == std::make_pair(false, 3.f));   // leaves the plan at b
+  CHECK(ws.planned_keys() == 0);
+  CHECK(pass(100, false) == std::make_pair(false, 3.f));  // plans again
+  CHECK(pass(100, false) == std::make_pair(true, 3.f));
+  // Outside a pass, and in a nested one, nothing changes.
+  Floats outside = temporary<Floats>("outside", 10);
+  CHECK(!ws.in_arena(outside.data()));
+  {
+    Workspace::Pass outer(ws, "one key");
+    Workspace other;
+    Workspace::Pass inner(other, "nested");
+    CHECK(Workspace::current() == &ws);
+    Floats a = temporary<Floats>("a", 100);
+    CHECK(ws.in_arena(a.data()));
+  }
+  CHECK(Workspace::current() == nullptr);
+}
