@@ -17,7 +17,6 @@
 #include "io/ModelAttributes.hpp"
 #include "io/NestedSite.hpp"
 #include "io/OutputPath.hpp"
-#include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/Threads.hpp"
 #include "runtime/BatchRun.hpp"
 #include "runtime/DefaultModels.hpp"
@@ -88,9 +87,10 @@ void add_options(CLI::App& app, Options& o) {
                  "execution plan: streaming (cache-blocked, the CPU's default) or whole-tensor "
                  "(the GPU's default); both compute the same values (or UFNO_PLAN)")
       ->check(CLI::IsMember({"streaming", "whole-tensor"}));
-  app.add_flag("--bf16-convolutions", o.bf16,
-               "U-Net convolutions in bfloat16 (faster on CPUs with AVX512_BF16, less accurate; "
-               "see benchmarks/README.md)");
+  app.add_flag("--bf16,--bf16-convolutions", o.bf16,
+               "U-FNO / FNO: U-Net convolutions and GEMMs in bfloat16 with float32 sums (CPUs "
+               "with AVX512_BF16 or AMX; faster, less accurate: benchmarks/README.md; or "
+               "UFNO_BF16=1)");
 }
 
 // The checks that need more than one option or the models; an error line (rank 0) and false
@@ -141,8 +141,6 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
       ufno::check_output_path(o.out, inputs);
     });
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(o.threads); });
-  if (o.bf16 && !ufno::backend::conv_bf16_supported())
-    return refuse("--bf16-convolutions: this CPU has neither AVX512_BF16 nor AMX-BF16");
   return true;
 }
 
@@ -261,6 +259,12 @@ int run(int argc, char** argv, int rank, int size) {
   int fno4d_models = 0;
   if (!check_options(o, rank, fno4d_models)) return 2;
   const ufno::RunOptions run = process_options(o, rank, size);
+  if (run.bf16 && (o.nested || fno4d_models > 0)) {
+    if (rank == 0)
+      std::cerr << "ufno_predict: error: " << (o.bf16 ? "--bf16" : "UFNO_BF16")
+                << ": 4-D FNO models (FNO4D, the nested chain) run in float32 only\n";
+    return 2;
+  }
   if (!o.cases.empty()) return predict_batch(o, run, rank);
   if (o.nested) return predict_nested(o, rank, size);
   if (fno4d_models == 1) return predict_fno4d(o, rank, size);

@@ -216,6 +216,7 @@ struct ServerFlags {
   std::string host = "127.0.0.1", web_root = std::string(UFNO_SOURCE_DIR) + "/web", results;
   int port = 8080, threads = 0, http_threads = 32;
   double max_upload_mb = 16;
+  bool bf16 = false;
 };
 
 void add_options(CLI::App& app, ServerFlags& f, ufno::ServiceOptions& o) {
@@ -240,6 +241,9 @@ void add_options(CLI::App& app, ServerFlags& f, ufno::ServiceOptions& o) {
                  "compute threads (default: the CPUs this process may use)");
   app.add_option("--http-threads", f.http_threads, "threads accepting requests")
       ->check(CLI::Range(2, 1024));
+  app.add_flag("--bf16", f.bf16,
+               "U-Net convolutions and GEMMs in bfloat16 (CPUs with AVX512_BF16 or AMX; as "
+               "ufno_predict --bf16; or UFNO_BF16=1)");
 }
 
 // The HTTP server's threads, limits, socket options and page.
@@ -287,7 +291,7 @@ int run(int argc, char** argv) {
   o.results_dir = results;
   if (threads == 0) threads = ufno::default_threads_for_rank(1).threads;
   ufno::check_thread_count(threads);
-  o.run = ufno::run_options_from_environment(threads, false);
+  o.run = ufno::run_options_from_environment(threads, flags.bf16);
   ufno::apply_process_options(o.run);
   if (!fs::is_directory(flags.web_root))
     throw ufno::InputError(flags.web_root, "--web-root", "is not a directory");

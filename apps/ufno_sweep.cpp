@@ -126,10 +126,13 @@ int run(int argc, char** argv, int rank, int size) {
   const ufno::ThreadChoice auto_threads =
       ufno::default_threads_for_rank(ufno::ranks_on_this_node(MPI_COMM_WORLD));
   int threads = 0;
-  bool no_report = false;
+  bool no_report = false, bf16 = false;
   app.add_option("--config", config, "sweep configuration (JSON)")->required();
   auto* opt_threads =
       app.add_option("--threads", threads, "threads per rank (default: as ufno_predict)");
+  app.add_flag("--bf16", bf16,
+               "U-Net convolutions and GEMMs in bfloat16 (CPUs with AVX512_BF16 or AMX; as "
+               "ufno_predict --bf16; or UFNO_BF16=1)");
   app.add_flag("--no-report", no_report,
                "do not write report.html (the screening report, docs/sweeps.md)");
   try {
@@ -142,7 +145,7 @@ int run(int argc, char** argv, int rank, int size) {
   }
   if (!opt_threads->count()) threads = auto_threads.threads;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(threads); });
-  const ufno::RunOptions run = ufno::run_options_from_environment(threads, false);
+  const ufno::RunOptions run = ufno::run_options_from_environment(threads, bf16);
   ufno::apply_process_options(run);
   ufno::SweepConfig c;
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { c = ufno::read_sweep_config(config); });

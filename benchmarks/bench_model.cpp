@@ -138,7 +138,8 @@ int bench(int argc, char** argv, int rank, int size) {
   app.add_option("--repeat", repeat, "timed runs; with more than one, a warm-up run precedes them");
   app.add_option("--grid", grid_spec, "process grid under mpiexec");
   app.add_flag("--skip-peak", skip_peak, "do not measure the float32 peak (about 0.6 s)");
-  app.add_flag("--bf16-convolutions", bf16, "U-Net convolutions in bfloat16");
+  app.add_flag("--bf16,--bf16-convolutions", bf16,
+               "U-Net convolutions and GEMMs in bfloat16 (or UFNO_BF16=1)");
   app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
   CLI11_PARSE(app, argc, argv);
   const ufno::RunOptions opts = ufno::run_options_from_environment(threads, bf16);

@@ -20,7 +20,7 @@ namespace ufno {
 class UNet3d {
  public:
   UNet3d() = default;
-  // bf16: the convolutions in bfloat16 (RunOptions::bf16_convolutions; then the output
+  // bf16: the convolutions in bfloat16 (RunOptions::bf16; then the output
   // convolution stays with oneDNN, whose bf16 kernel is faster than PlaneConv3d in float32).
   static UNet3d load(const WeightSource& w, const std::string& prefix, int channels, double eps,
                      float slope, bool bf16 = false);

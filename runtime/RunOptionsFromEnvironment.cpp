@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/Bf16.hpp"
+#include "core/Gemm.hpp"
 #include "core/InputError.hpp"
 #include "core/LayerTimer.hpp"
 #include "core/Tf32.hpp"
@@ -28,10 +30,21 @@ bool env_switch(const char* name, bool unset) {
 }
 }  // namespace
 
-RunOptions run_options_from_environment(int threads, bool bf16_convolutions) {
+RunOptions run_options_from_environment(int threads, bool bf16) {
   RunOptions o;
   o.threads = threads;
-  o.bf16_convolutions = bf16_convolutions;
+  o.bf16 = env_switch("UFNO_BF16", false) || bf16;
+  if (o.bf16) {
+    const char* name = bf16 ? "--bf16" : "UFNO_BF16";
+    if (!backend::Gemm<backend::Default>::kBf16)
+      throw InputError(name, "",
+                       "bfloat16 is a CPU option; this build runs the models on a GPU (its "
+                       "faster mode is --tf32)");
+    if (!backend::bf16_supported())
+      throw InputError(name, "",
+                       "this CPU has neither AVX512_BF16 nor AMX-BF16, which bfloat16 needs; run "
+                       "without it");
+  }
   o.plane_conv = env_switch("UFNO_PLANE_CONV", true);
   o.fftw_wisdom = env("UFNO_FFTW_WISDOM");
   o.profile = env_switch("UFNO_PROFILE", false);

@@ -2,6 +2,7 @@
 // direct loops.
 #include <catch2/catch.hpp>
 
+#include "core/Bf16.hpp"
 #include "operators/Conv3d.hpp"
 #include "operators/ConvTranspose3d.hpp"
 #include "support/Naive.hpp"
@@ -161,7 +162,7 @@ TEST_CASE("Conv3d reads and writes channels-last tensors", "[conv]") {
 }
 
 TEST_CASE("bf16 convolutions stay within bf16 rounding of float32", "[conv][bf16]") {
-  if (!backend::conv_bf16_supported()) {
+  if (!backend::bf16_supported()) {
     WARN(
         "this CPU has no AVX512_BF16 / AMX-BF16: the bf16 path is not tested here "
         "(CTest shows bf16_numerics_tested skipped)");

@@ -22,7 +22,7 @@ struct ConvSpec {
   // (UNet3d's top level), while Y and T keep `padding`.
   int padding_x = -1;
   // Inputs and weights rounded to bfloat16 (8-bit mantissa), float32 accumulation and output:
-  // about 1.2-1.3x faster on CPUs with AVX512_BF16 or AMX (RunOptions::bf16_convolutions).
+  // about 1.2-1.3x faster on CPUs with AVX512_BF16 or AMX (RunOptions::bf16, core/Bf16.hpp).
   bool bf16 = false;
 };
 
@@ -91,8 +91,5 @@ inline std::unique_ptr<ConvPrimitive> make_conv_primitive(const ConvSpec& spec,
 }
 
 void set_conv_threads(int n);
-
-// Whether this CPU runs bf16 convolutions (ConvSpec::bf16): AVX512_BF16 or AMX-BF16.
-bool conv_bf16_supported();
 
 }  // namespace ufno::backend

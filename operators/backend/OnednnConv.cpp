@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "core/Bf16.hpp"
 #include "core/LaunchLog.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 
@@ -34,7 +35,7 @@ class OnednnConv final : public ConvPrimitive {
       throw std::invalid_argument("conv: weight size does not match the spec");
     if (s.has_bias && b_.size() != std::size_t(s.out_channels))
       throw std::invalid_argument("conv: bias size does not match the spec");
-    if (s.bf16 && !conv_bf16_supported())
+    if (s.bf16 && !bf16_supported())
       throw std::invalid_argument(
           "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
   }
@@ -161,9 +162,5 @@ std::unique_ptr<ConvPrimitive> ConvPrimitives<Host>::make(const ConvSpec& spec,
 }
 
 void set_conv_threads(int n) { omp_set_num_threads(n < 1 ? 1 : n); }
-
-bool conv_bf16_supported() {
-  return __builtin_cpu_supports("avx512bf16") || __builtin_cpu_supports("amx-bf16");
-}
 
 }  // namespace ufno::backend
