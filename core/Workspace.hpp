@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/Parallel.hpp"
 #include "core/Tensor.hpp"
 
 namespace ufno {
@@ -146,15 +147,23 @@ View temporary(const std::string& label, N... n) {
   return View(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::size_t(n)...);
 }
 
-// The same, zero-filled by one kernel on the execution space (a deep_copy would fence).
+// Zeros over a contiguous view by one kernel on the execution space: a deep_copy of a scalar
+// would fence the device.
+template <class View>
+void zero_fill(const View& v) {
+  using T = typename View::non_const_value_type;
+  T* p = v.data();
+  if (v.span() > 0)
+    ufno::parallel_for(
+        "ufno::zero_fill", Kokkos::RangePolicy<ExecSpace>(0, v.span()),
+        KOKKOS_LAMBDA(const std::size_t i) { p[i] = T(0); });
+}
+
+// A temporary, zero-filled.
 template <class View, class... N>
 View zeroed_temporary(const std::string& label, N... n) {
   View v = temporary<View>(label, n...);
-  using T = typename View::non_const_value_type;
-  T* p = v.data();
-  Kokkos::parallel_for(
-      "workspace.zero", Kokkos::RangePolicy<ExecSpace>(0, v.span()),
-      KOKKOS_LAMBDA(std::size_t i) { p[i] = T(0); });
+  zero_fill(v);
   return v;
 }
 

@@ -167,7 +167,7 @@ void Repartition<T, D>::apply(const View& in, const View& out) const {
     throw std::invalid_argument("Repartition: local tensors do not match the boxes " + bi.str() +
                                 " -> " + bo.str());
   const long nl = long(in.extent(0)) * in.extent(1);
-  if (needs_zero_fill_) Kokkos::deep_copy(out, T());
+  if (needs_zero_fill_) zero_fill(out);
   if (!self_.empty())
     copy_cells(in.data(), block_walk(bi, self_), out.data(), block_walk(bo, self_), nl, self_,
                "ufno::repartition_copy");
@@ -178,8 +178,10 @@ void Repartition<T, D>::apply(const View& in, const View& out) const {
 template <class T, std::size_t D>
 void Repartition<T, D>::exchange(const View& in, const View& out, long nl) const {
   const Box<D>&bi = in_.box(rank_), &bo = out_.box(rank_);
-  Kokkos::View<T*, DeviceSpace> sbuf("repartition.send", nl * send_cells_);
-  Kokkos::View<T*, DeviceSpace> rbuf("repartition.recv", nl * recv_cells_);
+  // Packed in full by the sends' overlaps and received in full: no zero-fill.
+  using Buffer = Kokkos::View<T*, DeviceSpace>;
+  Buffer sbuf = temporary<Buffer>("repartition.send", nl * send_cells_);
+  Buffer rbuf = temporary<Buffer>("repartition.recv", nl * recv_cells_);
   for (const Peer& p : sends_)
     copy_cells(in.data(), block_walk(bi, p.overlap), sbuf.data(),
                packed_walk(nl * p.offset, p.overlap), nl, p.overlap, "ufno::repartition_pack");

@@ -83,8 +83,8 @@ Tensor ConvTranspose3d::forward_subpixel(const Tensor& x) const {
   Tensor parts = temporary_tensor("convT.parity", B, 8 * C, n[0] + 1, n[1] + 1, n[2] + 1);
   parity_->forward(x, parts);
   const int p = spec_.padding;
-  Tensor y = empty_tensor("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p,
-                          2 * n[2] + 2 - 2 * p);
+  Tensor y = temporary_tensor("convT3d.out", B, C, 2 * n[0] + 2 - 2 * p, 2 * n[1] + 2 - 2 * p,
+                              2 * n[2] + 2 - 2 * p);
   ufno::parallel_for(
       "ufno::convT_interleave", range5(y), KOKKOS_LAMBDA(int b, int c, int i, int j, int k) {
         const int u = i + p, v = j + p, w = k + p;  // index in the uncropped result
@@ -114,10 +114,10 @@ void ConvTranspose3d::parity_outputs_of_rows_into(const Tensor& x_rows, const Te
 
 Tensor ConvTranspose3d::forward(const Tensor& x) const {
   if (subpixel()) return forward_subpixel(x);
-  Tensor y = empty_tensor("convT3d.out", x.extent(0), spec_.out_channels,
-                          backend::conv_output_extent(spec_, x.extent(2)),
-                          backend::conv_output_extent(spec_, x.extent(3)),
-                          backend::conv_output_extent(spec_, x.extent(4)));
+  Tensor y = temporary_tensor("convT3d.out", x.extent(0), spec_.out_channels,
+                              backend::conv_output_extent(spec_, x.extent(2)),
+                              backend::conv_output_extent(spec_, x.extent(3)),
+                              backend::conv_output_extent(spec_, x.extent(4)));
   prim_->forward(x, y);
   return y;
 }

@@ -1,5 +1,6 @@
 #include "operators/DistributedConv3d.hpp"
 #include "core/Parallel.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno {
 
@@ -21,7 +22,8 @@ dist::ConvGeometry geometry(const backend::ConvSpec& s) {
   return {s.kernel, s.stride, s.padding, s.transposed};
 }
 Tensor empty_block(const Tensor& x, int channels, const dist::Box3& b) {
-  return empty_tensor("dconv.out", x.extent(0), channels, b.extent(0), b.extent(1), b.extent(2));
+  return temporary_tensor("dconv.out", x.extent(0), channels, b.extent(0), b.extent(1),
+                          b.extent(2));
 }
 }  // namespace
 

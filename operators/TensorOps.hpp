@@ -6,6 +6,7 @@
 #include "core/Activation.hpp"
 #include "core/Parallel.hpp"
 #include "core/Tensor.hpp"
+#include "core/Workspace.hpp"
 
 namespace ufno {
 
@@ -14,7 +15,7 @@ inline Tensor concat_channels(const Tensor& a, const Tensor& b) {
   const Shape5 sa = shape_of(a), sb = shape_of(b);
   if (sa[0] != sb[0] || sa[2] != sb[2] || sa[3] != sb[3] || sa[4] != sb[4])
     throw std::invalid_argument("concat_channels: " + to_string(sa) + " vs " + to_string(sb));
-  Tensor out = empty_tensor("concat", sa[0], sa[1] + sb[1], sa[2], sa[3], sa[4]);
+  Tensor out = temporary_tensor("concat", sa[0], sa[1] + sb[1], sa[2], sa[3], sa[4]);
   const int ca = sa[1];
   ufno::parallel_for(
       "ufno::concat", range5(out), KOKKOS_LAMBDA(int n, int c, int x, int y, int t) {

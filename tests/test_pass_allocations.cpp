@@ -17,6 +17,7 @@
 #include "io/ModelFile.hpp"
 #include "operators/DistributedFno4d.hpp"
 #include "operators/DistributedNet3d.hpp"
+#include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
 
 using namespace ufno;
@@ -103,52 +104,78 @@ Passes run_passes(Model& net, const std::function<In(int)>& input,
   return p;
 }
 
-// Two different cases per batch of 2 (the fixture's first two), so that a mix-up between cases
-// shows too.
-template <class View>
-View fixture_input(const HostArray& in, int batch, int grid_rank) {
+// The fixture's input with `batch` cases (its cases in turn, so that a mix-up between cases shows),
+// as a host array of the same layout.
+HostArray batch_of(const HostArray& in, int batch) {
   const std::size_t case_size = in.data.size() / in.shape[0];
-  View x;
-  if constexpr (View::rank == 5)
-    x = View("in", batch, in.shape[1], in.shape[2], in.shape[3], in.shape[4]);
-  else
-    x = View("in", batch, in.shape[1], in.shape[2], in.shape[3], in.shape[4], in.shape[5]);
-  (void)grid_rank;
-  auto h = Kokkos::create_mirror_view(x);
+  HostArray out = in;
+  out.shape[0] = batch;
+  out.data.clear();
   for (int b = 0; b < batch; ++b) {
     const std::size_t c = std::size_t(b) % std::size_t(in.shape[0]);
-    std::copy(in.data.begin() + c * case_size, in.data.begin() + (c + 1) * case_size,
-              h.data() + b * case_size);
+    out.data.insert(out.data.end(), in.data.begin() + c * case_size,
+                    in.data.begin() + (c + 1) * case_size);
   }
-  Kokkos::deep_copy(x, h);
-  return x;
+  return out;
 }
 
+// The models on every rank of the test's communicator (a 1 x 1 grid on one rank): each rank
+// counts its own allocations.
 Passes net3d_passes(PlanKind plan, const std::string& model_name, const std::string& io_name) {
   ScopedExecutionPlan use(plan);
   ModelFile mf(test::data_path(model_name));
-  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+  dist::ProcessGrid grid(MPI_COMM_WORLD, test::grids_2d(test::mpi_size()).back());
   DistributedNet3d net(mf.spec(), mf, grid);
   auto io = test::read_all(test::data_path(io_name));
   const HostArray& in = io.arrays.at("input");  // (B, X, Y, T, C)
+  const dist::Box3 box = net.input_layout().box(grid.rank());
   return run_passes<DistributedNet3d, Tensor, Tensor>(
-      net, [&](int b) { return fixture_input<Tensor>(in, b, 3); },
-      [&](int b) { return Tensor("out", b, 1, in.shape[1], in.shape[2], in.shape[3]); },
-      model_name + ", " + plan_name(plan) + " plan");
+      net,
+      [&](int b) {
+        const HostArray x = batch_of(in, b);
+        return test::block_of(test::to_device(x.data, {b, int(in.shape[1]), int(in.shape[2]),
+                                                       int(in.shape[3]), int(in.shape[4])}),
+                              box, /*channel_last=*/true);
+      },
+      [&](int b) { return Tensor("out", b, 1, box.extent(0), box.extent(1), box.extent(2)); },
+      model_name + ", " + plan_name(plan) + " plan, grid " + grid.str());
+}
+
+// This rank's block `b` of a channels-last (B, A1, A2, A3, T, C) array.
+GridView<4> fno4d_input_block(const HostArray& in, const dist::Box4& b) {
+  const int B = in.shape[0], C = in.shape[5];
+  auto v = make_grid_view<4>("in", B, b.extent(0), {b.extent(1), b.extent(2), b.extent(3), C});
+  auto h = Kokkos::create_mirror_view(v);
+  std::size_t f = 0;
+  for (int n = 0; n < B; ++n)
+    for (int i = b.lo[0]; i < b.hi[0]; ++i)
+      for (int j = b.lo[1]; j < b.hi[1]; ++j)
+        for (int k = b.lo[2]; k < b.hi[2]; ++k)
+          for (int t = b.lo[3]; t < b.hi[3]; ++t)
+            for (int c = 0; c < C; ++c) {
+              const std::size_t cell =
+                  (((std::size_t(n) * in.shape[1] + i) * in.shape[2] + j) * in.shape[3] + k) *
+                      in.shape[4] +
+                  t;
+              h.data()[f++] = in.data[cell * C + c];
+            }
+  Kokkos::deep_copy(v, h);
+  return v;
 }
 
 Passes fno4d_passes(PlanKind plan) {
   ScopedExecutionPlan use(plan);
   Fno4dModelFile mf(test::data_path("fno4d_norm_small.h5"));
-  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1, 1});
+  dist::ProcessGrid grid(MPI_COMM_WORLD, test::grids_3d(test::mpi_size()).back());
   DistributedFno4d net(mf.spec(), mf, grid);
   auto io = test::read_all(test::data_path("fno4d_norm_small_io.h5"));
   const HostArray& in = io.arrays.at("input");  // (B, a1, a2, a3, t, C)
+  const dist::Box4 box = net.layout().box(grid.rank());
   using Real = DistributedFno4d::Real;
   return run_passes<DistributedFno4d, Real, Real>(
-      net, [&](int b) { return fixture_input<Real>(in, b, 4); },
-      [&](int b) { return make_grid_view<4>("out", b, 1, net.layout().box(0).extents()); },
-      std::string("fno4d_norm_small.h5, ") + plan_name(plan) + " plan");
+      net, [&](int b) { return fno4d_input_block(batch_of(in, b), box); },
+      [&](int b) { return make_grid_view<4>("out", b, 1, box.extents()); },
+      std::string("fno4d_norm_small.h5, ") + plan_name(plan) + " plan, grid " + grid.str());
 }
 
 void check(const Passes& p) {
