@@ -203,6 +203,12 @@ std::vector<std::string> out_of_training_range(const ReservoirCase& c) {
   check("PRESSURE", c.pressure_bar, 100, 300, "bar");
   check("SWI", c.swi, 0.1, 0.3, "");
   check("VG_LAMBDA", c.vg_lambda, 0.3, 0.7, "");
+  for (auto& line : permeability_out_of_training_range(c)) w.push_back(std::move(line));
+  return w;
+}
+
+std::vector<std::string> permeability_out_of_training_range(const ReservoirCase& c) {
+  std::vector<std::string> w;
   // Permeability: the training sampler's kr lies in [2, 10000] mD and kz down to 0.002 mD
   // (kz/kr >= 0.001); the count of active cells beyond is what the user needs to judge.
   long kr_out = 0, kz_out = 0;

@@ -42,8 +42,11 @@ struct CaseBlock {
 ReservoirCase read_case(const std::string& path, int expected_x = 0, int expected_y = 0,
                         CaseBlock block = {}, MPI_Comm comm = MPI_COMM_NULL);
 
-// The ranges the paper's training data covered; values outside are allowed but warned about.
+// The ranges the training sampler draws from; values outside are allowed but warned about (the
+// scalars here are for model files without a training profile, runtime/TrainingDistance.hpp).
 std::vector<std::string> out_of_training_range(const ReservoirCase& c);
+// The permeability part of it: counts of active cells beyond the sampler's bounds.
+std::vector<std::string> permeability_out_of_training_range(const ReservoirCase& c);
 
 // Active cells of this block with PERMX <= 1 mD, and the warning about them.
 long low_permeability_cells(const ReservoirCase& c);

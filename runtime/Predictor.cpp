@@ -12,6 +12,8 @@
 #include "io/ModelFile.hpp"
 #include "io/TensorFile.hpp"
 #include "runtime/FieldNames.hpp"
+#include "runtime/TrainingDistance.hpp"
+#include "runtime/TrainingStatistics.hpp"
 
 namespace ufno {
 
@@ -61,6 +63,37 @@ Predictor::Predictor(const std::vector<std::string>& paths, MPI_Comm comm,
         field_heads ? field_heads->of_stage(HeadStage::Field) : read_field_heads(paths, notes_);
   });
   dist::collectively(comm, [&] { fingerprint_ = files_fingerprint(paths); });
+  dist::collectively(comm, [&] {
+    for (const auto& path : paths)
+      if (auto p = read_training_profile(path)) {
+        check_profile_statistics(*p);
+        profiles_.push_back(std::move(*p));
+      }
+  });
+}
+
+std::vector<std::string> Predictor::training_warnings(const ReservoirCase& c,
+                                                      MPI_Comm sum_comm) const {
+  std::vector<std::string> w;
+  if (profiles_.empty()) {
+    w = out_of_training_range(c);
+  } else {
+    const auto stats = training_statistics(c, sum_comm);
+    // Each statistic once: the models of one run share their training data as a rule.
+    std::vector<std::string> said;
+    for (const auto& p : profiles_) {
+      const TrainingDistance d = training_distance(p, stats);
+      const auto lines = d.warnings(p.path);
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string what = i < d.deviations.size() ? d.deviations[i].name : "joint";
+        if (std::find(said.begin(), said.end(), what) != said.end()) continue;
+        said.push_back(what);
+        w.push_back(lines[i]);
+      }
+    }
+    for (auto& line : permeability_out_of_training_range(c)) w.push_back(std::move(line));
+  }
+  return w;
 }
 
 std::string Predictor::variables() const {
@@ -191,7 +224,7 @@ Predictor::PreparedCase Predictor::prepare_case_file(const std::string& path) {
   long low = low_permeability_cells(c), low_all = 0;
   MPI_Allreduce(&low, &low_all, 1, MPI_LONG, MPI_SUM, comm_);
   PreparedCase p;
-  p.warnings = out_of_training_range(c);
+  p.warnings = training_warnings(c, comm_);
   if (low_all > 0) p.warnings.push_back(low_permeability_warning(low_all));
   const int nt = spec().grid[2];
   p.input = encode_case(c, nt);

@@ -12,6 +12,7 @@
 #include "core/RunOptions.hpp"
 #include "decomposition/ProcessGrid.hpp"
 #include "io/CaseFile.hpp"
+#include "io/TrainingProfileFile.hpp"
 #include "operators/DistributedNet3d.hpp"
 #include "runtime/Heads.hpp"
 
@@ -80,6 +81,15 @@ class Predictor {
   };
   PreparedCase prepare_case_file(const std::string& path);
 
+  // What a user is warned about before trusting a prediction of `c`: the statistics that lie
+  // beyond or at the edge of a model's training data (runtime/TrainingDistance.hpp; the fixed
+  // training ranges for a model file without a profile) and permeabilities beyond the sampler's.
+  // `c` is this rank's block summed over `sum_comm` (collective there), or a whole case with
+  // MPI_COMM_NULL.
+  std::vector<std::string> training_warnings(const ReservoirCase& c, MPI_Comm sum_comm) const;
+  // The model files' training profiles (those that carry one).
+  const std::vector<TrainingProfile>& training_profiles() const { return profiles_; }
+
  private:
   MPI_Comm comm_;
   std::vector<std::string> paths_;  // the model files, for messages
@@ -89,6 +99,7 @@ class Predictor {
   Heads field_heads_;
   std::vector<std::string> notes_;
   std::string fingerprint_;
+  std::vector<TrainingProfile> profiles_;
 };
 
 // Case b of a prediction of several cases, as a prediction of one.

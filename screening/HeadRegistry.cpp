@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "io/KpiHeadFile.hpp"
+#include "runtime/TrainingDistance.hpp"
 #include "screening/KpiHeads.hpp"
 
 namespace ufno {
@@ -58,6 +59,11 @@ HeadRegistry HeadRegistry::from_model_files(const std::vector<std::string>& path
   if (with_field_stage) r.heads_ = read_field_heads(paths, r.notes);
   for (auto& h : kpi_heads)
     if (h) r.heads_.add(std::move(h));
+  for (const auto& p : paths)
+    if (auto prof = read_training_profile(p)) {
+      check_profile_statistics(*prof);
+      r.profiles.push_back(std::move(*prof));
+    }
   return r;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "io/TrainingProfileFile.hpp"
 #include "runtime/Head.hpp"
 #include "runtime/Heads.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
@@ -42,6 +43,9 @@ class HeadRegistry {
 
   // Heads found but not used, one line each (fitted to another network), of both stages.
   std::vector<std::string> notes;
+  // The model files' training profiles (io/TrainingProfileFile.hpp), those that carry one: a
+  // case beyond them gets its KPIs' intervals widened and flagged (screening/Evaluate.hpp).
+  std::vector<TrainingProfile> profiles;
 
  private:
   Heads heads_;

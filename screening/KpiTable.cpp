@@ -100,6 +100,12 @@ const std::vector<KpiColumn>& kpi_table() {
       {"distance from the heads' training data (1: the farthest calibration case)", "1",
        "training_distance", "training_distance", false, false, false, kInterval,
        [](const Kpis& k, std::size_t) { return k.training_distance; }, true},
+      {"share of the models' training cases nearer to the input (joint distance)", "%",
+       "training_percentile", "training_percentile", false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return k.training_percentile; }, true},
+      {"statistics of the input beyond the models' training data (intervals widened)", "1",
+       "beyond_training", "beyond_training_count", false, false, false, kInterval,
+       [](const Kpis& k, std::size_t) { return double(k.beyond_training.size()); }, true},
       {"CO2 injected", "Mt", "injected_Mt", "injected_mt", false, false, false, kCase,
        [](const Kpis& k, std::size_t) { return k.injected_mt; }},
       {"CO2 mass in the plume over CO2 injected", "1", "mass_ratio", "mass_ratio", false, false,
@@ -217,6 +223,14 @@ nlohmann::json kpi_json(const Kpis& k, const KpiOptions& o) {
   notes["plume_radius_m"] =
       interval_words(k.plume_bounds.empty() ? IntervalTrust::None : k.plume_bounds.back().trust);
   j["interval_notes"] = notes;
+  j["beyond_training"] = k.beyond_training;
+  if (!k.beyond_training.empty()) {
+    std::string names;
+    for (const auto& n : k.beyond_training) names += (names.empty() ? "" : ", ") + n;
+    j["training_note"] = "this input lies beyond the models' training data in " + names +
+                         ": every interval is widened and not to be relied on; verify with OPM "
+                         "Flow";
+  }
   return j;
 }
 

@@ -77,6 +77,12 @@ struct Kpis {
   // feature distance over the farthest calibration case's (above 1: beyond every calibration
   // case, the intervals widened and flagged). 0 when no head carries an interval.
   double training_distance = 0;
+  // How far the case lies from the models' training data (runtime/TrainingDistance.hpp): the
+  // statistics beyond its range ("joint" when the statistics together are), and the share of
+  // training cases nearer in the joint distance (0-100; NaN without a training profile). Beyond
+  // it, every interval is widened and flagged as beyond the calibration cases is.
+  std::vector<std::string> beyond_training;
+  double training_percentile = std::numeric_limits<double>::quiet_NaN();
 };
 
 // sg, dp: (T, X, Y) of one whole-grid case; times in days.

@@ -12,6 +12,8 @@
 #include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
+#include "runtime/TrainingStatistics.hpp"
+#include "screening/Evaluate.hpp"
 #include "screening/HeadRegistry.hpp"
 #include "screening/KpiHeads.hpp"
 #include "screening/KpiTable.hpp"
@@ -676,4 +678,48 @@ TEST_CASE(
                     Catch::Contains("@interval_scale") && Catch::Contains("network's radii"));
   std::remove(p.c_str());
   std::remove(m.c_str());
+}
+
+TEST_CASE(
+    "a case beyond the models' training data: named, its intervals widened and flagged "
+    "(screening/Evaluate.cpp)",
+    "[kpi_heads]") {
+  const ReservoirCase c = fixture_case();
+  std::istringstream cases(*h5::File::open_read(kFixture).string_attribute("expected", "cases"));
+  std::string rel;
+  std::getline(cases, rel, ',');
+  CaseFields f{flow_field(rel, "SG"), flow_dp(rel), {}};
+  f.times_days = paper_times_days(int(f.sg.size() / (std::size_t(c.nx) * c.ny)));
+  // The shipped dP model: a maximum-dP head with an interval, and a training profile (replaced).
+  HeadRegistry r = HeadRegistry::from_model_files({kData + "/../../models/dp_ufno.h5"}, false);
+  REQUIRE(r.profiles.size() == 1);
+  const auto stats = training_statistics(c);
+  // A profile whose ranges hold the case exactly, with an identity joint model centred on it.
+  TrainingProfile prof;
+  prof.path = "profile.h5";
+  prof.names = training_statistic_names();
+  const std::size_t s = stats.size();
+  for (double v : stats) prof.quantiles.push_back({v - 2, v - 1, v, v + 1, v + 2});
+  prof.mean = stats;
+  prof.inverse_covariance.assign(s * s, 0.0);
+  for (std::size_t i = 0; i < s; ++i) prof.inverse_covariance[i * s + i] = 1.0;
+  prof.distance_quantiles = {0.0, 0.1, 1.0, 2.0, 3.0};
+  r.profiles = {prof};
+  KpiOptions o;
+  const Kpis inside = evaluate(c, f, r, o);
+  CHECK(inside.beyond_training.empty());
+  CHECK(inside.training_percentile == 0);
+  REQUIRE(inside.max_dp_bounds.trust == IntervalTrust::Calibrated);
+  // The same profile with the rate's range moved below the case's rate.
+  r.profiles[0].quantiles[0] = {stats[0] - 4, stats[0] - 3.5, stats[0] - 3, stats[0] - 2.5,
+                                stats[0] - 2};
+  const Kpis beyond = evaluate(c, f, r, o);
+  CHECK(beyond.beyond_training == std::vector<std::string>{"INJ_RATE"});
+  CHECK(beyond.max_dp_bounds.trust == IntervalTrust::Far);
+  const double v = beyond.max_dp_bar;
+  CHECK(beyond.max_dp_bounds.lo == Approx(v * std::pow(inside.max_dp_bounds.lo / v, 2)));
+  CHECK(beyond.max_dp_bounds.hi == Approx(v * std::pow(inside.max_dp_bounds.hi / v, 2)));
+  const auto j = kpi_json(beyond, o);
+  CHECK(j["beyond_training"][0] == "INJ_RATE");
+  CHECK(j["training_note"].get<std::string>().find("INJ_RATE") != std::string::npos);
 }

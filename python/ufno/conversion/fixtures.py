@@ -397,6 +397,42 @@ def make_max_dp_head_fixture(out_dir, seed):
                                                  for c in cases)
 
 
+def make_training_profile_fixture(out_dir, seed):
+    """The training statistics of the shipped examples (python/ufno/data/training_profile.py)
+    and a profile of 400 synthetic cases around them, with each example's deviations and joint
+    distance against it: runtime/TrainingStatistics.cpp and TrainingDistance.cpp must agree."""
+    import glob
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
+    from ufno.data import training_profile as tp
+    cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(c))[:, :, 0, :]
+                   for c in cases])
+    stats = tp.statistics(x0)
+    rng = np.random.default_rng(seed)
+    # Spread so that each example lies inside some ranges, at the edge of others, beyond a few.
+    synthetic = stats.mean(0) + rng.normal(0, 1, (400, stats.shape[1])) * \
+        (stats.std(0) * 0.3 + 1e-3 * np.abs(stats.mean(0)) + 1e-3)
+    prof = tp.profile(synthetic)
+    path = os.path.join(out_dir, "training_profile_small.h5")
+    with h5py.File(path, "w") as f:
+        f.attrs["variable"] = "SG"
+        tp.write(f, prof, "400 synthetic cases around the shipped examples", 400)
+        f["expected/statistics"] = stats
+        f["expected/deviations"] = tp.deviations(prof["quantiles"], stats).astype(np.int32)
+        f["expected/joint_distance"] = tp.joint_distance(prof["mean"],
+                                                         prof["inverse_covariance"], stats)
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                 for c in cases)
+
+
+def training_profile_main():
+    """`python3 -c 'from ufno.conversion.fixtures import training_profile_main as m; m()'`:
+    only this fixture."""
+    make_training_profile_fixture(os.path.join(os.path.dirname(HERE), "tests", "data"), SEED + 14)
+
+
 def pressure_estimates_hand_made_case():
     """The homogeneous case of pressure_estimates.h5: the models' grid, the upper 10 of 24 layers
     perforated."""
@@ -482,6 +518,7 @@ def pressure_estimates_main():
     args = p.parse_args()
     torch.set_num_threads(1)
     make_pressure_estimates_fixture(args.out, SEED + 13)
+    make_training_profile_fixture(args.out, SEED + 14)
 
 
 def make_checkpoints(ckpt_dir, seed):
@@ -533,11 +570,12 @@ def main():
     make_plume_radius_field_head_fixture(args.out, SEED + 11)
     make_max_dp_envelope_head_fixture(args.out, SEED + 12)
     make_pressure_estimates_fixture(args.out, SEED + 13)
+    make_training_profile_fixture(args.out, SEED + 14)
     names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5",
              "plume_radius_field_head_small.h5", "max_dp_envelope_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5",
-             "pressure_estimates.h5"]
+             "pressure_estimates.h5", "training_profile_small.h5"]
     total = 0
     for n in names:
         size = os.path.getsize(os.path.join(args.out, n))

@@ -40,6 +40,9 @@ QUANTILE_LEVELS = (0.0, 0.005, 0.5, 0.995, 1.0)
 # hold their inputs in float16, and a case at the sampler's own bound must not be flagged.
 RANGE_TOLERANCE = 0.01
 LN10 = math.log(10.0)
+# A variance per cell at or below this is none (a homogeneous formation): the C++ twin sums
+# moments in one pass, whose rounding leaves about 1e-14 where there is no variance.
+ZERO_VARIANCE = 1e-10
 
 
 def _decoded(x0):
@@ -87,7 +90,8 @@ def _lateral_fraction(d):
     within = (((v - mean_layer[..., None]) * act) ** 2).sum((1, 2))
     total_mean = _masked_mean(v, act, (1, 2))
     total = (((v - total_mean[:, None, None]) * act) ** 2).sum((1, 2))
-    return np.where(total > 1e-12, within / np.maximum(total, 1e-300), 0.0)
+    some = total > ZERO_VARIANCE * np.maximum(act.sum((1, 2)), 1)
+    return np.where(some, within / np.maximum(total, 1e-300), 0.0)
 
 
 def _kx_porosity_correlation(d):
@@ -96,7 +100,8 @@ def _kx_porosity_correlation(d):
     dk = (k - km[:, None, None]) * act
     dp = (p - pm[:, None, None]) * act
     sk, sp = np.sqrt((dk * dk).sum((1, 2))), np.sqrt((dp * dp).sum((1, 2)))
-    ok = (sk > 1e-12) & (sp > 1e-12)
+    n = np.maximum(act.sum((1, 2)), 1)
+    ok = (sk * sk > ZERO_VARIANCE * n) & (sp * sp > ZERO_VARIANCE * n)
     return np.where(ok, (dk * dp).sum((1, 2)) / np.maximum(sk * sp, 1e-300), 0.0)
 
 
