@@ -129,7 +129,8 @@ const char* interval_words(IntervalTrust t) {
       return "90 % interval, calibrated against OPM Flow on held-out cases; this input lies "
              "within the calibration cases";
     case IntervalTrust::Far:
-      return "this input lies beyond every case the interval was calibrated on: the interval is "
+      return "this input lies beyond the cases the interval was calibrated on or the models' "
+             "training data: the interval is "
              "widened and not to be relied on; verify with OPM Flow";
     case IntervalTrust::None:
       break;

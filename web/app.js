@@ -204,6 +204,12 @@ function kpiRows() {
              aor(k.aor_radius_m) + (k.aor_source === "head"
                   ? ` (estimated; the map: ${aor(k.aor_field_radius_m)})` : "") +
              interval(k.aor_radius_m_lo, k.aor_radius_m_hi, aor, k.interval_notes.aor_radius_m)]);
+  // How far the input lies from the models' training data (docs/kpis.md).
+  if (typeof k.training_percentile === "number")
+    rows.push(["Distance from the training data",
+               k.training_note ||
+                   `farther than ${k.training_percentile.toFixed(0)} % of the models' ` +
+                   "training cases; within the training data's ranges"]);
   rows.push(["CO₂ mass in the plume (last time, free gas)",
              `${k.co2_mass_mt.toFixed(2)} Mt of ${k.injected_mt.toFixed(2)} Mt injected ` +
              `(${(100 * k.mass_ratio).toFixed(0)} %` +
