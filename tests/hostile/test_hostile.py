@@ -217,6 +217,21 @@ def predict_cases():
     shutil.rmtree("batch")
 
 
+def profile(attrs, huge=False):
+    """An edit adding a /training_profile group: the shipped models' own, then `attrs` over its
+    attributes; huge: its quantiles declared with 2^60 values."""
+    def edit(f):
+        with h5py.File(os.path.join(ROOT, "models", "sg_ufno.h5"), "r") as src:
+            src.copy("training_profile", f)
+        for k, v in attrs.items():
+            f["training_profile"].attrs[k] = v
+        if huge:
+            del f["training_profile/quantiles"]
+            f["training_profile"].create_dataset("quantiles", shape=(1 << 30, 1 << 30),
+                                                 dtype="f8")
+    return edit
+
+
 def model_cases():
     P = "ufno_predict"
     io = MODEL.replace("ufno_small", "ufno_small_io")
@@ -240,7 +255,10 @@ def model_cases():
             ("m_fmt.h5", attr("format", b"pytorch"), "format"),
             ("m_arch.h5", attr("architecture", b"Transformer"), "architecture"),
             ("m_int.h5", attr("grid", np.array([1e10, 24, 8])), "grid"),
-            ("m_huge.h5", huge_dataset("conv1.fc1.weight", (1 << 30, 1 << 30)), "conv1.fc1.weight")):
+            ("m_huge.h5", huge_dataset("conv1.fc1.weight", (1 << 30, 1 << 30)), "conv1.fc1.weight"),
+            # A training profile (docs/model-format.md): malformed levels, a huge table.
+            ("m_prof.h5", profile({"levels": np.array([0.0, 1.0])}), "training_profile@levels"),
+            ("m_prof_huge.h5", profile({}, huge=True), "training_profile/quantiles")):
         variant(MODEL, name, edit)
         refused(P, ["--model", name, "--tensor", io, "--out", "o.h5"], [name, say], timeout=60)
         os.remove(name)
@@ -938,6 +956,12 @@ def output_cases():
         py_refused("ufno.accuracy_report", ["--data", "fields.h5", "--model", "model.h5",
                                             "--out", "model_link.h5"],
                    ["model_link.h5", "input file"])
+        open("bad.ufnopack", "wb").write(b"UFNOPACK\n{}\n")
+        py_refused("ufno.training_profile", ["--pack", "bad.ufnopack", "--model", "model.h5",
+                                             "--out", "model_link.h5"],
+                   ["model_link.h5", "input file"])
+        py_refused("ufno.training_profile", ["--pack", "bad.ufnopack", "--model", "model.h5",
+                                             "--out", "new.h5"], ["bad.ufnopack"])
     finally:
         os.chdir("..")
         shutil.rmtree("io", ignore_errors=True)
