@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #if defined(_OPENMP)
@@ -33,8 +35,23 @@ bool workspace_thread_may_plan() {
 
 Workspace* Workspace::current() { return current_workspace(); }
 
+std::shared_ptr<Workspace> Workspace::shared() {
+  static std::mutex mu;
+  static std::weak_ptr<Workspace> process;
+  std::lock_guard<std::mutex> lock(mu);
+  std::shared_ptr<Workspace> ws = process.lock();
+  if (!ws) process = ws = std::make_shared<Workspace>();
+  return ws;
+}
+
+std::string Workspace::unique_key(const std::string& what) {
+  static std::atomic<long> next{0};
+  return what + "#" + std::to_string(next++) + "/";
+}
+
 Workspace::Pass::Pass(Workspace& ws, std::string key) : uncaught_(std::uncaught_exceptions()) {
-  if (current_workspace()) return;  // nested: the running pass plans
+  if (current_workspace()) return;      // nested: the running pass plans
+  if (ws.busy_.exchange(true)) return;  // another thread's pass: this one allocates
   ws_ = &ws;
   ws.begin(std::move(key));
   current_workspace() = &ws;
@@ -44,18 +61,24 @@ Workspace::Pass::~Pass() {
   if (!ws_) return;
   current_workspace() = nullptr;
   ws_->end(std::uncaught_exceptions() == uncaught_);
+  ws_->busy_ = false;
 }
 
 void Workspace::begin(std::string key) {
   key_ = std::move(key);
   next_ = 0;
   mode_ = plans_.count(key_) ? Mode::Warm : Mode::Planning;
+  if (mode_ == Mode::Planning) arena_ = {};  // this pass peaks as it would without a workspace
 }
 
 void Workspace::end(bool completed) {
-  if (mode_ == Mode::Planning && completed) {
-    close_released(next_);
-    make_plan();
+  if (mode_ == Mode::Planning) {
+    if (completed) {
+      close_released(next_);
+      make_plan();
+    }
+    held_.clear();  // before the arena is made: only the pass's results are still held
+    size_arena();
   }
   // A pass that left its plan is planned again next time; one that threw plans nothing.
   if (mode_ == Mode::Diverged || (mode_ == Mode::Warm && next_ != plans_.at(key_).requests.size()))
@@ -67,8 +90,8 @@ void Workspace::end(bool completed) {
 
 void Workspace::close_released(std::size_t now) {
   for (Traced& t : held_)
-    if (!t.released && t.held->use_count() == 1) {
-      t.released = true;
+    if (t.held && t.held->use_count() == 1) {
+      t.held.reset();
       t.last = now;
     }
 }
@@ -91,10 +114,10 @@ void Workspace::make_plan() {
   // Largest first, each at the lowest offset clear of every placed request it is live with.
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < held_.size(); ++i) {
-    if (held_[i].released)
-      order.push_back(i);
-    else
+    if (held_[i].held)
       plan.requests[i].own_allocation = true;
+    else
+      order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return trace_[a].bytes > trace_[b].bytes; });
@@ -116,13 +139,17 @@ void Workspace::make_plan() {
     plan.bytes = std::max(plan.bytes, offset + size);
     placed.push_back(i);
   }
-  // The arena serves every key's plan (one pass runs at a time): grown, never shrunk.
-  if (plan.bytes > arena_.extent(0)) {
-    arena_ = {};  // the old arena freed before the larger one is made
-    arena_ = Kokkos::View<char*, DeviceSpace>(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "workspace.arena"), plan.bytes);
-  }
   plans_[key_] = std::move(plan);
+}
+
+void Workspace::size_arena() {
+  // One arena serves every key's plan (one pass runs at a time).
+  std::size_t bytes = 0;
+  for (const auto& [key, p] : plans_) bytes = std::max(bytes, p.bytes);
+  if (bytes == arena_.extent(0)) return;
+  arena_ = {};  // the old arena freed before the new one is made
+  arena_ = Kokkos::View<char*, DeviceSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "workspace.arena"), bytes);
 }
 
 }  // namespace ufno

@@ -1,5 +1,5 @@
 #pragma once
-// Where the temporaries of a forward pass live: one arena per model, planned on the first pass of
+// Where the temporaries of a forward pass live: one arena, planned on a model's first pass of
 // each input shape, then handed out as unmanaged views on later (warm) passes.
 //
 // Why: every Kokkos allocation on a GPU copies its header from the host and fences the device,
@@ -8,22 +8,28 @@
 // pass makes no device allocation at all (tests/test_pass_allocations.cpp counts them).
 //
 // How (a memory plan, as inference compilers make one, taken from the pass itself):
-// - The model's forward opens a Workspace::Pass with a key for the input shape. On the first pass
-//   of a key the temporaries are ordinary managed Views, traced: each request's size and label,
-//   and the request after which no one holds it any more (its use count is the trace's alone).
-// - When that pass ends, requests whose lifetimes do not overlap are given overlapping offsets in
-//   one arena (largest first, lowest free offset), and the arena grows to the plan's size if it
-//   must: peak memory is that of the live temporaries, not their sum. A temporary still held
-//   after the pass (the pass's result) keeps its own allocation on every pass.
+// - The model's forward opens a Workspace::Pass with a key for the model and the input shape. On
+//   the first pass of a key the arena is freed and the temporaries are ordinary managed Views,
+//   traced: each request's size and label, and the request before which no one but the trace
+//   held it any more (then the trace lets it go too, so that pass's memory peaks where it did
+//   without a workspace).
+// - When that pass ends, requests whose lifetimes do not overlap are given overlapping offsets
+//   (largest first, lowest free offset) and the arena is made as large as the largest plan: the
+//   memory of the temporaries live at once, not their sum. A temporary still held after the
+//   pass (the pass's result) keeps its own allocation on every pass.
 // - On a warm pass the n-th request gets the n-th planned offset, as an unmanaged view. Kernels
 //   run in stream order, so memory reused by a later temporary is free by the time it is written.
 //   A request that differs from the plan (another shape, another path) makes that one pass
 //   allocate as before from there on and the next pass plan again: never a wrong answer.
 //
-// The operators ask for temporaries through ufno::temporary (below), which uses the workspace of
-// the pass running on this thread, if any; outside a pass (unit tests of single operators,
-// set-up code) it allocates as Kokkos does. Requests from the host kernels' worker threads are
-// never planned (their order is not fixed).
+// The models of a process share one workspace (Workspace::shared()): their passes run one at a
+// time, so one arena the size of the largest pass serves them all, where arenas of their own
+// would hold the sum between passes. A pass that finds the workspace in use by another thread
+// runs without it. The operators ask for temporaries through ufno::temporary (below), which uses
+// the workspace of the pass running on this thread, if any; outside a pass (unit tests of single
+// operators, set-up code) it allocates as Kokkos does. Requests from the host kernels' worker
+// threads are never planned (their order is not fixed).
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -40,11 +46,16 @@ class Workspace {
   Workspace() = default;
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
-  Workspace(Workspace&&) = default;  // not while a pass runs on it
-  Workspace& operator=(Workspace&&) = default;
 
-  // One forward pass over inputs of one shape (key), on this thread. A Pass opened while another
-  // is running on the thread does nothing: the outer pass plans every temporary.
+  // The process's workspace, made when first asked for and freed with the last holder (before
+  // Kokkos finalises, as the models that hold it are).
+  static std::shared_ptr<Workspace> shared();
+  // A key prefix no other holder of a workspace gets ("net3d#3/"): plans are per model.
+  static std::string unique_key(const std::string& what);
+
+  // One forward pass of one model over inputs of one shape (key), on this thread. A Pass opened
+  // while another runs on this thread does nothing (the outer pass plans every temporary), and so
+  // does one that finds the workspace in use by another thread.
   class Pass {
    public:
     Pass(Workspace& ws, std::string key);
@@ -94,9 +105,8 @@ class Workspace {
     View view;
   };
   struct Traced {
-    std::unique_ptr<Held> held;
+    std::unique_ptr<Held> held;       // reset once released
     std::size_t first = 0, last = 0;  // requests [first, last) during which it was held
-    bool released = false;
   };
 
   void begin(std::string key);
@@ -104,6 +114,7 @@ class Workspace {
   // Marks traced requests no one but the trace holds any more as ended at request `now`.
   void close_released(std::size_t now);
   void make_plan();
+  void size_arena();
   // Either a planned offset for this request (true) or not; advances the request count.
   bool planned_offset(const std::string& label, std::size_t bytes, std::size_t& offset);
 
@@ -115,6 +126,7 @@ class Workspace {
   std::vector<Request> trace_;  // the planning pass's requests
   std::vector<Traced> held_;
   Kokkos::View<char*, DeviceSpace> arena_;
+  std::atomic<bool> busy_{false};
 };
 
 namespace detail {
@@ -128,11 +140,11 @@ View Workspace::take(const std::string& label, N... n) {
   if (mode_ == Mode::Warm && planned_offset(label, bytes, offset))
     return View(reinterpret_cast<typename View::pointer_type>(arena_.data() + offset),
                 std::size_t(n)...);
+  if (mode_ == Mode::Planning) close_released(next_);  // frees what is dead before allocating
   View v(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), std::size_t(n)...);
   if (mode_ == Mode::Planning) {
-    close_released(next_);
     trace_.push_back({bytes, label, 0, false});
-    held_.push_back({std::make_unique<HeldView<View>>(v), next_, 0, false});
+    held_.push_back({std::make_unique<HeldView<View>>(v), next_, 0});
     ++next_;
   }
   return v;

@@ -402,7 +402,7 @@ void DistributedFno4d::forward_raw(const Real& input, const Real& output) {
     throw std::invalid_argument("DistributedFno4d: output " + shape_string(output) +
                                 " is not (B, 1) and this rank's block " +
                                 unpadded_.box(rank_).str());
-  Workspace::Pass pass(workspace_, shape_string(input));
+  Workspace::Pass pass(*workspace_, workspace_key_ + shape_string(input));
   using Scope = LayerTimer::Scope;
   // The first layer's input padded (zero outside the interior unless its update writes
   // everything there anyway, as the streamed one does: it reads only the interior), and its

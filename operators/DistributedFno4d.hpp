@@ -11,6 +11,7 @@
 // lift's unpadded result (a windowed plan, DistributedSpectralConv::add_box_plan), not
 // the zero-padded block, which the streamed update then writes without its ever being zeroed.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/Fno4dSpec.hpp"
@@ -91,7 +92,10 @@ class DistributedFno4d {
   // This rank's blocks of the normalisers' mean and std + eps (empty when absent).
   Kokkos::View<float*, DeviceSpace> in_mean_, in_scale_, out_mean_, out_scale_;
   dist::DeviceColumnRuns interior_runs_;  // interior_in_block()'s runs in the padded block
-  Workspace workspace_;                   // the temporaries of a pass, planned per input shape
+  // Where a pass's temporaries live (shared by the process's models), and this model's plans'
+  // key prefix in it.
+  std::shared_ptr<Workspace> workspace_ = Workspace::shared();
+  std::string workspace_key_ = Workspace::unique_key("fno4d");
 };
 
 }  // namespace ufno

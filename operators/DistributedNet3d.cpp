@@ -71,7 +71,7 @@ void DistributedNet3d::forward_raw(const Tensor& input, const Tensor& output) {
       output.extent(4) != input.extent(3))
     throw std::invalid_argument("DistributedNet3d: output " + shape_string(output) +
                                 " does not match the input " + shape_string(input));
-  Workspace::Pass pass(workspace_, shape_string(input));
+  Workspace::Pass pass(*workspace_, workspace_key_ + shape_string(input));
   using Scope = LayerTimer::Scope;
   Tensor x;
   {

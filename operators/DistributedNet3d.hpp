@@ -4,7 +4,9 @@
 // the Fourier layers use the truncating distributed FFT, the U-Nets halo exchanges, and the
 // pointwise layers (fc0, w_k, fc1, fc2) work on the local blocks. Each rank holds only its blocks
 // of the activations and only the spectral weights of the modes it owns.
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/ModelSpec.hpp"
@@ -51,7 +53,10 @@ class DistributedNet3d {
   std::vector<DistributedSpectralConv3d> conv_;
   std::vector<Linear> w_;
   std::vector<std::optional<DistributedUNet3d>> unet_;
-  Workspace workspace_;  // the temporaries of a pass, planned per input shape
+  // Where a pass's temporaries live (shared by the process's models), and this model's plans'
+  // key prefix in it.
+  std::shared_ptr<Workspace> workspace_ = Workspace::shared();
+  std::string workspace_key_ = Workspace::unique_key("net3d");
 };
 
 }  // namespace ufno

@@ -6,10 +6,12 @@
 
 #include <impl/Kokkos_Profiling.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "core/Workspace.hpp"
@@ -31,12 +33,18 @@ class AllocationCount {
     counts() = {};
     namespace kt = Kokkos::Tools::Experimental;
     kt::set_allocate_data_callback(
-        [](Kokkos_Profiling_SpaceHandle, const char* label, const void*, uint64_t) {
-          ++counts().allocations;
-          ++counts().by_label[label];
+        [](Kokkos_Profiling_SpaceHandle, const char* label, const void*, uint64_t bytes) {
+          Counts& c = counts();
+          ++c.allocations;
+          ++c.by_label[label];
+          c.live_bytes += long(bytes);
+          c.peak_live_bytes = std::max(c.peak_live_bytes, c.live_bytes);
         });
     kt::set_deallocate_data_callback(
-        [](Kokkos_Profiling_SpaceHandle, const char*, const void*, uint64_t) { ++counts().frees; });
+        [](Kokkos_Profiling_SpaceHandle, const char*, const void*, uint64_t bytes) {
+          ++counts().frees;
+          counts().live_bytes -= long(bytes);
+        });
     kt::set_begin_deep_copy_callback([](Kokkos_Profiling_SpaceHandle, const char*, const void*,
                                         Kokkos_Profiling_SpaceHandle, const char*, const void*,
                                         uint64_t) { ++counts().deep_copies; });
@@ -52,6 +60,7 @@ class AllocationCount {
 
   struct Counts {
     long allocations = 0, frees = 0, deep_copies = 0;
+    long live_bytes = 0, peak_live_bytes = 0;  // allocated since the count began
     std::map<std::string, long> by_label;
   };
   static Counts& counts() {
@@ -242,7 +251,14 @@ Pointers three_temporaries(Workspace& ws, int n) {
 TEST_CASE("the workspace: live temporaries apart, released memory reused, results kept",
           "[workspace]") {
   Workspace ws;
-  const Pointers cold = three_temporaries(ws, 1000);
+  Pointers cold;
+  {
+    AllocationCount count;
+    cold = three_temporaries(ws, 1000);
+    // The planning pass frees a before it allocates c (the trace lets it go): at most b, c and
+    // the result live at once, and then the arena with the result.
+    CHECK(AllocationCount::counts().peak_live_bytes <= std::max(3 * 4000, 2 * 4096 + 4000));
+  }
   CHECK(!ws.in_arena(cold.a));          // the planning pass allocates
   CHECK(ws.arena_bytes() == 2 * 4096);  // a or c, and b: 4000 bytes each on 256-byte bounds
   const Pointers warm = three_temporaries(ws, 1000);
@@ -285,4 +301,55 @@ TEST_CASE("the workspace: a pass that leaves its plan allocates, and the next on
     CHECK(ws.in_arena(a.data()));
   }
   CHECK(Workspace::current() == nullptr);
+}
+
+TEST_CASE("the workspace: a pass on another thread while one runs allocates for itself",
+          "[workspace]") {
+  Workspace ws;
+  {
+    Workspace::Pass plan(ws, "key");
+    Floats a = temporary<Floats>("a", 100);
+  }
+  Workspace::Pass running(ws, "key");
+  Floats a = temporary<Floats>("a", 100);
+  CHECK(ws.in_arena(a.data()));
+  bool other_in_arena = true, other_has_workspace = true;
+  std::thread other([&] {
+    Workspace::Pass second(ws, "key");
+    other_has_workspace = Workspace::current() != nullptr;
+    Floats b = temporary<Floats>("a", 100);
+    other_in_arena = ws.in_arena(b.data());
+  });
+  other.join();
+  CHECK(!other_has_workspace);
+  CHECK(!other_in_arena);
+}
+
+TEST_CASE("the models share one workspace, each with plans of its own", "[workspace]") {
+  ModelFile ufno(test::data_path("ufno_small.h5")), fno(test::data_path("fno_small.h5"));
+  dist::ProcessGrid grid(MPI_COMM_SELF, {1, 1, 1});
+  DistributedNet3d a(ufno.spec(), ufno, grid), b(fno.spec(), fno, grid);
+  auto io = test::read_all(test::data_path("ufno_small_io.h5"));
+  const HostArray& in = io.arrays.at("input");
+  const std::size_t case_size = in.data.size() / in.shape[0];
+  Tensor x =
+      test::to_device(std::vector<float>(in.data.begin(), in.data.begin() + case_size),
+                      {1, int(in.shape[1]), int(in.shape[2]), int(in.shape[3]), int(in.shape[4])});
+  Tensor ya("a", 1, 1, in.shape[1], in.shape[2], in.shape[3]);
+  Tensor yb("b", 1, 1, in.shape[1], in.shape[2], in.shape[3]);
+  a.forward_raw(x, ya);
+  const auto first_a = test::to_host(ya);
+  b.forward_raw(x, yb);
+  const auto first_b = test::to_host(yb);
+  std::shared_ptr<Workspace> ws = Workspace::shared();
+  CHECK(ws->planned_keys() >= 2);
+  const std::size_t arena = ws->arena_bytes();
+  AllocationCount count;
+  a.forward_raw(x, ya);
+  b.forward_raw(x, yb);
+  count.print("U-FNO then FNO, warm");
+  CHECK(AllocationCount::counts().allocations == 0);
+  CHECK(ws->arena_bytes() == arena);  // the larger model's, not the sum
+  CHECK(test::to_host(ya) == first_a);
+  CHECK(test::to_host(yb) == first_b);
 }
