@@ -5,8 +5,12 @@
 //   POST /api/predict/upload       multipart form: "case" = a case file (docs/case-format.md)
 //   GET  /api/results/<id>.h5      the result file of an earlier prediction
 //   POST /api/verify/<id>          OPM Flow on that prediction's case: both sides' KPIs, errors
+//   POST /api/sweeps               the sweep form (apps/SweepForm.hpp) -> a sweep's status (202)
+//   GET  /api/sweeps/<id>          its status and progress; POST /api/sweeps/<id>/cancel
+//   GET  /api/sweeps/<id>/report.html, /api/sweeps/<id>/kpis.csv   a finished sweep's results
 // Errors are JSON {"error", "field"} with 400 (malformed request), 404, 413 (upload larger than
-// --max-upload-mb), 422 (well-formed but invalid values) or 503 (queue full).
+// --max-upload-mb), 409 (a sweep runs already, or is not running), 422 (well-formed but invalid
+// values) or 503 (queue full, no sweep program).
 #include <netdb.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -23,6 +27,8 @@
 #include <sstream>
 
 #include "apps/PredictionService.hpp"
+#include "apps/SweepForm.hpp"
+#include "apps/SweepRunner.hpp"
 #include "operators/backend/Threads.hpp"
 #include "runtime/DefaultModels.hpp"
 #include "runtime/MpiMain.hpp"
@@ -110,10 +116,11 @@ void check_host(const std::string& host) {
   if (!ok) throw ufno::InputError(host, "--host", "is not an address of this machine");
 }
 
-void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
+void add_routes(httplib::Server& svr, ufno::PredictionService& service, ufno::SweepRunner& sweeps) {
   svr.Get("/api/info", [&](const httplib::Request&, httplib::Response& res) {
     json j = service.info();
     j["stats"] = service.stats();
+    j["sweep"] = sweeps.info();
     send_json(res, 200, j);
   });
   svr.Post("/api/predict", [&](const httplib::Request& req, httplib::Response& res) {
@@ -186,6 +193,91 @@ void add_routes(httplib::Server& svr, ufno::PredictionService& service) {
         }
         send_error(res, 500, "", what);
       });
+}
+
+// The sweeps from the page: the form's configuration is checked and run by `sweeps` (a child
+// process), whose status the page polls.
+void add_sweep_routes(httplib::Server& svr, ufno::SweepRunner& sweeps,
+                      std::vector<ufno::SweepSite> sites, const std::vector<std::string>& models,
+                      int max_scenarios) {
+  svr.Post("/api/sweeps", [&sweeps, sites, models, max_scenarios](const httplib::Request& req,
+                                                                  httplib::Response& res) {
+    json body;
+    try {
+      body = json::parse(req.body);
+    } catch (const json::exception& e) {
+      return send_error(res, 400, "", std::string("malformed JSON: ") + e.what());
+    }
+    try {
+      const auto reply =
+          sweeps.start(ufno::sweep_config_from_form(body, sites, models, max_scenarios));
+      send_json(res, reply.status, reply.body);
+    } catch (const ufno::RequestError& e) {
+      send_error(res, 422, e.field, e.field.empty() ? e.message : e.field + ": " + e.message);
+    } catch (const json::exception& e) {
+      send_error(res, 422, "", std::string("invalid value: ") + e.what());
+    }
+  });
+  svr.Get(R"(/api/sweeps/(s\d+))", [&](const httplib::Request& req, httplib::Response& res) {
+    const auto reply = sweeps.status(req.matches[1]);
+    send_json(res, reply.status, reply.body);
+  });
+  svr.Post(R"(/api/sweeps/(s\d+)/cancel)",
+           [&](const httplib::Request& req, httplib::Response& res) {
+             const auto reply = sweeps.cancel(req.matches[1]);
+             send_json(res, reply.status, reply.body);
+           });
+  svr.Get(R"(/api/sweeps/(s\d+)/(report\.html|kpis\.csv))", [&](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    const std::string id = req.matches[1], name = req.matches[2];
+    std::string bytes;
+    const auto reply = sweeps.file(id, name, bytes);
+    if (reply.status != 200) return send_json(res, reply.status, reply.body);
+    if (name == "kpis.csv")
+      res.set_header("Content-Disposition", "attachment; filename=\"ufno_" + id + "_kpis.csv\"");
+    res.set_content(bytes, name == "kpis.csv" ? "text/csv" : "text/html; charset=utf-8");
+  });
+}
+
+// The sweeps' limits and program (default: ufno_sweep beside this executable).
+void add_sweep_options(CLI::App& app, ufno::SweepLimits& l) {
+  app.add_option("--sweep-program", l.program, "the ufno_sweep executable for sweeps from the page")
+      ->check(CLI::ExistingFile);
+  app.add_option("--sweep-max-scenarios", l.max_scenarios, "most scenarios of a sweep")
+      ->check(CLI::Range(1, 100000));
+  app.add_option("--sweep-max-seconds", l.max_seconds, "a sweep still running then is stopped")
+      ->check(CLI::Range(1.0, 1e7));
+  app.add_option("--sweep-max-disk-mb", l.max_disk_mb,
+                 "all sweeps' outputs together; old sweeps are removed first")
+      ->check(CLI::Range(0.01, 1e7));
+  app.add_option("--sweep-keep", l.keep, "finished sweeps kept (older ones are removed)")
+      ->check(CLI::Range(1, 100000));
+}
+
+std::string default_sweep_program() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path p = exe.parent_path() / "ufno_sweep";
+  return !ec && fs::is_regular_file(p) ? p.string() : "";
+}
+
+// The sites as the sweep form sees them (names and layers from /api/info, paths from --site).
+std::vector<ufno::SweepSite> sweep_sites(const json& info, const std::vector<std::string>& paths) {
+  std::vector<ufno::SweepSite> v;
+  for (std::size_t i = 0; i < paths.size() && i < info["sites"].size(); ++i) {
+    const json& s = info["sites"][i];
+    v.push_back({s["name"].get<std::string>(), paths[i], s["layers"].get<int>(),
+                 s["perf_top"].get<int>(), s["perf_bottom"].get<int>()});
+  }
+  return v;
+}
+
+// The sweeps' runner, in the results directory, with the server's threads.
+std::unique_ptr<ufno::SweepRunner> make_sweep_runner(ufno::SweepLimits l, int threads,
+                                                     const std::string& results) {
+  if (l.program.empty()) l.program = default_sweep_program();
+  l.threads = threads;
+  return std::make_unique<ufno::SweepRunner>((fs::path(results) / "sweeps").string(), l);
 }
 
 // UFNO_SERVER_FAULT=STAGE:N, for the fault tests (web/tests/test_faults.py): the N-th request of
@@ -265,6 +357,8 @@ int run(int argc, char** argv) {
   ServerFlags flags;
   ufno::ServiceOptions o;
   add_options(app, flags, o);
+  ufno::SweepLimits sweep_limits;
+  add_sweep_options(app, sweep_limits);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -298,13 +392,18 @@ int run(int argc, char** argv) {
   read_fault_from_environment(o);
 
   ufno::PredictionService service(o);
+  // Stopped (its sweep killed) before the results directory is removed.
+  auto sweeps = make_sweep_runner(sweep_limits, threads, results);
   httplib::Server svr;
   configure(svr, flags);
   add_guards(svr);
-  add_routes(svr, service);
+  add_routes(svr, service, *sweeps);
+  add_sweep_routes(svr, *sweeps, sweep_sites(service.info(), o.sites), o.models,
+                   sweep_limits.max_scenarios);
   const int bound =
       port == 0 ? svr.bind_to_any_port(host) : (svr.bind_to_port(host, port) ? port : -1);
   if (bound < 0) {
+    sweeps.reset();
     if (temp_results) {
       std::error_code ec;
       fs::remove_all(results, ec);  // nothing of a server that never ran is left behind
@@ -325,6 +424,7 @@ int run(int argc, char** argv) {
   // A stop from anywhere but the signal thread: wake it so it can be joined.
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
+  sweeps.reset();
   if (temp_results) {
     std::error_code ec;
     fs::remove_all(results, ec);
