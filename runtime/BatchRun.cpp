@@ -18,6 +18,7 @@
 #include "io/Hdf5File.hpp"
 #include "io/OutputPath.hpp"
 #include "io/Temporaries.hpp"
+#include "io/XdmfDescription.hpp"
 #include "runtime/PredictionWriter.hpp"
 #include "runtime/Predictor.hpp"
 
@@ -80,11 +81,16 @@ bool finished(const std::string& path, const Predictor& predictor) {
   if (!fs::is_regular_file(path)) return false;
   try {
     auto f = h5::File::open_read(path);
+    // An output with a geometry is finished with its viewer description beside it: a run
+    // killed between the two writes leaves the HDF5 file alone, and is predicted again.
+    const bool described =
+        !(H5Lexists(f.id(), "mesh", H5P_DEFAULT) > 0 && f.has_dataset("mesh/x")) ||
+        fs::is_regular_file(xdmf_path(path));
     return f.string_attribute("/", "producer").value_or("") == "ufno_predict" &&
            f.string_attribute("/", "variables").value_or("") == predictor.variables() &&
            f.string_attribute("/", "models_fingerprint").value_or("") ==
                predictor.models_fingerprint() &&
-           f.has_dataset("TIMES");
+           f.has_dataset("TIMES") && described;
   } catch (const InputError&) {
     return false;
   }
