@@ -172,7 +172,8 @@ void Repartition<T, D>::apply(const View& in, const View& out) const {
     copy_cells(in.data(), block_walk(bi, self_), out.data(), block_walk(bo, self_), nl, self_,
                "ufno::repartition_copy");
   if (exchange_) exchange(in, out, nl);
-  Kokkos::fence();
+  // No fence: whatever reads `out` next is a kernel or library call on the same stream, a
+  // deep_copy (which fences) or another exchange, which fences before MPI reads device memory.
 }
 
 template <class T, std::size_t D>
