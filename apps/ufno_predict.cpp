@@ -88,8 +88,8 @@ void add_options(CLI::App& app, Options& o) {
                  "(the GPU's default); both compute the same values (or UFNO_PLAN)")
       ->check(CLI::IsMember({"streaming", "whole-tensor"}));
   app.add_flag("--bf16,--bf16-convolutions", o.bf16,
-               "U-FNO / FNO: U-Net convolutions and GEMMs in bfloat16 with float32 sums (CPUs "
-               "with AVX512_BF16 or AMX; faster, less accurate: benchmarks/README.md; or "
+               "U-FNO: U-Net convolutions in bfloat16 with float32 sums (CPUs with "
+               "AVX512_BF16 or AMX; faster, less accurate: benchmarks/README.md; or "
                "UFNO_BF16=1)");
 }
 

@@ -334,7 +334,7 @@ void add_options(CLI::App& app, ServerFlags& f, ufno::ServiceOptions& o) {
   app.add_option("--http-threads", f.http_threads, "threads accepting requests")
       ->check(CLI::Range(2, 1024));
   app.add_flag("--bf16", f.bf16,
-               "U-Net convolutions and GEMMs in bfloat16 (CPUs with AVX512_BF16 or AMX; as "
+               "U-Net convolutions in bfloat16 (CPUs with AVX512_BF16 or AMX; as "
                "ufno_predict --bf16; or UFNO_BF16=1)");
 }
 

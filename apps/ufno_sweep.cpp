@@ -131,7 +131,7 @@ int run(int argc, char** argv, int rank, int size) {
   auto* opt_threads =
       app.add_option("--threads", threads, "threads per rank (default: as ufno_predict)");
   app.add_flag("--bf16", bf16,
-               "U-Net convolutions and GEMMs in bfloat16 (CPUs with AVX512_BF16 or AMX; as "
+               "U-Net convolutions in bfloat16 (CPUs with AVX512_BF16 or AMX; as "
                "ufno_predict --bf16; or UFNO_BF16=1)");
   app.add_flag("--no-report", no_report,
                "do not write report.html (the screening report, docs/sweeps.md)");

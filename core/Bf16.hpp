@@ -1,11 +1,9 @@
 #pragma once
 // bfloat16 on CPUs that multiply it natively (RunOptions::bf16, --bf16 / UFNO_BF16=1): the U-Net's
-// convolutions and the pointwise layers' GEMMs take bf16 inputs and weights (8-bit mantissa) and
-// accumulate and write float32. Only CPUs with AVX512_BF16 (Intel Cooper Lake and later, AMD Zen
-// 4 and later) or AMX-BF16 (Sapphire Rapids and later) run it; elsewhere it is refused.
-#include <cstdint>
-#include <cstring>
-#include <vector>
+// convolutions take bf16 inputs and weights (8-bit mantissa) and accumulate and write float32.
+// Only CPUs with AVX512_BF16 (Intel Cooper Lake and later, AMD Zen 4 and later) or AMX-BF16
+// (Sapphire Rapids and later) run it; elsewhere it is refused. (The pointwise GEMMs stay float32:
+// their activations are float32 in memory, and rounding them costs more than bf16 saves.)
 
 namespace ufno::backend {
 
@@ -25,19 +23,5 @@ inline void hide_bf16_for_testing(bool hidden) { bf16_hidden_storage() = hidden;
 
 // Whether bf16 layers may be built here.
 inline bool bf16_supported() { return !bf16_hidden_storage() && cpu_has_bf16(); }
-
-// float32 -> bfloat16 bits, rounded to nearest even (as oneDNN rounds; NaN stays NaN).
-inline std::uint16_t to_bf16(float f) {
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu)) return std::uint16_t(u >> 16 | 0x40);
-  return std::uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-inline std::vector<std::uint16_t> to_bf16(const float* f, std::size_t n) {
-  std::vector<std::uint16_t> r(n);
-  for (std::size_t i = 0; i < n; ++i) r[i] = to_bf16(f[i]);
-  return r;
-}
 
 }  // namespace ufno::backend

@@ -5,8 +5,6 @@
 // where a stride of 0 shares that operand across the batch (one DFT matrix for every slice).
 // Pointers are in the backend's memory space.
 #include <algorithm>
-#include <cstdint>
-#include <stdexcept>
 
 #include "core/Activation.hpp"
 #include "core/Backend.hpp"
@@ -24,8 +22,6 @@ struct Gemm<Host> {
   // stack passes) is cut into pieces of about this size, so the result is read from the cores'
   // caches instead of memory (a fraction of the L2 caches of the threads that share the work).
   static constexpr long kCacheBlockBytes = 1L << 20;
-  // bfloat16 products (core/Bf16.hpp) on CPUs that have them.
-  static constexpr bool kBf16 = true;
   static void run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                   int ldb, float beta, float* C, int ldc, Activation act, float slope);
   static void batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
@@ -34,10 +30,6 @@ struct Gemm<Host> {
   // The epilogue alone, in place on n contiguous values (for a product whose own epilogue would
   // be slow: oneDNN 2.6 runs batched products with an eltwise post-op in a slow kernel).
   static void activate(float* C, long n, Activation act);
-  // C = act(A * B + beta * C) with A in bfloat16 (rounded once by the caller, core/Bf16.hpp) and
-  // B rounded to bfloat16 on the way in, a block of columns at a time; float32 sums and C.
-  static void run_bf16(int M, int N, int K, const std::uint16_t* A, int lda, const float* B,
-                       int ldb, float beta, float* C, int ldc, Activation act, float slope);
 };
 
 // cuBLAS (core/GemmCublas.cu, in ufno_cuda): after the Kokkos kernels that wrote the operands.
@@ -45,8 +37,6 @@ template <>
 struct Gemm<Cuda> {
   // One launch for the whole product: a GPU gains nothing from cutting it.
   static constexpr long kCacheBlockBytes = 0;
-  // No bfloat16 products here (TF32 is the GPU's faster mode: core/Tf32.hpp).
-  static constexpr bool kBf16 = false;
   static void run(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                   int ldb, float beta, float* C, int ldc, Activation act, float slope);
   static void batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,
@@ -74,17 +64,6 @@ inline long cache_block_items(long items, long item_bytes) {
 
 inline void activate_in_place(float* C, long n, Activation act) {
   if (act != Activation::None && n > 0) Gemm<Default>::activate(C, n, act);
-}
-
-// gemm() with A in bfloat16 (Gemm<Host>::run_bf16); only where the backend has bf16 products.
-template <class Tag = Default>
-void gemm_bf16(int M, int N, int K, const std::uint16_t* A, int lda, const float* B, int ldb,
-               float beta, float* C, int ldc, Activation act = Activation::None,
-               float slope = 0.f) {
-  if constexpr (Gemm<Tag>::kBf16)
-    Gemm<Tag>::run_bf16(M, N, K, A, lda, B, ldb, beta, C, ldc, act, slope);
-  else
-    throw std::logic_error("gemm_bf16: this backend has no bfloat16 products");
 }
 
 inline void gemm_batched(int batch, int M, int N, int K, const float* A, long stride_a, int lda,

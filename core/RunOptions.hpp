@@ -11,8 +11,8 @@ namespace ufno {
 
 struct RunOptions {
   int threads = 1;                      // per rank: OpenMP (oneDNN, host kernels) and FFTW
-  bool bf16 = false;                    // U-Net convolutions and GEMMs in bfloat16 with float32
-                                        // sums (CPUs with AVX512_BF16 or AMX: core/Bf16.hpp)
+  bool bf16 = false;                    // U-Net convolutions in bfloat16 with float32 sums
+                                        // (CPUs with AVX512_BF16 or AMX: core/Bf16.hpp)
   bool plane_conv = true;               // the AVX-512 PlaneConv3d for the U-Net output convolution
                                         // where it applies (else oneDNN; same results)
   std::string fftw_wisdom;              // measure FFTW plans and keep their wisdom in this file

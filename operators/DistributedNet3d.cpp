@@ -17,7 +17,7 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
     : spec_(s) {
   if (options.bf16 && !backend::bf16_supported())
     throw std::invalid_argument(
-        "bf16 layers need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
+        "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
   if (grid.axes() != 3 || grid.parts()[2] != 1)
     throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
   const auto np = s.padded_grid();
@@ -46,12 +46,6 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
   }
   fc1_ = Linear::load(w, ModelSpec::key("fc1"), c, s.hidden);
   fc2_ = Linear::load(w, ModelSpec::key("fc2"), s.hidden, 1);
-  if (options.bf16) {  // the GEMMs as well: fc0, every w_k, the head
-    fc0_.use_bf16();
-    for (auto& l : w_) l.use_bf16();
-    fc1_.use_bf16();
-    fc2_.use_bf16();
-  }
 }
 
 Tensor DistributedNet3d::forward_raw(const Tensor& input) {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/Bf16.hpp"
 #include "core/Gemm.hpp"
 
 namespace ufno {
@@ -53,13 +52,6 @@ std::vector<float> Linear::release_bias() {
   return b;
 }
 
-void Linear::use_bf16() {
-  if (!backend::Gemm<backend::Default>::kBf16)
-    throw std::invalid_argument("Linear: this backend has no bfloat16 products");
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), w_);
-  w_bf16_ = backend::to_bf16(h.data(), h.size());
-}
-
 void Linear::apply(const Tensor& x, const Tensor& y, bool accumulate, Activation act) const {
   if (int(x.extent(1)) != in_ || int(y.extent(1)) != out_ || x.extent(0) != y.extent(0) ||
       x.extent(2) != y.extent(2) || x.extent(3) != y.extent(3) || x.extent(4) != y.extent(4))
@@ -86,11 +78,7 @@ void Linear::apply_columns(const float* x, long ldx, float* y, long ldy, long co
         });
   }
   const float beta = accumulate || has_bias_ ? 1.f : 0.f;
-  if (bf16())
-    backend::gemm_bf16(out_, int(cols), in_, w_bf16_.data(), in_, x, int(ldx), beta, y, int(ldy),
-                       act);
-  else
-    backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
+  backend::gemm(out_, int(cols), in_, 1.f, w_.data(), in_, x, int(ldx), beta, y, int(ldy), act);
 }
 
 namespace {

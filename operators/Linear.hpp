@@ -2,7 +2,6 @@
 // Linear: a per-voxel channel mix y[c'] = sum_c W[c', c] x[c] + b[c'] on (B, C, X, Y, T) tensors.
 // It is PyTorch's nn.Linear on a channel-last tensor (fc0, fc1, fc2) and also the 1x1 Conv1d w_k
 // of the Fourier layers; both are one GEMM per batch entry, (Cout x Cin) * (Cin x voxels).
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,11 +29,6 @@ class Linear {
   // cheaply elsewhere (the Fourier layers add w_k's bias through their spectral layer).
   std::vector<float> release_bias();
 
-  // Rounds the weights to bfloat16 once; the layer's products then run in bf16 with float32 sums
-  // (core/Bf16.hpp). Only on a backend with bf16 products (Gemm<Host>).
-  void use_bf16();
-  bool bf16() const { return !w_bf16_.empty(); }
-
   // The layer on `cols` voxels of raw channel rows: channel c of x starts at x + c * ldx, of y at
   // y + c * ldy; y = act(W x + b), or act(y + W x + b) when accumulating. Device pointers.
   void apply_columns(const float* x, long ldx, float* y, long ldy, long cols, bool accumulate,
@@ -52,7 +46,6 @@ class Linear {
   bool has_bias_ = false;
   Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace> w_;
   Kokkos::View<float*, DeviceSpace> b_;
-  std::vector<std::uint16_t> w_bf16_;  // (out, in) in bfloat16 after use_bf16()
 };
 
 // second(act(first(x))) per voxel, over `chunk` voxels at a time: the hidden activations (128

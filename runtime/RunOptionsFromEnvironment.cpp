@@ -4,7 +4,6 @@
 #include <string>
 
 #include "core/Bf16.hpp"
-#include "core/Gemm.hpp"
 #include "core/InputError.hpp"
 #include "core/LayerTimer.hpp"
 #include "core/Tf32.hpp"
@@ -36,7 +35,7 @@ RunOptions run_options_from_environment(int threads, bool bf16) {
   o.bf16 = env_switch("UFNO_BF16", false) || bf16;
   if (o.bf16) {
     const char* name = bf16 ? "--bf16" : "UFNO_BF16";
-    if (!backend::Gemm<backend::Default>::kBf16)
+    if (!backend::ConvPrimitives<backend::Default>::kBf16)
       throw InputError(name, "",
                        "bfloat16 is a CPU option; this build runs the models on a GPU (its "
                        "faster mode is --tf32)");

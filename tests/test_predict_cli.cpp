@@ -12,6 +12,7 @@
 #include <thread>
 #include <tuple>
 
+#include "core/Bf16.hpp"
 #include "io/Hdf5File.hpp"
 #include "support/CaseWriter.hpp"
 #include "support/FileTamper.hpp"
@@ -216,7 +217,8 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     CHECK(r.err.find(".tmp.") == std::string::npos);
   }
   SECTION("an on/off switch in the environment that is neither 0 nor 1") {
-    for (const char* var : {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_HEAP_REUSE"}) {
+    for (const char* var :
+         {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_HEAP_REUSE", "UFNO_BF16"}) {
       fs::remove("out_bad.h5");
       Run r = test::run_command(std::string(var) + "=yes " + std::string(UFNO_PREDICT_EXE) +
                                 " --threads 1 --model " + model + " --tensor " + io +
@@ -364,6 +366,42 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     CHECK(r.code == 2);
     CHECK(r.err.find("no_dir/out.h5") != std::string::npos);
   }
+}
+
+TEST_CASE("ufno_predict --bf16 and UFNO_BF16=1 run the same bf16 model", "[cli][bf16]") {
+  const std::string model = test::data_path("ufno_small.h5"),
+                    io = test::data_path("ufno_small_io.h5");
+  const std::string run = " --threads 1 --model " + model + " --tensor " + io;
+  for (const char* out : {"out_f32.h5", "out_bf16.h5", "out_bf16_env.h5"}) fs::remove(out);
+  Run r32 = predict(run + " --out out_f32.h5");
+  Run r16 = predict(run + " --bf16 --out out_bf16.h5");
+  Run renv = test::run_command("UFNO_BF16=1 " + std::string(UFNO_PREDICT_EXE) + run +
+                               " --out out_bf16_env.h5");
+  INFO(r32.err << r16.err << renv.err);
+  REQUIRE(r32.code == 0);
+  if (!backend::cpu_has_bf16()) {  // refused in one line naming the flag or the variable
+    CHECK(r16.code == 2);
+    CHECK(std::count(r16.err.begin(), r16.err.end(), '\n') == 1);
+    CHECK(r16.err.find("--bf16: this CPU has neither AVX512_BF16 nor AMX-BF16") !=
+          std::string::npos);
+    CHECK(renv.code == 2);
+    CHECK(renv.err.find("UFNO_BF16: this CPU has neither") != std::string::npos);
+    return;
+  }
+  REQUIRE(r16.code == 0);
+  REQUIRE(renv.code == 0);
+  auto read = [](const char* f) {
+    std::vector<std::size_t> shape;
+    return h5::File::open_read(f).read_floats("dP", &shape);
+  };
+  const auto f32 = read("out_f32.h5"), bf16 = read("out_bf16.h5"), env = read("out_bf16_env.h5");
+  CHECK(bf16 == env);  // the variable and the flag build the same model
+  // bf16 in effect (far above float32's 1e-6 of reordering) and within bf16 rounding (the bound
+  // of test_bf16's model test).
+  const double err = test::compare(bf16, f32).rel_l2;
+  INFO("bf16 against float32: relative L2 " << err);
+  CHECK(err > 1e-5);
+  CHECK(err < 4e-2);
 }
 
 TEST_CASE("ufno_predict's default thread count follows what the process may use", "[cli]") {

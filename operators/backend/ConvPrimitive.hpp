@@ -69,6 +69,8 @@ struct ConvPrimitives;
 
 template <>
 struct ConvPrimitives<Host> {  // oneDNN (operators/backend/OnednnConv.cpp)
+  // bf16 convolutions (ConvSpec::bf16) on CPUs that have them (core/Bf16.hpp).
+  static constexpr bool kBf16 = true;
   static std::unique_ptr<ConvPrimitive> make(const ConvSpec& spec,
                                              const std::vector<float>& weights,
                                              const std::vector<float>& bias);
@@ -76,6 +78,8 @@ struct ConvPrimitives<Host> {  // oneDNN (operators/backend/OnednnConv.cpp)
 
 template <>
 struct ConvPrimitives<Cuda> {  // cuDNN (operators/backend/CudnnConvPrimitive.cu, in ufno_cuda)
+  // No bf16 here: TF32 (core/Tf32.hpp) is the GPU's faster mode.
+  static constexpr bool kBf16 = false;
   // Checks the extents, waits for the Kokkos kernels that wrote the input and for the
   // convolution before returning.
   static std::unique_ptr<ConvPrimitive> make(const ConvSpec& spec,
