@@ -129,4 +129,20 @@ HostArray ModelFile::get(const std::string& name) const {
   return read_checked_weights(file_, name);
 }
 
+HostArray ModelFile::get_block(const std::string& name, const std::vector<std::size_t>& start,
+                               const std::vector<std::size_t>& count) const {
+  HostArray b;
+  get_block_into(name, start, count, b);
+  return b;
+}
+
+void ModelFile::get_block_into(const std::string& name, const std::vector<std::size_t>& start,
+                               const std::vector<std::size_t>& count, HostArray& out,
+                               bool check_values) const {
+  const auto s = shape(name);
+  if (s.size() != start.size() || s.size() != count.size())
+    throw InputError(file_.path(), name, "block of the wrong rank requested");
+  read_checked_block_into(file_, name, start, count, out, check_values);
+}
+
 }  // namespace ufno

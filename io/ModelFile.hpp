@@ -25,6 +25,13 @@ class ModelFile : public WeightSource {
   const ModelSpec& spec() const { return spec_; }
   bool has(const std::string& name) const override;
   HostArray get(const std::string& name) const override;
+  // A rank's block of a spectral layer's corner, read as that hyperslab alone (one contiguous
+  // read when the block is the whole corner), not the whole corner read and then sliced.
+  HostArray get_block(const std::string& name, const std::vector<std::size_t>& start,
+                      const std::vector<std::size_t>& count) const override;
+  void get_block_into(const std::string& name, const std::vector<std::size_t>& start,
+                      const std::vector<std::size_t>& count, HostArray& out,
+                      bool check_values = true) const override;
   std::vector<std::size_t> shape(const std::string& name) const override;
   std::string origin() const override { return file_.path(); }
 
