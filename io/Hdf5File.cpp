@@ -48,10 +48,20 @@ void silence_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 
 namespace {
 
-// File access through MPI-IO when a communicator is given.
-Handle access_list(MPI_Comm comm) {
+// Whether the file goes through MPI-IO: only when more than one rank shares it. A rank alone
+// (a one-process run, a batch's rank with a case of its own) reads and writes it directly:
+// MPI-IO's start (lock files, shared-memory segments) buys nothing there.
+bool through_mpi_io(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return false;
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  return size > 1;
+}
+
+// File access through MPI-IO when `parallel`.
+Handle access_list(MPI_Comm comm, bool parallel) {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
-  if (comm != MPI_COMM_NULL) H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL);
+  if (parallel) H5Pset_fapl_mpio(fapl.id(), comm, MPI_INFO_NULL);
   return fapl;
 }
 
@@ -82,19 +92,21 @@ File File::open_read(const std::string& path, MPI_Comm comm) {
     std::fclose(f);
     throw InputError(path, "", "is not a readable HDF5 file (corrupt or truncated?)");
   }
-  Handle fapl = access_list(comm);
+  const bool parallel = through_mpi_io(comm);
+  Handle fapl = access_list(comm, parallel);
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.id());
   if (id < 0) throw InputError(path, "", "is not a readable HDF5 file (corrupt or truncated?)");
-  return File(path, id, comm != MPI_COMM_NULL);
+  return File(path, id, parallel);
 }
 
 File File::create(const std::string& path, MPI_Comm comm, const std::string& shown_as) {
   silence_errors();
-  Handle fapl = access_list(comm);
+  const bool parallel = through_mpi_io(comm);
+  Handle fapl = access_list(comm, parallel);
   const std::string& name = shown_as.empty() ? path : shown_as;
   hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.id());
   if (id < 0) throw InputError(name, "", "cannot be created (directory missing or not writable?)");
-  return File(name, id, comm != MPI_COMM_NULL);
+  return File(name, id, parallel);
 }
 
 void File::close() {

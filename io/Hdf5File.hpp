@@ -39,8 +39,9 @@ struct Numeric {
 
 class File {
  public:
-  // With a communicator the file is opened through MPI-IO by every rank of it (collective), and
-  // block reads and writes are collective.
+  // With a communicator of several ranks the file is opened through MPI-IO by every rank of it
+  // (collective), and block reads and writes are collective; a communicator of one rank opens
+  // it directly, as without one.
   static File open_read(const std::string& path, MPI_Comm comm = MPI_COMM_NULL);
   // Creates (truncates) `path`; the caller renames a temporary into place when complete.
   // `shown_as`: the name errors give (the output a temporary file becomes; by default `path`).
