@@ -2,9 +2,9 @@
 // A process that no launcher started (no mpirun, mpiexec or srun) runs as an MPI "singleton".
 // Open MPI then forks a daemon (orted) and probes every network transport it was built with
 // (libfabric's providers among them): 0.3-0.5 s before the first line of work, for a process that
-// talks to no other. Such a process starts isolated (no daemon) on the ob1 layer (the process
-// itself and shared memory) instead. A launched process, or a setting the user made, is left as
-// it is; other MPI libraries ignore these variables.
+// talks to no other. Such a process starts isolated (no daemon) on the ob1 layer with the
+// process itself as its only transport instead. A launched process, or a setting the user made, is
+// left as it is; other MPI libraries ignore these variables.
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -27,6 +27,10 @@ inline std::vector<const char*> set_quick_singleton_start() {
   static const std::pair<const char*, const char*> kSettings[] = {
       {"OMPI_MCA_ess_singleton_isolated", "1"},  // no orted daemon
       {"OMPI_MCA_pml", "ob1"},  // not the cm layer, whose start probes libfabric and PSM
+      // The process alone: no shared-memory transport, so no session directory. Isolated
+      // singletons would all share one (jf.0), and one's clean-up at exit could remove what
+      // another still uses; one-rank files skip MPI-IO (io/Hdf5File.hpp) for the same reason.
+      {"OMPI_MCA_btl", "self"},
   };
   for (const auto& [name, value] : kSettings)
     if (!std::getenv(name) && setenv(name, value, 0) == 0) set.push_back(name);
