@@ -390,6 +390,10 @@ TEST_CASE("ufno_predict --bf16 and UFNO_BF16=1 run the same bf16 model", "[cli][
   }
   REQUIRE(r16.code == 0);
   REQUIRE(renv.code == 0);
+  // A 4-D FNO runs in float32 only: refused, not silently ignored.
+  expect_failure("--bf16 --threads 1 --model " + test::data_path("fno4d_small.h5") + " --tensor " +
+                     test::data_path("fno4d_small_io.h5"),
+                 "--bf16", "4-D FNO", "float32 only");
   auto read = [](const char* f) {
     std::vector<std::size_t> shape;
     return h5::File::open_read(f).read_floats("dP", &shape);
