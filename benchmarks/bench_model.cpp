@@ -10,12 +10,22 @@
 // and kept (resident), and prints "ufno seconds_per_case=S peak_rss_mb=M ranks=P grid=G" alone.
 // The time is of warm passes: with --repeat above 1 one untimed pass runs first, and the device
 // is fenced before the clock starts and before it stops.
+// With --plan whole-tensor (the GPU's plan) it first prints the model's cost table at the
+// input's batch (benchmarks/LaunchCost.hpp): FLOPs, bytes and arithmetic intensity per launch
+// group, and a roofline time for --gpu h100|h200 (or --peak-tflops, --bandwidth-tbs).
+// --cost-model paper-ufno|paper-fno|fno4d-lgr1 prints that table for a named size (--batch N)
+// and exits, with no model file, input or timing.
 #include <mpi.h>
 #include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "benchmarks/GpuRoofline.hpp"
+#include "benchmarks/LaunchCost.hpp"
 #include "benchmarks/ModelFlops.hpp"
 #include "benchmarks/PeakFlops.hpp"
 #include "core/LayerTimer.hpp"
@@ -33,6 +43,64 @@
 #include "runtime/RunOptionsFromEnvironment.hpp"
 
 namespace {
+
+// The cost table of one pass of `cases` cases and its roofline time on `gpu` (rank 0 prints).
+void print_cost_table(const std::string& what, int cases,
+                      const std::vector<ufno::bench::LaunchCost>& costs,
+                      const ufno::bench::GpuPeak& gpu) {
+  using ufno::bench::roofline_seconds;
+  std::printf(
+      "cost model: %s, %d case(s) per pass, whole-tensor plan; roofline on %s (%.1f "
+      "TFLOP/s, %.2f TB/s)\n",
+      what.c_str(), cases, gpu.name.c_str(), gpu.flops_per_s / 1e12, gpu.bytes_per_s / 1e12);
+  std::printf("%-12s %-28s %11s %10s %9s %11s %s\n", "layer", "launch", "GFLOP", "MB", "FLOP/B",
+              "predicted", "bound");
+  for (const auto& c : costs)
+    std::printf("%-12s %-28s %11.3f %10.1f %9.1f %8.3f ms %s\n", c.layer.c_str(), c.launch.c_str(),
+                c.flops / 1e9, c.bytes / 1e6, c.intensity(), roofline_seconds(c, gpu) * 1e3,
+                ufno::bench::memory_bound(c, gpu) ? "memory" : "compute");
+  // Per layer: its launch groups added up, in the order of the pass.
+  std::vector<std::pair<std::string, std::vector<ufno::bench::LaunchCost>>> layers;
+  for (const auto& c : costs) {
+    if (layers.empty() || layers.back().first != c.layer) layers.push_back({c.layer, {}});
+    layers.back().second.push_back(c);
+  }
+  std::printf("by layer:\n");
+  for (const auto& [name, group] : layers) {
+    const auto t = ufno::bench::totals(group);
+    std::printf("%-12s %-28s %11.3f %10.1f %9.1f %8.3f ms\n", name.c_str(), "", t.flops / 1e9,
+                t.bytes / 1e6, t.bytes > 0 ? t.flops / t.bytes : 0,
+                roofline_seconds(group, gpu) * 1e3);
+  }
+  const auto t = ufno::bench::totals(costs);
+  const double s = roofline_seconds(costs, gpu);
+  std::printf("%-12s %-28s %11.3f %10.1f %9.1f %8.3f ms (%zu launch groups)\n", "total", "",
+              t.flops / 1e9, t.bytes / 1e6, t.bytes > 0 ? t.flops / t.bytes : 0, s * 1e3,
+              costs.size());
+  std::printf(
+      "cost model: predicted %.3f ms per pass, %.3f ms per case on %s (a lower bound: "
+      "no launch latency, each tensor moved once)\n",
+      s * 1e3, s * 1e3 / cases, gpu.name.c_str());
+}
+
+// The named sizes of --cost-model (those benchmarks/gpu_bench.py times).
+struct NamedSize {
+  const char* name;
+  const char* what;
+  std::vector<ufno::bench::LaunchCost> (*costs)(int cases);
+};
+const NamedSize kNamedSizes[] = {
+    {"paper-ufno", "paper U-FNO 96x200x24",
+     [](int b) { return ufno::bench::net3d_costs(ufno::ModelSpec{}, b); }},
+    {"paper-fno", "paper FNO 96x200x24",
+     [](int b) {
+       ufno::ModelSpec fno;
+       fno.architecture = "FNO", fno.n_fourier = 6, fno.n_ufourier = 0;
+       return ufno::bench::net3d_costs(fno, b);
+     }},
+    {"fno4d-lgr1", "4-D FNO LGR1 40x40x25x24",
+     [](int b) { return ufno::bench::fno4d_costs(ufno::Fno4dSpec{}, b); }},
+};
 
 ufno::Tensor to_device(const ufno::HostArray& in) {
   const auto& s = in.shape;
@@ -76,7 +144,8 @@ void save_output(const std::string& path, const ufno::Tensor& y) {
 // The 4-D FNO: warm passes of DistributedFno4d::forward with every layer's weights resident;
 // --save-output writes (B, A1, A2, A3, T) as /output (one rank).
 int bench_fno4d(const std::string& model, const std::string& tensor, const std::string& save,
-                const std::string& grid_spec, int repeat, int rank, int size) {
+                const std::string& grid_spec, int repeat, int rank, int size,
+                const ufno::bench::GpuPeak* costs_on) {
   ufno::Fno4dModelFile mf(model);
   const auto& s = mf.spec();
   const auto& g = s.grid;
@@ -98,6 +167,8 @@ int bench_fno4d(const std::string& model, const std::string& tensor, const std::
     std::copy(in.data.begin(), in.data.end(), h.data());
     Kokkos::deep_copy(x, h);
   }
+  if (costs_on && rank == 0)
+    print_cost_table(model, int(cases), ufno::bench::fno4d_costs(s, int(cases)), *costs_on);
   // One output written by every pass: the warm passes then allocate nothing (core/Workspace.hpp).
   const ufno::GridView<4> y = ufno::make_grid_view<4>("fno4d.output", cases, 1, b.extents(), false);
   if (repeat > 1) net.forward(x, y);
@@ -130,11 +201,31 @@ int bench_fno4d(const std::string& model, const std::string& tensor, const std::
 
 int bench(int argc, char** argv, int rank, int size) {
   CLI::App app{"bench_model: time the U-FNO / FNO forward pass"};
-  std::string model, tensor, save, grid_spec = "auto";
-  int threads = 1, repeat = 1;
+  std::string model, tensor, save, grid_spec = "auto", plan, cost_model, gpu_name = "h100";
+  int threads = 1, repeat = 1, batch = 1;
+  double peak_tflops = 0, bandwidth_tbs = 0;
   bool skip_peak = false, bf16 = false;
-  app.add_option("--model", model)->required();
-  app.add_option("--tensor", tensor)->required();
+  app.add_option("--model", model);
+  app.add_option("--tensor", tensor);
+  app.add_option("--plan", plan,
+                 "execution plan: streaming or whole-tensor (or UFNO_PLAN); whole-tensor also "
+                 "prints the model's cost table")
+      ->check(CLI::IsMember({"streaming", "whole-tensor"}));
+  app.add_option("--cost-model", cost_model,
+                 "print the cost table of a named size and exit (no model file, input or timing)")
+      ->check(CLI::IsMember([] {
+        std::vector<std::string> names;
+        for (const NamedSize& n : kNamedSizes) names.push_back(n.name);
+        return names;
+      }()));
+  app.add_option("--batch", batch, "cases per pass of --cost-model")->check(CLI::PositiveNumber);
+  app.add_option("--gpu", gpu_name, "the cost table's roofline device: h100 (SXM) or h200")
+      ->check(CLI::IsMember({"h100", "h200"}));
+  app.add_option("--peak-tflops", peak_tflops, "the roofline's peak instead of --gpu's FP32 peak")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--bandwidth-tbs", bandwidth_tbs,
+                 "the roofline's memory bandwidth in TB/s instead of --gpu's")
+      ->check(CLI::PositiveNumber);
   app.add_option("--threads", threads);
   app.add_option("--repeat", repeat, "timed runs; with more than one, a warm-up run precedes them");
   app.add_option("--grid", grid_spec, "process grid under mpiexec");
@@ -143,10 +234,26 @@ int bench(int argc, char** argv, int rank, int size) {
                "U-Net convolutions in bfloat16 (or UFNO_BF16=1)");
   app.add_option("--save-output", save, "write the raw output (B, X, Y, T) as /output (one rank)");
   CLI11_PARSE(app, argc, argv);
-  const ufno::RunOptions opts = ufno::run_options_from_environment(threads, bf16);
+  ufno::bench::GpuPeak gpu;
+  ufno::bench::find_gpu(gpu_name, gpu);
+  if (peak_tflops > 0) gpu.flops_per_s = peak_tflops * 1e12, gpu.name += " (given peak)";
+  if (bandwidth_tbs > 0) gpu.bytes_per_s = bandwidth_tbs * 1e12, gpu.name += " (given bandwidth)";
+  if (!cost_model.empty()) {
+    for (const NamedSize& n : kNamedSizes)
+      if (rank == 0 && cost_model == n.name) print_cost_table(n.what, batch, n.costs(batch), gpu);
+    return 0;
+  }
+  if (model.empty() || tensor.empty()) {
+    if (rank == 0) std::fprintf(stderr, "bench_model: --model and --tensor are required\n");
+    return 2;
+  }
+  ufno::RunOptions opts = ufno::run_options_from_environment(threads, bf16);
+  if (!plan.empty()) ufno::parse_plan_kind(plan, opts.plan);
   ufno::apply_process_options(opts);
+  const ufno::bench::GpuPeak* costs_on =
+      opts.plan == ufno::PlanKind::WholeTensor && !plan.empty() ? &gpu : nullptr;
   if (ufno::model_architecture(model) == "FNO4D")
-    return bench_fno4d(model, tensor, save, grid_spec, repeat, rank, size);
+    return bench_fno4d(model, tensor, save, grid_spec, repeat, rank, size, costs_on);
   ufno::ModelFile mf(model);
   const auto& spec = mf.spec();
   std::function<void()> run;
@@ -165,6 +272,8 @@ int bench(int argc, char** argv, int rank, int size) {
     cases = in.shape[0];
     x = to_device(in);
   }
+  if (costs_on && rank == 0)
+    print_cost_table(model, int(cases), ufno::bench::net3d_costs(spec, int(cases)), *costs_on);
   // One output written by every pass: the warm passes then allocate nothing (core/Workspace.hpp).
   const ufno::Tensor y =
       ufno::empty_tensor("output", cases, 1, b.extent(0), b.extent(1), x.extent(3));

@@ -47,7 +47,7 @@ if [ "$STEP" = project ] || [ "$STEP" = all ]; then
     -DCMAKE_CXX_COMPILER="$OUT/kokkos/bin/nvcc_wrapper" -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DUFNO_BUILD_BENCHMARKS=ON -DUFNO_HOST_ARCH=x86-64-v3  # runs on the GPU machine's CPU, not this one
   TARGETS=${TARGETS:-ufno_predict test_cuda_backend test_model_parity test_mpi_fno4d test_mpi_fft4d
-    test_mpi_model test_execution_plan test_mpi_node_memory bench_model bench_dfft}
+    test_mpi_model test_execution_plan test_pass_allocations test_mpi_node_memory bench_model bench_dfft}
   if [ "$TARGETS" = all ]; then
     cmake --build "$OUT/ufno" -j "$JOBS"
   else

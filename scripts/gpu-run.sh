@@ -12,10 +12,11 @@
 #      PyTorch's defaults), warm forwards, each row appended to results.md when measured;
 #   3. the shipped models through `ufno_predict --cases` on 320 cases against PyTorch on the same
 #      files at batch 8 (60; gpu_bench.py cases);
-#   4. the GPU tests once each (140 in all): test_cuda_backend, test_model_parity and
-#      test_execution_plan on one rank, the MPI tests on 2 ranks sharing the GPU;
-#   5. one profiled pass (30): UFNO_PROFILE=1 bench_model on the paper U-FNO, its per-layer
-#      table appended to results.md.
+#   4. the GPU tests once each (140 in all): test_cuda_backend, test_model_parity,
+#      test_execution_plan and test_pass_allocations (allocations and fences inside a warm pass)
+#      on one rank, the MPI tests on 2 ranks sharing the GPU;
+#   5. one profiled pass (30): UFNO_PROFILE=1 bench_model --plan whole-tensor on the paper U-FNO,
+#      its per-layer table and the cost model's prediction (docs/gpu.md) appended to results.md.
 # $OUT/summary.txt has one line a step; $OUT/results.md the tables; $OUT/gpu-run.log everything.
 # Exit status: 0 when every step passed, 1 when a test or a row failed, 2 when something was
 # left out for lack of time, 3 when the probe stopped it.
@@ -97,7 +98,7 @@ prog() {  # the path of a program by name
   echo "$1-is-missing"
 }
 PROGRAMS=(ufno_predict bench_model test_cuda_backend test_model_parity test_execution_plan
-          test_mpi_model test_mpi_fno4d test_mpi_fft4d test_mpi_node_memory)
+          test_pass_allocations test_mpi_model test_mpi_fno4d test_mpi_fft4d test_mpi_node_memory)
 
 # 1. Probe: a missing GPU, program or library stops the check with one line naming it.
 {
@@ -170,6 +171,7 @@ run_test() {  # label, limit, program, ranks
 run_test cuda_backend 40 test_cuda_backend 1
 run_test model_parity 40 test_model_parity 1
 run_test execution_plan 20 test_execution_plan 1
+run_test pass_allocations 20 test_pass_allocations 1
 run_test mpi_model_np2 40 test_mpi_model 2
 run_test mpi_fno4d_np2 40 test_mpi_fno4d 2
 run_test mpi_fft4d_np2 30 test_mpi_fft4d 2
@@ -179,7 +181,7 @@ run_test mpi_node_memory_np2 20 test_mpi_node_memory 2
 model=$WORK/paper/ufno_paper.h5 input=$WORK/paper/input.h5
 [ -f "$model" ] && [ -f "$input" ] || { model=$ROOT/tests/data/ufno_small.h5 input=$ROOT/tests/data/ufno_small_io.h5; }
 UFNO_PROFILE=1 timeout "$L_PROFILE" "$(prog bench_model)" --model "$model" --tensor "$input" \
-  --threads "$THREADS" --repeat 2 --skip-peak > "$OUT/profile.log" 2>&1
+  --threads "$THREADS" --repeat 2 --skip-peak --plan whole-tensor > "$OUT/profile.log" 2>&1
 rc=$?
 {
   echo
@@ -187,6 +189,12 @@ rc=$?
   echo
   echo '```'
   sed -n '/per-layer time/,$p' "$OUT/profile.log"
+  echo '```'
+  echo
+  echo "Cost model of the same pass (a roofline lower bound, not a measurement)"
+  echo
+  echo '```'
+  sed -n '/^cost model:.*roofline on/,/^cost model: predicted/p' "$OUT/profile.log"
   echo '```'
 } >> "$OUT/results.md"
 say "profile: exit $rc ($(grep -m1 'per-layer time' "$OUT/profile.log"))"

@@ -13,7 +13,7 @@ rm -rf "$OUT" build-gpu/bundle.tar.xz
 mkdir -p "$OUT/bin" "$OUT/lib"
 progs=(apps/ufno_predict tests/test_cuda_backend tests/test_model_parity tests/test_mpi_fno4d
        tests/test_mpi_fft4d tests/test_mpi_model tests/test_execution_plan
-       tests/test_mpi_node_memory benchmarks/bench_model benchmarks/bench_dfft)
+       tests/test_pass_allocations tests/test_mpi_node_memory benchmarks/bench_model benchmarks/bench_dfft)
 for p in "${progs[@]}"; do
   [ -x "$BUILD/$p" ] || { echo "make-gpu-bundle: $BUILD/$p is missing (scripts/build-gpu.sh project)" >&2; exit 1; }
   cp "$BUILD/$p" "$OUT/bin/"

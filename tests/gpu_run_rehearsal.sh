@@ -26,7 +26,9 @@ grep -q '^| ufno_predict' "$T/out/results.md" || fail "no ufno_predict row"
 grep -q '^| torch |' "$T/out/results.md" || fail "no PyTorch row of the shipped models"
 if grep -E '^\|' "$T/out/results.md" | grep -q 'failed\|not run'; then fail "a row failed"; fi
 grep -q 'per-layer time' "$T/out/results.md" || fail "no per-layer table in results.md"
-for s in probe benchmark cases "test cuda_backend" "test mpi_fno4d_np2" profile; do
+grep -q '^cost model: predicted' "$T/out/results.md" || fail "no cost model in results.md"
+for s in probe benchmark cases "test cuda_backend" "test pass_allocations" "test mpi_fno4d_np2" \
+         profile; do
   grep -q "^$s" "$T/out/summary.txt" || fail "no '$s' line in summary.txt"
 done
 big=$(find "$T/out" -type f -size +16M)
