@@ -8,6 +8,7 @@
 
 #include "core/Bf16.hpp"
 #include "core/LayerTimer.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
 
 namespace ufno {
 
@@ -15,9 +16,11 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
                                    const dist::ProcessGrid& grid, dist::ExchangeAlgorithm alg,
                                    const RunOptions& options)
     : spec_(s) {
-  if (options.bf16 && !backend::bf16_supported())
+  if (options.bf16 &&
+      (!backend::ConvPrimitives<backend::Default>::kBf16 || !backend::bf16_supported()))
     throw std::invalid_argument(
-        "bf16 convolutions need a CPU with AVX512_BF16 or AMX-BF16; this one has neither");
+        "bf16 convolutions are a CPU option and need AVX512_BF16 or AMX-BF16; this build or CPU "
+        "has neither");
   if (grid.axes() != 3 || grid.parts()[2] != 1)
     throw std::invalid_argument("DistributedNet3d: the process grid must not split T");
   const auto np = s.padded_grid();

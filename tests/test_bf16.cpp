@@ -10,6 +10,7 @@
 #include "core/Bf16.hpp"
 #include "io/ModelFile.hpp"
 #include "operators/DistributedNet3d.hpp"
+#include "operators/backend/ConvPrimitive.hpp"
 #include "runtime/RunOptionsFromEnvironment.hpp"
 #include "support/MpiUtil.hpp"
 #include "support/TestUtil.hpp"
@@ -82,7 +83,7 @@ std::string message_of(bool flag) {
 }  // namespace
 
 TEST_CASE("the bf16 U-FNO stays within bf16 rounding of float32", "[mpi][bf16]") {
-  if (!backend::bf16_supported()) {
+  if (!backend::ConvPrimitives<backend::Default>::kBf16 || !backend::bf16_supported()) {
     WARN(
         "this CPU has no AVX512_BF16 / AMX-BF16: the bf16 model is not tested here "
         "(CTest shows bf16_numerics_tested skipped)");
@@ -92,7 +93,8 @@ TEST_CASE("the bf16 U-FNO stays within bf16 rounding of float32", "[mpi][bf16]")
 }
 
 TEST_CASE("the FNO, without convolutions, is the same with bf16", "[mpi][bf16]") {
-  if (!backend::bf16_supported()) return;  // as above
+  if (!backend::ConvPrimitives<backend::Default>::kBf16 || !backend::bf16_supported())
+    return;  // as above
   check_bf16_model("fno_small.h5", "fno_small_io.h5", false);
 }
 
@@ -101,14 +103,17 @@ TEST_CASE("bf16 is refused in one line where the CPU has none", "[mpi][bf16]") {
   CHECK_FALSE(run_options_from_environment(1, false).bf16);
   HiddenBf16 hidden;
   CHECK_FALSE(backend::bf16_supported());
+  // A GPU build says first that bf16 is a CPU option.
+  const std::string why =
+      backend::ConvPrimitives<backend::Default>::kBf16
+          ? "this CPU has neither AVX512_BF16 nor AMX-BF16, which bfloat16 needs; run without it"
+          : "bfloat16 is a CPU option; this build runs the models on a GPU (its faster mode is "
+            "--tf32)";
   const std::string flag = message_of(true);
-  CHECK(flag ==
-        "--bf16: this CPU has neither AVX512_BF16 nor AMX-BF16, which bfloat16 needs; "
-        "run without it");
+  CHECK(flag == "--bf16: " + why);
   CHECK(flag.find('\n') == std::string::npos);
   setenv("UFNO_BF16", "1", 1);
-  CHECK(message_of(false).rfind("UFNO_BF16: this CPU has neither AVX512_BF16 nor AMX-BF16", 0) ==
-        0);
+  CHECK(message_of(false) == "UFNO_BF16: " + why);
   CHECK(message_of(true).rfind("--bf16: ", 0) == 0);  // the flag is named when given
   setenv("UFNO_BF16", "yes", 1);
   CHECK(message_of(false) == "UFNO_BF16: yes: is neither 0 (off) nor 1 (on)");
