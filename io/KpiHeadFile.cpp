@@ -8,6 +8,7 @@
 
 #include "core/Fingerprint.hpp"
 #include "core/InputError.hpp"
+#include "io/FiniteDataset.hpp"
 #include "io/Hdf5File.hpp"
 
 namespace ufno {
@@ -18,14 +19,7 @@ constexpr int kMaxMembers = 64, kMaxWidth = 1024;
 
 std::vector<double> finite_values(const h5::File& f, const std::string& name,
                                   const std::vector<std::size_t>& shape) {
-  if (!f.has_dataset(name)) throw InputError(f.path(), name, "dataset is missing");
-  const h5::Numeric n = f.read_numeric(name, std::size_t(kMaxWidth) * kMaxWidth);
-  if (n.shape != shape)
-    throw InputError(f.path(), name,
-                     "shape " + shape_string(n.shape) + " but expected " + shape_string(shape));
-  for (double v : n.values)
-    if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
-  return n.values;
+  return finite_dataset(f, name, shape, std::size_t(kMaxWidth) * kMaxWidth);
 }
 
 // One finite number per output (a scalar attribute: one output).

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/InputError.hpp"
+#include "io/FiniteDataset.hpp"
 #include "io/Hdf5File.hpp"
 
 namespace ufno {
@@ -13,16 +14,9 @@ namespace {
 const std::string kGroup = "training_profile";
 constexpr std::size_t kMaxStatistics = 256;
 
-std::vector<double> finite_dataset(const h5::File& f, const std::string& name,
-                                   const std::vector<std::size_t>& shape) {
-  if (!f.has_dataset(name)) throw InputError(f.path(), name, "dataset is missing");
-  const h5::Numeric n = f.read_numeric(name, kMaxStatistics * kMaxStatistics);
-  if (n.shape != shape)
-    throw InputError(f.path(), name,
-                     "shape " + shape_string(n.shape) + " but expected " + shape_string(shape));
-  for (double v : n.values)
-    if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
-  return n.values;
+std::vector<double> profile_dataset(const h5::File& f, const std::string& name,
+                                    const std::vector<std::size_t>& shape) {
+  return finite_dataset(f, name, shape, kMaxStatistics * kMaxStatistics);
 }
 
 // Quantiles at increasing levels never decrease.
@@ -54,16 +48,16 @@ std::optional<TrainingProfile> read_training_profile(const std::string& path) {
   if (cases.size() != 1 || !(cases[0] >= 2 && cases[0] < 1e12))
     throw InputError(path, kGroup + "@cases", "must be one count of at least 2");
   p.cases = long(cases[0]);
-  const auto q = finite_dataset(f, kGroup + "/quantiles", {s, nl});
+  const auto q = profile_dataset(f, kGroup + "/quantiles", {s, nl});
   for (std::size_t i = 0; i < s; ++i) {
     check_increasing(path, kGroup + "/quantiles", &q[i * nl]);
     std::array<double, 5> row{};
     for (std::size_t l = 0; l < nl; ++l) row[l] = q[i * nl + l];
     p.quantiles.push_back(row);
   }
-  p.mean = finite_dataset(f, kGroup + "/mean", {s});
-  p.inverse_covariance = finite_dataset(f, kGroup + "/inverse_covariance", {s, s});
-  const auto d = finite_dataset(f, kGroup + "/distance_quantiles", {nl});
+  p.mean = profile_dataset(f, kGroup + "/mean", {s});
+  p.inverse_covariance = profile_dataset(f, kGroup + "/inverse_covariance", {s, s});
+  const auto d = profile_dataset(f, kGroup + "/distance_quantiles", {nl});
   check_increasing(path, kGroup + "/distance_quantiles", d.data());
   if (!(d[0] >= 0)) throw InputError(path, kGroup + "/distance_quantiles", "must not be negative");
   for (std::size_t l = 0; l < nl; ++l) p.distance_quantiles[l] = d[l];
