@@ -120,7 +120,7 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
     ufno::dist::collectively(MPI_COMM_WORLD, [&] {
       ufno::InputFiles inputs({o.case_path});
       inputs.add(ufno::model_candidates(o.models_dir));
-      ufno::check_output_path(o.out, inputs);
+      ufno::check_prediction_output_path(o.out, inputs);
       ufno::check_thread_count(o.threads);
     });
     return true;
@@ -138,7 +138,7 @@ bool check_options(Options& o, int rank, int& fno4d_models) {
       std::vector<std::string> inputs = o.models;
       inputs.push_back(o.case_path);
       inputs.push_back(o.tensor);
-      ufno::check_output_path(o.out, inputs);
+      ufno::check_prediction_output_path(o.out, inputs);
     });
   ufno::dist::collectively(MPI_COMM_WORLD, [&] { ufno::check_thread_count(o.threads); });
   return true;

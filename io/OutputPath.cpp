@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "core/InputError.hpp"
+#include "io/XdmfDescription.hpp"
 
 namespace ufno {
 
@@ -51,6 +52,21 @@ void check_output_path(const std::string& out, const InputFiles& inputs,
                      "is not a regular file (a device, FIFO or socket): it is never replaced");
   if (const std::string* in = inputs.find(out))
     throw InputError(out, option, "is the input file " + *in + "; it would be overwritten");
+}
+
+void check_prediction_output_path(const std::string& out, const InputFiles& inputs,
+                                  const std::string& option) {
+  check_output_path(out, inputs, option);
+  const std::string description = xdmf_path(out);
+  if (description == out)
+    throw InputError(out, option,
+                     "ends in .xmf, the name of the viewer description written beside the "
+                     "prediction; give OUT.h5");
+  if (const std::string* in = inputs.find(description))
+    throw InputError(
+        out, option,
+        "its viewer description " + description + " would overwrite the input file " + *in);
+  check_output_path(description, inputs, option + " (its viewer description)");
 }
 
 }  // namespace ufno

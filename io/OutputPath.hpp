@@ -32,5 +32,9 @@ class InputFiles {
 // link, is a directory, or is the same file as any of `inputs`.
 void check_output_path(const std::string& out, const InputFiles& inputs,
                        const std::string& option = "--out");
+// The same for a prediction file and the viewer description written beside it
+// (io/XdmfDescription.hpp xdmf_path: OUT.h5 -> OUT.xmf), which replaces what is there too.
+void check_prediction_output_path(const std::string& out, const InputFiles& inputs,
+                                  const std::string& option = "--out");
 
 }  // namespace ufno

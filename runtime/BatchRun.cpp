@@ -117,7 +117,7 @@ void list_outputs(const BatchOptions& o, int world, int size, std::vector<std::s
     InputFiles inputs(cases);
     inputs.add(o.models);
     if (!fs::is_directory(o.cases)) inputs.add(o.cases);
-    for (const auto& out : outputs) check_output_path(out, inputs);
+    for (const auto& out : outputs) check_prediction_output_path(out, inputs);
     if (world == 0) {
       fs::create_directories(o.out_dir);
       for (const auto& out : outputs) remove_stale_temporaries(out);

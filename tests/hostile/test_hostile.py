@@ -915,6 +915,12 @@ def output_cases():
                     "nested_models/GLOBAL_dP.h5"], ["GLOBAL_dP.h5", "input file"])
         refused(P, ["--case", "site.h5", "--models", "nested_models", "--out", "site.h5"],
                 ["site.h5", "input file"])
+        # The viewer description beside a prediction (OUT.xmf) on an input, or OUT.xmf itself.
+        shutil.copy(EXAMPLE, "case_x.xmf")
+        refused(P, ["--case", "case_x.xmf", "--model", "model.h5", "--out", "case_x.h5"],
+                ["case_x.h5", "viewer description", "case_x.xmf"])
+        refused(P, ["--case", "case.h5", "--model", "model.h5", "--out", "pred.xmf"],
+                ["pred.xmf", ".xmf"])
         # ufno_kpis: the case, the fields, the model, the list.
         open("pairs.txt", "w").write("case.h5 fields.h5\n")
         for target in ("case.h5", "fields.h5", "pairs.txt"):
