@@ -1,13 +1,8 @@
 // ufno_sweep: site-screening sweeps (screening/Sweep.hpp, docs/sweeps.md). Exit codes: 0,
 // 2 bad configuration or input (one line naming file and key), 3 some scenarios failed, 1 other.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <CLI/CLI.hpp>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,13 +14,12 @@
 #include "runtime/MpiMain.hpp"
 #include "runtime/RunOptionsFromEnvironment.hpp"
 #include "runtime/ThreadDefaults.hpp"
+#include "screening/ChildProcess.hpp"
 #include "screening/Sweep.hpp"
 
 #ifndef UFNO_SOURCE_DIR
 #define UFNO_SOURCE_DIR ""
 #endif
-
-extern char** environ;
 
 namespace {
 
@@ -52,6 +46,9 @@ std::string python_exe() {
   return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
 
+// A report takes seconds (about 3 s for 4,000 scenarios); one that hangs is stopped.
+constexpr double kReportTimeoutS = 600;
+
 std::string last_line(const fs::path& p) {
   std::ifstream f(p);
   std::string line, last;
@@ -76,47 +73,19 @@ void write_report(const std::string& config, const ufno::SweepConfig& c) {
   if (dir.empty()) return warn("the Python package ufno is not found; set UFNO_PYTHON_DIR");
   std::vector<std::string> args{python_exe(), "-m", "ufno.sweep_report", c.out, "--config", config};
   for (const auto& m : c.models) args.insert(args.end(), {"--model", m});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // The environment with the package directory first on PYTHONPATH.
-  std::vector<std::string> env_strings;
+  // The package directory first on PYTHONPATH; the report is bounded like a Flow run.
   std::string pythonpath = "PYTHONPATH=" + dir;
-  for (char** e = environ; *e; ++e) {
-    if (std::strncmp(*e, "PYTHONPATH=", 11) == 0) {
-      if ((*e)[11]) pythonpath += ":" + std::string(*e + 11);
-    } else {
-      env_strings.emplace_back(*e);
-    }
-  }
-  env_strings.push_back(pythonpath);
-  std::vector<char*> envp;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  pid_t pid = 0;
-  const int e = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (e != 0) {
-    std::error_code ec;
-    fs::remove(log, ec);
-    return warn("cannot start " + args[0] + ": " + std::strerror(e));
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += ":" + std::string(p);
+  const ufno::ProcessResult r =
+      ufno::run_process(args, log.string(), kReportTimeoutS, {pythonpath});
+  if (r.status == 0) {
     std::error_code ec;
     fs::remove(log, ec);
     std::cout << "ufno_sweep: report -> " << (out / "report.html").string() << "\n";
     return;
   }
   const std::string why = last_line(log);
-  warn((why.empty() ? std::string("the report's program failed") : why) + "; " + log.string());
+  warn((why.empty() ? r.error : why) + "; " + log.string());
 }
 
 int run(int argc, char** argv, int rank, int size) {
