@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "apps/FiniteRange.hpp"
 #include "apps/ToolMain.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/EclipseDeckWriter.hpp"
@@ -84,7 +85,7 @@ int run(int argc, char** argv) {
   app.add_option("--targets", targets, "also run Flow and write its SG and dP here");
   app.add_option("--flow", fo.flow, "the flow executable");
   app.add_option("--timeout", fo.timeout_s, "seconds before a Flow run is killed")
-      ->check(CLI::Range(1.0, 1e6));
+      ->check(ufno::finite_range(1.0, 1e6));
   app.add_flag("--no-multx", no_multx, "keep OPM's own radial transmissibilities (no dry run)");
   try {
     app.parse(argc, argv);

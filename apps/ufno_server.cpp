@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "apps/FiniteRange.hpp"
 #include "apps/PredictionService.hpp"
 #include "apps/SweepForm.hpp"
 #include "apps/SweepRunner.hpp"
@@ -246,10 +247,10 @@ void add_sweep_options(CLI::App& app, ufno::SweepLimits& l) {
   app.add_option("--sweep-max-scenarios", l.max_scenarios, "most scenarios of a sweep")
       ->check(CLI::Range(1, 100000));
   app.add_option("--sweep-max-seconds", l.max_seconds, "a sweep still running then is stopped")
-      ->check(CLI::Range(1.0, 1e7));
+      ->check(ufno::finite_range(1.0, 1e7));
   app.add_option("--sweep-max-disk-mb", l.max_disk_mb,
                  "all sweeps' outputs together; old sweeps are removed first")
-      ->check(CLI::Range(0.01, 1e7));
+      ->check(ufno::finite_range(0.01, 1e7));
   app.add_option("--sweep-keep", l.keep, "finished sweeps kept (older ones are removed)")
       ->check(CLI::Range(1, 100000));
 }
@@ -322,7 +323,7 @@ void add_options(CLI::App& app, ServerFlags& f, ufno::ServiceOptions& o) {
   app.add_option("--web-root", f.web_root, "directory of the page");
   app.add_option("--results", f.results, "directory for result files (default: a temp dir)");
   app.add_option("--max-upload-mb", f.max_upload_mb, "largest accepted request body")
-      ->check(CLI::Range(0.001, 4096.0));
+      ->check(ufno::finite_range(0.001, 4096.0));
   app.add_option("--max-batch", o.max_batch, "requests predicted together")
       ->check(CLI::PositiveNumber);
   app.add_option("--batch-window-ms", o.batch_window_ms,

@@ -354,6 +354,7 @@ def import_export_cases():
     refused(E, ["missing.h5", "--deck", "d"], ["missing.h5"])
     refused(E, ["case.h5", "--deck", "case.h5", "--no-multx"], ["case.h5", "--deck"])
     refused(E, ["case.h5", "--deck", "d", "--timeout", "0"], ["--timeout"])
+    refused(E, ["case.h5", "--deck", "d", "--timeout", "nan"], ["--timeout"])
     # A --deck directory of the user's is never replaced, nor one holding the case itself.
     os.mkdir("mine")
     open("mine/notes.txt", "w").write("precious\n")

@@ -303,10 +303,29 @@ def old_sweeps_removed(exe, tmp):
         s.stop()
 
 
+def bad_options(exe, tmp):
+    """The sweep limits on the server's command line: a bad value stops the server at once with
+    one line naming the option, and nothing is made."""
+    import subprocess
+    results_dir = os.path.join(tmp, "bad_options_results")
+    for option, value in (("--sweep-max-scenarios", "0"), ("--sweep-max-scenarios", "1e12"),
+                          ("--sweep-max-seconds", "-5"), ("--sweep-max-seconds", "nan"),
+                          ("--sweep-max-disk-mb", "abc"), ("--sweep-max-disk-mb", "inf"),
+                          ("--sweep-keep", "-1"), ("--max-upload-mb", "nan"),
+                          ("--sweep-program", os.path.join(tmp, "no_such_program"))):
+        p = subprocess.run([exe, "--port", "0", "--results", results_dir, option, value],
+                           capture_output=True, text=True, timeout=60)
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        check("ufno_server %s %s -> refused in one line" % (option, value),
+              p.returncode != 0 and len(lines) == 1 and option in lines[0]
+              and not os.path.exists(results_dir), (p.returncode, p.stderr[-300:]))
+
+
 def main():
     exe = sys.argv[1]
     tmp = tempfile.mkdtemp(prefix="ufno_sweeps_")
     try:
+        bad_options(exe, tmp)
         real_sweeps(exe, tmp)
         fake_programs(exe, tmp)
         old_sweeps_removed(exe, tmp)
