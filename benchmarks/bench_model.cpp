@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "apps/FiniteRange.hpp"
 #include "benchmarks/GpuRoofline.hpp"
 #include "benchmarks/LaunchCost.hpp"
 #include "benchmarks/ModelFlops.hpp"
@@ -222,10 +223,10 @@ int bench(int argc, char** argv, int rank, int size) {
   app.add_option("--gpu", gpu_name, "the cost table's roofline device: h100 (SXM) or h200")
       ->check(CLI::IsMember({"h100", "h200"}));
   app.add_option("--peak-tflops", peak_tflops, "the roofline's peak instead of --gpu's FP32 peak")
-      ->check(CLI::PositiveNumber);
+      ->check(ufno::finite_range(1e-6, 1e6));
   app.add_option("--bandwidth-tbs", bandwidth_tbs,
                  "the roofline's memory bandwidth in TB/s instead of --gpu's")
-      ->check(CLI::PositiveNumber);
+      ->check(ufno::finite_range(1e-6, 1e6));
   app.add_option("--threads", threads);
   app.add_option("--repeat", repeat, "timed runs; with more than one, a warm-up run precedes them");
   app.add_option("--grid", grid_spec, "process grid under mpiexec");
