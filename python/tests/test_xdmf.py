@@ -146,3 +146,26 @@ def test_every_batch_output_has_its_description(tmp_path):
     grids, _ = blocks(out / "b.xmf", float(times[-1]))
     (g,) = grids.values()
     np.testing.assert_array_equal(vtk_to_numpy(g.GetCellData().GetArray("SG")), sg[0, -1].ravel())
+
+
+def test_the_screenshot_command_refuses_bad_input_before_drawing(tmp_path):
+    """python -m ufno.xdmf_screenshot: a picture onto the prediction or its description, a huge
+    or tiny size, a NaN scale or time, an unknown field: one line, non-zero exit, nothing
+    written or changed."""
+    xmf = tmp_path / "p.xmf"
+    h5 = tmp_path / "p.h5"
+    xmf.write_text("<Xdmf/>")
+    h5.write_bytes(b"not read")
+    env = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(__file__), ".."))
+    for args, say in (([str(h5)], "png"), ([str(xmf)], "png"),
+                      ([str(tmp_path / "o.png"), "--size", "100000", "100000"], "--size"),
+                      ([str(tmp_path / "o.png"), "--size", "1", "800"], "--size"),
+                      ([str(tmp_path / "o.png"), "--z-scale", "nan"], "--z-scale"),
+                      ([str(tmp_path / "o.png"), "--time", "inf"], "--time"),
+                      ([str(tmp_path / "o.png"), "--field", "PRESSURE"], "--field")):
+        before = sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir())
+        r = subprocess.run([sys.executable, "-m", "ufno.xdmf_screenshot", str(xmf), *args],
+                           capture_output=True, text=True, env=env, timeout=60)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        assert r.returncode != 0 and len(lines) == 1 and say in lines[0], (args, r.stderr)
+        assert sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir()) == before

@@ -37,8 +37,23 @@ def main(argv=None):
                     help="vertical exaggeration (reservoirs are thin beside their extent)")
     ap.add_argument("--size", type=int, nargs=2, default=[1200, 800])
     a = ap.parse_args(argv)
+    import math
+    from ufno.data.output_path import check_output
     if not os.path.isfile(a.xmf):
         sys.exit("xdmf_screenshot: %s: no such file" % a.xmf)
+    if not all(16 <= v <= 8192 for v in a.size):
+        sys.exit("xdmf_screenshot: --size: each side must be 16 to 8192 pixels")
+    if not (math.isfinite(a.z_scale) and 0 < a.z_scale <= 1e4):
+        sys.exit("xdmf_screenshot: --z-scale: must be a finite number in (0, 10000]")
+    if a.time is not None and not math.isfinite(a.time):
+        sys.exit("xdmf_screenshot: --time: must be a finite number of days")
+    if a.field not in ("dP", "SG"):
+        sys.exit("xdmf_screenshot: --field: must be dP or SG")
+    try:
+        # The picture replaces neither the description nor the prediction it describes.
+        check_output(a.png, [a.xmf, os.path.splitext(a.xmf)[0] + ".h5"], "png")
+    except ValueError as e:
+        sys.exit("xdmf_screenshot: %s" % e)
     from paraview import simple as pv
 
     reader = pv.XDMFReader(FileNames=[os.path.abspath(a.xmf)])
@@ -72,7 +87,13 @@ def main(argv=None):
     pv.Render(view)
     view.ResetCamera()
     pv.Render(view)
-    pv.SaveScreenshot(a.png, view, ImageResolution=a.size)
+    tmp = a.png + ".tmp.%d.png" % os.getpid()  # renamed into place: no half-written picture
+    try:
+        pv.SaveScreenshot(tmp, view, ImageResolution=a.size)
+        os.replace(tmp, a.png)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
     print("xdmf_screenshot: %s at %g days -> %s" % (a.xmf, t, a.png))
 
 
