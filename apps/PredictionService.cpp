@@ -246,7 +246,9 @@ void PredictionService::run_batch(const std::vector<Job*>& jobs) {
   // One batched forward pass over all cases.
   const double t0 = now_s();
   HostArray in;
+  std::vector<const ReservoirCase*> whole;  // for the field stage's peak match
   for (const auto& c : ok.cases) {
+    whole.push_back(&c);
     HostArray one = encode_case(c, nt);
     if (in.shape.empty()) in.shape = one.shape, in.shape[0] = 0;
     in.data.insert(in.data.end(), one.data.begin(), one.data.end());
@@ -255,7 +257,7 @@ void PredictionService::run_batch(const std::vector<Job*>& jobs) {
   const auto& times =
       ok.cases.front().times_days.empty() ? paper_times_days(nt) : ok.cases.front().times_days;
   inject_fault("predict", 0);
-  Prediction all = predictor_->run(in, times);
+  Prediction all = predictor_->run(in, times, whole);
   const double predict_s = now_s() - t0;
   {
     std::lock_guard<std::mutex> l(mu_);

@@ -51,7 +51,7 @@ struct KpiHead {
   // the floor under their logarithm (0: a head on the case features alone).
   double field_plume_radius_floor_m = 0;
   // "max_dp": a maximum-dP head that also reads the three physics estimates of
-  // screening/PressureEstimates.hpp (max_dp_physics_features) and estimates log(Flow's maximum
+  // runtime/PressureEstimates.hpp (max_dp_physics_features) and estimates log(Flow's maximum
   // dP / Theis), so that its KPI is Theis x its output (empty: none). "envelope": a dP-envelope
   // head that reads those three and the r-z solve's envelope at physics_columns (its inputs
   // named log_rz_envelope_r<column>) instead of the network's envelope. Not with

@@ -171,10 +171,10 @@ class CasePasses {
     const auto tp = std::chrono::steady_clock::now();
     std::optional<Prediction> all;
     if (pending_.size() > 1) {
-      std::vector<const HostArray*> inputs;
-      for (const auto& c : pending_) inputs.push_back(&c.prepared.input);
+      std::vector<const Predictor::PreparedCase*> cases;
+      for (const auto& c : pending_) cases.push_back(&c.prepared);
       try {
-        all = p_.run(stack_inputs(inputs), pending_.front().prepared.times_days);
+        all = p_.run_prepared(cases);
       } catch (const dist::AgreedInputError&) {
         // A case the models cannot predict: each case alone below, so only that one fails.
       }
@@ -194,8 +194,7 @@ class CasePasses {
     const int i = pending_[k].index;
     const auto tc = std::chrono::steady_clock::now();
     try {
-      Prediction p = all ? case_of(*all, k)
-                         : p_.run(pending_[k].prepared.input, pending_[k].prepared.times_days);
+      Prediction p = all ? case_of(*all, k) : p_.run_prepared({&pending_[k].prepared});
       p.dr = pending_[k].prepared.dr, p.dz = pending_[k].prepared.dz;
       write_prediction(outputs_[i], p_, p, cases_[i]);
       ++mine_.done;

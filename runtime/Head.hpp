@@ -40,11 +40,16 @@ class Head {
   // Changes `in`, which is of this head's stage. A case outside the head's training ranges keeps
   // the values it has.
   virtual void apply(HeadInput& in) const = 0;
+  // Whether it needs the whole case files of a pass (FieldHeadInput::cases), not only the
+  // encoded input.
+  virtual bool reads_whole_cases() const { return false; }
 };
 
 // The field stage: this rank's block (B, T, lx, ly) of the network's dP field, in place, with
 // the block (B, lx, ly, T, C) of the encoded input it was predicted from and where the block lies
-// in the model's X x Y grid. Collective over comm (a head reads the whole grid).
+// in the model's X x Y grid. Collective over comm (a head reads the whole grid). `cases` and
+// `times_days`: the pass's whole cases, one per case, and its report times, when it was
+// predicted from case files (empty and null for encoded tensors).
 struct FieldHeadInput : HeadInput {
   FieldHeadInput(std::vector<float>& dp_, const HostArray& input_, const CaseBlock& block_, int X_,
                  int Y_, MPI_Comm comm_)
@@ -60,6 +65,8 @@ struct FieldHeadInput : HeadInput {
   CaseBlock block;
   int X, Y;
   MPI_Comm comm;
+  std::vector<const ReservoirCase*> cases;
+  const std::vector<double>* times_days = nullptr;
 };
 
 }  // namespace ufno

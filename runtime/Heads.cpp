@@ -1,6 +1,7 @@
 #include "runtime/Heads.hpp"
 
 #include "runtime/DpFieldScale.hpp"
+#include "runtime/DpPeakMatch.hpp"
 
 namespace ufno {
 
@@ -22,6 +23,12 @@ const Head* Heads::find(const std::string& group) const {
   return nullptr;
 }
 
+bool Heads::reads_whole_cases() const {
+  for (const auto& h : heads_)
+    if (h->reads_whole_cases()) return true;
+  return false;
+}
+
 Heads read_field_heads(const std::vector<std::string>& model_paths,
                        std::vector<std::string>& notes) {
   Heads field;
@@ -35,6 +42,12 @@ Heads read_field_heads(const std::vector<std::string>& model_paths,
       break;
     }
   }
+  // After the scale: the peak it sets is the one a user reads.
+  for (const auto& p : model_paths)
+    if (auto m = DpPeakMatch::from_model_file(p)) {
+      field.add(std::make_shared<DpPeakMatch>(std::move(*m)));
+      break;
+    }
   return field;
 }
 

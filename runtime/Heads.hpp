@@ -20,6 +20,8 @@ class Heads {
   Heads of_stage(HeadStage s) const;
   // The head of a group, or null.
   const Head* find(const std::string& group) const;
+  // Whether a head needs the pass's whole case files (Head::reads_whole_cases).
+  bool reads_whole_cases() const;
   const std::vector<std::shared_ptr<const Head>>& all() const { return heads_; }
 
  private:
@@ -27,9 +29,10 @@ class Heads {
 };
 
 // The field-stage heads of a run's model files, read and validated (InputError naming the file
-// and field for a malformed one): the dP field-scale head (runtime/DpFieldScale.hpp) of the first
-// file that carries one fitted to its network. A head fitted to another network is left out with
-// one line in `notes`.
+// and field for a malformed one), in the order they act: the dP field-scale head
+// (runtime/DpFieldScale.hpp) of the first file that carries one fitted to its network, then the
+// peak match of the first file's maximum-dP head (runtime/DpPeakMatch.hpp). A head fitted to
+// another network is left out with one line in `notes`.
 Heads read_field_heads(const std::vector<std::string>& model_paths,
                        std::vector<std::string>& notes);
 

@@ -49,7 +49,7 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
   for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
   if (head_.field_plume_radius_floor_m > 0)
     for (const auto& n : field_radius_feature_names(head_.outputs())) names.push_back(n);
-  // A maximum-dP head's physics inputs, as screening/PressureEstimates.hpp names them
+  // A maximum-dP head's physics inputs, as runtime/PressureEstimates.hpp names them
   // (max_dp_physics_feature_names; tests/test_pressure_estimates.cpp holds the two equal).
   if (!head_.physics_inputs.empty())
     for (const char* n :

@@ -141,7 +141,8 @@ std::size_t Predictor::cases_that_fit(std::size_t wanted, const MemorySources& w
   }
 }
 
-Prediction Predictor::run(const HostArray& in, const std::vector<double>& times) {
+Prediction Predictor::run(const HostArray& in, const std::vector<double>& times,
+                          const std::vector<const ReservoirCase*>& whole_cases) {
   const auto& s = in.shape;
   if (cases_that_fit(s[0]) < s[0])  // before anything of the pass is allocated
     throw dist::AgreedInputError(paths_.front() + ": " + std::to_string(s[0]) +
@@ -190,6 +191,10 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times)
           " cell(s): the input or the model is far outside what it can predict");
     if (field_kind(f.name) == FieldKind::dP) {
       FieldHeadInput field_stage(f.values, in, block(), spec().grid[0], spec().grid[1], comm_);
+      if (whole_cases.size() == B) {
+        field_stage.cases = whole_cases;
+        field_stage.times_days = &times;
+      }
       field_heads_.apply(field_stage);
     }
     p.fields.push_back(std::move(f));
@@ -202,7 +207,10 @@ Prediction Predictor::run_case(const ReservoirCase& c) {
   HostArray in = encode_case(c, nt);
   // The fields were checked one by one; this catches what only their combination makes.
   dist::collectively(comm_, [&] { check_encoded(in, c.path, "encoded input"); });
-  Prediction p = run(in, c.times_days.empty() ? paper_times_days(nt) : c.times_days);
+  const bool whole = c.lx == c.nx && c.ly == c.ny;
+  std::vector<const ReservoirCase*> cases;
+  if (whole) cases.push_back(&c);
+  Prediction p = run(in, c.times_days.empty() ? paper_times_days(nt) : c.times_days, cases);
   p.dr = c.dr, p.dz = c.dz;
   return p;
 }
@@ -237,15 +245,35 @@ Predictor::PreparedCase Predictor::prepare_case_file(const std::string& path) {
   dist::collectively(comm_, [&] { check_encoded(p.input, c.path, "encoded input"); });
   p.times_days = c.times_days.empty() ? paper_times_days(nt) : c.times_days;
   p.dr = c.dr, p.dz = c.dz;
+  if (field_heads_.reads_whole_cases()) {
+    if (c.lx == c.nx && c.ly == c.ny) {
+      p.whole = std::make_shared<const ReservoirCase>(std::move(c));
+    } else {  // a rank's block: the whole case is small (one r-z section), each rank reads it
+      ReservoirCase all;
+      dist::collectively(comm_, [&] { all = read_case(path, spec().grid[0], spec().grid[1]); });
+      p.whole = std::make_shared<const ReservoirCase>(std::move(all));
+    }
+  }
   return p;
+}
+
+Prediction Predictor::run_prepared(const std::vector<const PreparedCase*>& cases) {
+  std::vector<const HostArray*> inputs;
+  std::vector<const ReservoirCase*> whole;
+  for (const PreparedCase* c : cases) {
+    inputs.push_back(&c->input);
+    if (c->whole) whole.push_back(c->whole.get());
+  }
+  Prediction out = run(cases.size() == 1 ? cases.front()->input : stack_inputs(inputs),
+                       cases.front()->times_days, whole);
+  out.dr = cases.front()->dr, out.dz = cases.front()->dz;
+  return out;
 }
 
 Prediction Predictor::run_case_file(const std::string& path, std::vector<std::string>* warnings) {
   PreparedCase p = prepare_case_file(path);
   if (warnings) *warnings = std::move(p.warnings);
-  Prediction out = run(p.input, p.times_days);
-  out.dr = p.dr, out.dz = p.dz;
-  return out;
+  return run_prepared({&p});
 }
 
 Prediction case_of(const Prediction& p, std::size_t b) {

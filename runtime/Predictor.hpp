@@ -65,8 +65,11 @@ class Predictor {
   // Collective.
   std::size_t cases_that_fit(std::size_t wanted, const MemorySources& where = {}) const;
 
-  // input: this rank's block (B, lx, ly, T, 12) of the encoded tensor.
-  Prediction run(const HostArray& input, const std::vector<double>& times_days);
+  // input: this rank's block (B, lx, ly, T, 12) of the encoded tensor. `whole_cases`: the whole
+  // case of each of the B cases, for the field-stage heads that read them (runtime/DpPeakMatch:
+  // without, the dP field's peak is the network's).
+  Prediction run(const HostArray& input, const std::vector<double>& times_days,
+                 const std::vector<const ReservoirCase*>& whole_cases = {});
   Prediction run_case(const ReservoirCase& c);  // c holds this rank's block
   Prediction run_tensor_file(const std::string& path);
   Prediction run_case_file(const std::string& path, std::vector<std::string>* warnings);
@@ -78,8 +81,12 @@ class Predictor {
     std::vector<double> times_days;
     std::vector<std::string> warnings;
     std::vector<double> dr, dz;  // the case's cell sizes (Prediction's)
+    // The whole case, when a field-stage head reads it (Heads::reads_whole_cases).
+    std::shared_ptr<const ReservoirCase> whole;
   };
   PreparedCase prepare_case_file(const std::string& path);
+  // Prepared cases of the same report times as one pass (their inputs stacked).
+  Prediction run_prepared(const std::vector<const PreparedCase*>& cases);
 
   // What a user is warned about before trusting a prediction of `c`: the statistics that lie
   // beyond or at the edge of a model's training data (runtime/TrainingDistance.hpp; the fixed

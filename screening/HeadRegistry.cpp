@@ -68,8 +68,11 @@ HeadRegistry HeadRegistry::from_model_files(const std::vector<std::string>& path
 }
 
 const KpiHeadEstimator* HeadRegistry::estimator(const std::string& group) const {
-  const auto* h = dynamic_cast<const KpiStageHead*>(find(group));
-  return h ? &h->estimator() : nullptr;
+  // The field stage may hold a head of the same group (the maximum-dP head's peak match).
+  for (const auto& h : heads_.all())
+    if (const auto* k = dynamic_cast<const KpiStageHead*>(h.get()); k && k->group() == group)
+      return &k->estimator();
+  return nullptr;
 }
 
 }  // namespace ufno

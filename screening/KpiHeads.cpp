@@ -7,7 +7,8 @@
 
 #include "core/InputError.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
-#include "screening/PressureEstimates.hpp"
+#include "runtime/MaxDpHead.hpp"
+#include "runtime/PressureEstimates.hpp"
 
 namespace ufno {
 
@@ -118,27 +119,11 @@ const KpiHeadKind kDpEnvelopeHead{
 void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                        const std::vector<float>& dp, const std::vector<double>& times_days,
                        const MaxDpPhysics* physics) {
-  const KpiHead& h = e.head();
-  // A head with physics inputs estimates log(max dP / Theis): its KPI is Theis x its output.
-  double scale = 1.0;
-  std::optional<HeadEstimate> v;
-  if (h.physics_inputs == "max_dp") {
-    const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
-    scale = m.theis_bar;
-    v = e.estimate_with_interval(c, std::vector<double>(m.features.begin(), m.features.end()));
-  } else if (!h.envelope_columns.empty()) {
-    v = e.estimate_with_interval(
-        c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
-  } else {
-    v = e.estimate_with_interval(c);
-  }
-  if (v && std::isfinite(scale) && scale > 0) {
-    k.max_dp_bar = v->value.front() * scale;
-    k.max_dp_from_head = true;
-    k.max_dp_bounds = bounds(*v, 0, k);
-    if (k.max_dp_bounds.trust != IntervalTrust::None)
-      k.max_dp_bounds.lo *= scale, k.max_dp_bounds.hi *= scale;
-  }
+  const auto v = max_dp_head_estimate(e, c, dp, times_days, physics);
+  if (!v) return;
+  k.max_dp_bar = v->value.front();
+  k.max_dp_from_head = true;
+  k.max_dp_bounds = bounds(*v, 0, k);
 }
 
 void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,

@@ -23,7 +23,7 @@
 #include "runtime/Head.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 #include "screening/Kpis.hpp"
-#include "screening/PressureEstimates.hpp"
+#include "runtime/PressureEstimates.hpp"
 
 namespace ufno {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/InputError.hpp"
-#include "screening/Co2Density.hpp"
+#include "runtime/Co2Density.hpp"
 
 namespace ufno {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "screening/Co2Density.hpp"
+#include "runtime/Co2Density.hpp"
 #include "screening/KpiTable.hpp"
 #include "screening/Kpis.hpp"
 

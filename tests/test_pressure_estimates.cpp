@@ -1,4 +1,4 @@
-// screening/PressureEstimates.hpp, the C++ twin of python/ufno/heads/physics.py: its estimates
+// runtime/PressureEstimates.hpp, the C++ twin of python/ufno/heads/physics.py: its estimates
 // on the shipped examples and a hand-made homogeneous case against the Python's
 // (tests/data/pressure_estimates.h5, python/ufno/conversion/fixtures.py
 // make_pressure_estimates_fixture), E1 and Theis at hand-computed points, and a maximum-dP head
@@ -13,7 +13,7 @@
 #include "runtime/KpiHeadEstimator.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
 #include "screening/KpiHeads.hpp"
-#include "screening/PressureEstimates.hpp"
+#include "runtime/PressureEstimates.hpp"
 #include "support/FileTamper.hpp"
 
 using namespace ufno;

@@ -701,7 +701,8 @@ def max_dp_envelope_head_cases(K, ok, sg, dp):
 def field_scale_cases():
     """The dP field-scale head of the shipped dP model (runtime/DpFieldScale.cpp): malformed, it is
     refused naming the file and the field; fitted to another network, it is left out with one
-    note; a head that asks for an absurd factor is held to [0.25, 4]."""
+    note; a head that asks for an absurd factor is held to [0.25, 4]. The same for the peak
+    match's maximum-dP head (runtime/DpPeakMatch.cpp)."""
     P, g = "ufno_predict", "dp_field_scale_head"
     dp = os.path.join(ROOT, "models", "dp_ufno.h5")
     with h5py.File(dp, "r") as f:
@@ -728,7 +729,9 @@ def field_scale_cases():
         os.remove(out)
         return p, v
 
-    variant(dp, "s_none.h5", lambda f: f.__delitem__(g))
+    # The peak match (runtime/DpPeakMatch.cpp) acts after the scale: left out of both fields
+    # compared here (peak_match_cases tests it).
+    variant(dp, "s_none.h5", lambda f: (f.__delitem__(g), f.__delitem__("max_dp_head")))
     _, plain = field("s_none.h5", "o_none.h5")
     os.remove("s_none.h5")
 
@@ -736,6 +739,7 @@ def field_scale_cases():
         for m in range(int(f[g].attrs["members"])):
             b = f[g + "/member%d/fc2.bias" % m]
             b[...] = np.full(b.shape, 50.0)
+        del f["max_dp_head"]
     variant(dp, "s_huge.h5", huge)
     p, v = field("s_huge.h5", "o_huge.h5")
     os.remove("s_huge.h5")
@@ -752,6 +756,33 @@ def field_scale_cases():
           and np.array_equal(v, v_none), (p.stderr, notes))
     for name in ("s_other.h5", "s_other_none.h5"):
         os.remove(name)
+
+    # The peak match (runtime/DpPeakMatch.cpp) reads the maximum-dP head: a malformed one is
+    # refused naming the file and the group; one asking for an absurd maximum moves the field's
+    # peak by a factor of 4 at most.
+    m = "max_dp_head"
+    for name, edit in (("p_nan.h5", poison(m + "/member0/fc1.bias", np.nan)),
+                       ("p_phys.h5", lambda f: f[m].attrs.__setitem__("physics_inputs",
+                                                                       "envelope"))):
+        variant(dp, name, edit)
+        refused(P, args + [name, "--out", "o.h5"], [name, m])
+        os.remove(name)
+    variant(dp, "p_none.h5", lambda f: f.__delitem__(m))
+    _, unmatched = field("p_none.h5", "o_none.h5")
+    os.remove("p_none.h5")
+
+    def absurd(f):
+        for k in range(int(f[m].attrs["members"])):
+            b = f[m + "/member%d/fc2.bias" % k]
+            b[...] = np.full(b.shape, 50.0)
+    variant(dp, "p_huge.h5", absurd)
+    p, v = field("p_huge.h5", "o_huge.h5")
+    os.remove("p_huge.h5")
+    ratio = float(v.max() / unmatched.max()) if p.returncode == 0 else None
+    check("a maximum-dP head asking for an absurd maximum moves the field's peak by 4 at most",
+          ratio is not None and abs(ratio - 4.0) < 1e-5
+          and np.all(np.isfinite(v)) and int(np.argmax(v)) == int(np.argmax(unmatched)),
+          (p.stderr, ratio))
 
 
 def start(tool, args):

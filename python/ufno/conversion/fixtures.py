@@ -451,7 +451,7 @@ PRESSURE_ESTIMATES_HAND_MADE_TIMES = np.array([0.5, 1.0, 3.0, 10.0, 30.0, 100.0,
 
 def make_pressure_estimates_fixture(out_dir, seed):
     """pressure_estimates.h5 (module docstring): the C++ twin's reference values
-    (screening/PressureEstimates.cpp, tests/test_pressure_estimates.cpp)."""
+    (runtime/PressureEstimates.cpp, tests/test_pressure_estimates.cpp)."""
     import glob
     from ufno.data import cases as ufno_cases
     from ufno.data import encoding as ufno_encoding

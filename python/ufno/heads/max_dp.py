@@ -27,7 +27,7 @@ With --physics the head also reads three physics estimates of the case's buildup
 first cell on day one, and a single-phase r-z solve with and without a two-phase correction,
 python/ufno/heads/physics.py) and estimates log(Flow's maximum / Theis): the physics carries the
 dependence on rate, kh and fluid properties, the network the rest. The group gets the attribute
-physics_inputs = "max_dp"; screening/PressureEstimates.cpp computes the same estimates in C++.
+physics_inputs = "max_dp"; runtime/PressureEstimates.cpp computes the same estimates in C++.
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is

@@ -14,7 +14,7 @@ cases.py: CO2STORE with OIL = brine, GAS = CO2, no SALINITY keyword, so salinity
     mu [cP] = 0.1 + 1.65 exp(-0.057138 T_C^0.8) (independent of pressure), which is what
     BrineCo2Pvt::saturatedViscosity returns;
   * CO2 density: opm-material's Span-Wagner table (co2tables.inc, 280-400 K x 0.1-100 MPa,
-    bilinear as UniformTabulated2DFunction; screening/Co2Density.cpp uses the same table and the
+    bilinear as UniformTabulated2DFunction; runtime/Co2Density.cpp uses the same table and the
     same clamping);
   * CO2 viscosity: opm-material CO2::gasViscosity (Fenghour, Wakeham & Vesovic 1998, as OPM
     codes it) at the table's density;
@@ -205,7 +205,7 @@ def _co2_table():
 
 def co2_density(temp_c, p_bar):
     """CO2 density [kg/m3] from OPM's Span-Wagner table, bilinear, clamped to 280-400 K and
-    1-1000 bar as screening/Co2Density.cpp."""
+    1-1000 bar as runtime/Co2Density.cpp."""
     tab = _co2_table()
     T = np.clip(np.asarray(temp_c, np.float64) + 273.15, 280.0, 400.0)
     p = np.clip(np.asarray(p_bar, np.float64) * BAR, 1e5, 1e8)
@@ -757,7 +757,7 @@ def grid_two_phase_correction_bar(c, times_days=None, props=None, n=3000):
 
 # -- the inputs of a maximum-dP head (physics_inputs = "max_dp") ------------------------------
 # Read after the 32 case features by a maximum-dP head that estimates log(Flow's max dP /
-# Theis); screening/PressureEstimates.cpp (max_dp_physics_features) is the C++ twin, equal to
+# Theis); runtime/PressureEstimates.cpp (max_dp_physics_features) is the C++ twin, equal to
 # these to ~1e-9 relative (tests/test_pressure_estimates.cpp, fixture by
 # ufno.conversion.fixtures.make_pressure_estimates_fixture).
 PHYSICS_FEATURE_NAMES = ("log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar",
@@ -813,7 +813,7 @@ def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64):
 # -- the inputs of a dP-envelope head (physics_inputs = "envelope") ---------------------------
 # After the 32 case features: the three maximum-dP estimates above, then the r-z single-phase
 # solve's envelope (its largest buildup over report times and layers) at radial columns, as
-# log(max(envelope, 0.01)); screening/PressureEstimates.cpp computes the same.
+# log(max(envelope, 0.01)); runtime/PressureEstimates.cpp computes the same.
 ENVELOPE_FLOOR_BAR = 0.01
 
 

@@ -9,7 +9,7 @@
 // SI inside (Pa, m, s, m2, Pa s, 1/Pa); the case's units outside (bar, mD, degC, Mt/yr, days).
 // Fluid properties are opm-material's, as OPM Flow's CO2STORE computes them for the decks
 // (salinity 0): brine density SimpleHuDuanH2O, brine viscosity Brine (Batzle & Wang), CO2
-// density the Span-Wagner table (screening/Co2Density.hpp), CO2 viscosity CO2::gasViscosity.
+// density the Span-Wagner table (runtime/Co2Density.hpp), CO2 viscosity CO2::gasViscosity.
 #include <array>
 #include <string>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "screening/PressureEstimates.hpp"
+#include "runtime/PressureEstimates.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +13,7 @@
 #include <opm/material/components/co2tables.inc>
 
 #include "io/CaseEncoding.hpp"
-#include "screening/Co2Density.hpp"
+#include "runtime/Co2Density.hpp"
 
 namespace ufno {
 namespace {

@@ -1,4 +1,4 @@
-#include "screening/Co2Density.hpp"
+#include "runtime/Co2Density.hpp"
 
 #include <algorithm>
 // The tables are GPL data from opm-common, which ufno already links for decks.

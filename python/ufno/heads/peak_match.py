@@ -1,0 +1,69 @@
+"""The dP field's peak made the maximum dP a user reads, as the programs do it
+(runtime/DpPeakMatch.cpp, the C++ twin; docs/kpis.md, "The field's peak").
+
+After the field-scale head, each case's dP field is mapped so that its largest value over the
+formation and the report times is the maximum-dP head's estimate H:
+  dp' = dp (1 + a w^p),  a = H / M - 1,  w = clip(dp / M, 0, 1),  M the field's maximum,
+with p = SHARPNESS, lowered to -1/a - 1 when the peak comes down (a < 0) so that the map stays
+increasing, and H is held within [M / 4, 4 M]. The head needs the whole case (layer thicknesses, the r-z physics estimates), which
+the encoded input does not hold: `matched` takes the case files' values."""
+
+import h5py
+import numpy as np
+
+from ufno.heads import common as kpi_head
+from ufno.heads import max_dp as max_dp_head
+from ufno.heads import physics as ph
+
+SHARPNESS = 16.0
+RATIO_RANGE = (0.25, 4.0)  # the peak is moved by at most these factors
+
+
+def exponent(field_max, target):
+    a = target / field_max - 1.0
+    return SHARPNESS if a >= 0 else min(SHARPNESS, -1.0 / a - 1.0)
+
+
+def matched_values(dp, field_max, target):
+    """The map of an array of dP values (float32 in, float32 out, the sums in float64)."""
+    a = target / field_max - 1.0
+    w = np.clip(np.asarray(dp, np.float64) / field_max, 0.0, 1.0)
+    return (dp * (1.0 + a * w ** exponent(field_max, target))).astype(np.float32)
+
+
+def head_estimate(model, case, x0, times_days=None):
+    """The maximum dP [bar] the dP model file's maximum-dP head gives for one case (a dict of
+    cases.read_case_h5) with its encoded input x0 (X, Y, C) at the first report time, or None
+    (no head, one that reads the network's envelope, a case outside its ranges, physics not
+    finite)."""
+    head = max_dp_head.read_head(model)
+    if head is None:
+        return None
+    with h5py.File(model, "r") as f:
+        attrs = f[max_dp_head.GROUP].attrs
+        if "envelope_columns" in attrs or "field_plume_radius_floor_m" in attrs:
+            return None
+        physics = attrs.get("physics_inputs") in (b"max_dp", "max_dp")
+    f = kpi_head.features(np.asarray(x0)[None])
+    scale = 1.0
+    if physics:
+        extra, scale = ph.max_dp_physics_features(ph.from_case(case), times_days)
+        f = np.concatenate([f, extra[None]], 1)
+    if not head.inside(f)[0] or not np.isfinite(scale) or scale <= 0:
+        return None
+    return float(head.predict(f)[0]) * scale
+
+
+def matched(model, x, pred, cases, times_days=None):
+    """pred (N, X, Y, T), the dP field after the field-scale head (dp_field_scale.corrected), for
+    the encoded x (N, X, Y, T, C) of the case files' values `cases`, as the programs write it."""
+    out = np.array(pred, np.float32, copy=True)
+    for b, case in enumerate(cases):
+        active = x[b, :, :, 0, 0] != 0
+        field_max = float(np.max(np.where(active[..., None], out[b], -np.inf)))
+        h = head_estimate(model, case, x[b, :, :, 0, :], times_days)
+        if h is None or not field_max > 0:
+            continue
+        h = min(max(h, RATIO_RANGE[0] * field_max), RATIO_RANGE[1] * field_max)
+        out[b] = matched_values(out[b], field_max, h)
+    return out

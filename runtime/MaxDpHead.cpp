@@ -1,0 +1,34 @@
+#include "runtime/MaxDpHead.hpp"
+
+#include <cmath>
+
+#include "runtime/KpiHeadFeatures.hpp"
+
+namespace ufno {
+
+std::optional<HeadEstimate> max_dp_head_estimate(const KpiHeadEstimator& e, const ReservoirCase& c,
+                                                 const std::vector<float>& dp,
+                                                 const std::vector<double>& times_days,
+                                                 const MaxDpPhysics* physics) {
+  const KpiHead& h = e.head();
+  // A head with physics inputs estimates log(max dP / Theis): its KPI is Theis x its output.
+  double scale = 1.0;
+  std::optional<HeadEstimate> v;
+  if (h.physics_inputs == "max_dp") {
+    const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
+    scale = m.theis_bar;
+    v = e.estimate_with_interval(c, std::vector<double>(m.features.begin(), m.features.end()));
+  } else if (!h.envelope_columns.empty()) {
+    v = e.estimate_with_interval(
+        c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));
+  } else {
+    v = e.estimate_with_interval(c);
+  }
+  if (!v || !std::isfinite(scale) || scale <= 0) return std::nullopt;
+  for (double& x : v->value) x *= scale;
+  for (double& x : v->lo) x *= scale;
+  for (double& x : v->hi) x *= scale;
+  return v;
+}
+
+}  // namespace ufno
