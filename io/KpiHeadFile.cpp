@@ -136,6 +136,36 @@ void read_interval_scale(const h5::File& f, const std::string& g, KpiHead& h) {
   if (floor.size() != 1 || !(floor[0] > 0 && floor[0] <= 10))
     throw InputError(h.path, g + "@interval_scale_floor", "must be one number in (0, 10]");
   iv.scale_floor = floor[0];
+  if (f.has_attribute("interval_scale_window", g)) {
+    const auto w = finite_attribute(f, g, "interval_scale_window");
+    if (w.size() != 1 || !(w[0] >= 0 && w[0] <= kMaxWidth) || w[0] != std::floor(w[0]))
+      throw InputError(h.path, g + "@interval_scale_window",
+                       "must be one whole number of report times in [0, 1024]");
+    iv.scale_window = int(w[0]);
+  }
+}
+
+// The optional joint-distance factor of an interval: an exponent, a reference and the model
+// file's training profile to place a case against.
+void read_interval_joint(const h5::File& f, const std::string& g, KpiHead& h) {
+  if (!f.has_attribute("interval_joint_exponent", g)) return;
+  HeadInterval& iv = h.interval;
+  const auto e = finite_attribute(f, g, "interval_joint_exponent");
+  if (e.size() != 1 || !(e[0] >= 0 && e[0] <= 10))
+    throw InputError(h.path, g + "@interval_joint_exponent", "must be one number in [0, 10]");
+  if (!f.has_attribute("interval_joint_reference", g))
+    throw InputError(h.path, g + "@interval_joint_reference",
+                     "is missing: an interval_joint_exponent needs its reference distance");
+  const auto r = finite_attribute(f, g, "interval_joint_reference");
+  if (r.size() != 1 || !(r[0] > 0))
+    throw InputError(h.path, g + "@interval_joint_reference", "must be one positive number");
+  iv.profile = read_training_profile(h.path);
+  if (!iv.profile)
+    throw InputError(h.path, g + "@interval_joint_exponent",
+                     "needs the model file's training profile (/training_profile), which it "
+                     "does not carry");
+  iv.joint_exponent = e[0];
+  iv.joint_reference = r[0];
 }
 
 // The optional interval attributes: all of them or none, sizes that chain, lo <= hi.
@@ -169,6 +199,9 @@ void read_interval(const h5::File& f, const std::string& g, KpiHead& h) {
   iv.distance_limit = limit[0];
   iv.calibration = f.string_attribute(g, "interval_calibration").value_or("");
   read_interval_scale(f, g, h);
+  if (iv.scale.empty() && f.has_attribute("interval_scale_window", g))
+    throw InputError(h.path, g + "@interval_scale_window", "needs an interval_scale");
+  read_interval_joint(f, g, h);
 }
 
 }  // namespace

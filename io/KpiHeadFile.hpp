@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "io/TrainingProfileFile.hpp"
+
 namespace ufno {
 
 struct DenseLayer {
@@ -28,9 +30,16 @@ struct HeadInterval {
   std::string calibration;             // what the quantiles were computed on, in words
   // A per-case scale of the log bounds (intervals.py SCALES): "" for none, or
   // "field_radius_disagreement" (a plume head that reads the network's radii: scale_floor + the
-  // RMS over report times of log(head's radius / network's radius)).
+  // RMS of log(head's radius / network's radius) over the report times within scale_window of
+  // the output's, or over all of them when scale_window is -1).
   std::string scale;
   double scale_floor = 0;
+  int scale_window = -1;
+  // A factor (joint / joint_reference)^joint_exponent of the log bounds, joint the case's joint
+  // distance from the model's training data against `profile`, the model file's own
+  // (runtime/TrainingDistance.hpp; intervals.py joint_factor). No profile: no factor.
+  double joint_exponent = 0, joint_reference = 0;
+  std::optional<TrainingProfile> profile;
   bool present() const { return coverage > 0; }
 };
 

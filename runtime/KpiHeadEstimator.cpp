@@ -6,6 +6,8 @@
 #include "core/InputError.hpp"
 #include "io/ModelFile.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
+#include "runtime/TrainingDistance.hpp"
+#include "runtime/TrainingStatistics.hpp"
 
 namespace ufno {
 
@@ -27,24 +29,47 @@ std::vector<double> dense(const DenseLayer& l, const std::vector<double>& x, boo
 
 std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::to_string(y); }
 
-// The interval's per-case scale (python/ufno/heads/intervals.py field_radius_disagreement):
-// floor + the RMS over outputs of log(estimate) - the network's log radius, the head's last
-// inputs. 1 for an interval without a scale.
-double interval_scale(const HeadInterval& iv, const std::vector<double>& value,
-                      const std::vector<double>& inputs) {
-  if (iv.scale.empty()) return 1.0;
-  const std::size_t n = value.size(), first = inputs.size() - n;
-  double s = 0;
-  for (std::size_t o = 0; o < n; ++o) {
-    const double gap = std::log(value[o]) - inputs[first + o];
-    s += gap * gap;
+// The interval's per-case scale of each output (python/ufno/heads/intervals.py): 1, or for
+// "field_radius_disagreement" the floor + the RMS of log(estimate) - the network's log radius
+// (the head's last inputs) over the outputs within the window of this one (all of them without
+// one, field_radius_disagreement); times (joint / reference)^exponent with a joint-distance
+// factor (joint_factor), joint the case's distance from the model's training data.
+std::vector<double> interval_scales(const HeadInterval& iv, const ReservoirCase& c,
+                                    const std::vector<double>& value,
+                                    const std::vector<double>& inputs) {
+  const std::size_t n = value.size();
+  std::vector<double> scale(n, 1.0);
+  if (!iv.scale.empty()) {
+    const std::size_t first = inputs.size() - n;
+    std::vector<double> g2(n);
+    for (std::size_t o = 0; o < n; ++o) {
+      const double gap = std::log(value[o]) - inputs[first + o];
+      g2[o] = gap * gap;
+    }
+    for (std::size_t o = 0; o < n; ++o) {
+      std::size_t a = 0, b = n;  // [a, b)
+      if (iv.scale_window >= 0) {
+        const std::size_t w = std::size_t(iv.scale_window);
+        a = o > w ? o - w : 0;
+        b = std::min(n, o + w + 1);
+      }
+      double s = 0;
+      for (std::size_t t = a; t < b; ++t) s += g2[t];
+      scale[o] = iv.scale_floor + std::sqrt(s / double(b - a));
+    }
   }
-  return iv.scale_floor + std::sqrt(s / double(n));
+  if (iv.profile) {
+    const double joint = training_distance(*iv.profile, training_statistics(c)).joint;
+    const double factor = std::pow(joint / iv.joint_reference, iv.joint_exponent);
+    for (double& s : scale) s *= factor;
+  }
+  return scale;
 }
 
 }  // namespace
 
 KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
+  if (head_.interval.profile) check_profile_statistics(*head_.interval.profile);
   std::vector<std::string> names = kpi_head_feature_names();
   for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
   if (head_.field_plume_radius_floor_m > 0)
@@ -116,9 +141,10 @@ std::optional<HeadEstimate> KpiHeadEstimator::estimate_with_interval(
   e.far = e.distance > iv.distance_limit;
   std::size_t bin = 0;
   while (bin < iv.distance_edges.size() && e.distance >= iv.distance_edges[bin]) ++bin;
-  const double w = (e.far ? kFarWidening : 1.0) * interval_scale(iv, e.value, x);
+  const std::vector<double> scale = interval_scales(iv, c, e.value, x);
   for (int o = 0; o < head_.outputs(); ++o) {
     const std::size_t k = bin * std::size_t(head_.outputs()) + std::size_t(o);
+    const double w = (e.far ? kFarWidening : 1.0) * scale[std::size_t(o)];
     e.lo.push_back(e.value[o] * std::exp(iv.log_lo[k] * w));
     e.hi.push_back(e.value[o] * std::exp(iv.log_hi[k] * w));
   }

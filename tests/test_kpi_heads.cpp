@@ -687,6 +687,72 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a plume head's interval scaled per report time and by the joint distance from the training "
+    "data equals python/ufno/heads/intervals.py's (tests/data/plume_radius_interval_small.h5)",
+    "[kpi_heads]") {
+  const std::string fixture = kData + "/plume_radius_interval_small.h5";
+  const std::string g = HeadRegistry::kPlumeRadiusGroup;
+  const auto h = read_kpi_head(fixture, g);
+  REQUIRE(h);
+  CHECK(h->interval.scale_window == 2);
+  CHECK(h->interval.joint_exponent == 1.3);
+  CHECK(h->interval.joint_reference == 10.0);
+  REQUIRE(h->interval.profile);
+  const KpiHeadEstimator e(*h);
+  auto f = h5::File::open_read(fixture);
+  const auto feats = f.read_numeric("expected/features");
+  const auto want_lo = f.read_numeric("expected/lo"), want_hi = f.read_numeric("expected/hi");
+  std::istringstream cases(*f.string_attribute("expected", "cases"));
+  int n = 0;
+  for (std::string rel; std::getline(cases, rel, ','); ++n) {
+    const ReservoirCase c = read_case(kData + "/../../" + rel);
+    const std::vector<double> extra(feats.values.begin() + n * 56 + 32,
+                                    feats.values.begin() + n * 56 + 56);
+    const auto est = e.estimate_with_interval(c, extra);
+    REQUIRE(est);
+    // The log bounds agree as closely as the joint distances do (tests/test_training_profile.cpp).
+    for (std::size_t t = 0; t < 24; ++t) {
+      const double v = est->value[t];
+      CHECK(std::log(est->lo[t] / v) ==
+            Approx(std::log(want_lo.values[n * 24 + t] / v)).epsilon(1e-3));
+      CHECK(std::log(est->hi[t] / v) ==
+            Approx(std::log(want_hi.values[n * 24 + t] / v)).epsilon(1e-3));
+    }
+  }
+  CHECK(n == 3);
+}
+
+TEST_CASE("a malformed interval window or joint-distance factor is refused naming the attribute",
+          "[kpi_heads]") {
+  const std::string g = HeadRegistry::kPlumeRadiusGroup;
+  const std::string p =
+      test::copy_fixture(kData + "/plume_radius_interval_small.h5", "iv_joint_bad.h5");
+  test::set_double_attribute(p, "interval_scale_window", {1.5}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_scale_window"));
+  test::set_double_attribute(p, "interval_scale_window", {-1}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_scale_window"));
+  test::set_double_attribute(p, "interval_scale_window", {2}, g);
+  test::set_double_attribute(p, "interval_joint_exponent", {-0.5}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_joint_exponent"));
+  test::set_double_attribute(p, "interval_joint_exponent", {1.3}, g);
+  test::set_double_attribute(p, "interval_joint_reference", {0}, g);
+  CHECK_THROWS_WITH(read_kpi_head(p, g), Catch::Contains(g + "@interval_joint_reference"));
+  std::remove(p.c_str());
+  // A window without a scale, a joint exponent in a model file without a training profile.
+  const std::string m = with_interval("iv_joint_max_dp.h5", 1.0, 2.0);
+  const std::string dp = HeadRegistry::kMaxDpGroup;
+  test::set_double_attribute(m, "interval_scale_window", {2}, dp);
+  CHECK_THROWS_WITH(read_kpi_head(m, dp), Catch::Contains(dp + "@interval_scale_window"));
+  const std::string j = with_interval("iv_joint_max_dp2.h5", 1.0, 2.0);
+  test::set_double_attribute(j, "interval_joint_exponent", {1.0}, dp);
+  test::set_double_attribute(j, "interval_joint_reference", {3.0}, dp);
+  CHECK_THROWS_WITH(read_kpi_head(j, dp), Catch::Contains(dp + "@interval_joint_exponent") &&
+                                              Catch::Contains("training profile"));
+  std::remove(m.c_str());
+  std::remove(j.c_str());
+}
+
+TEST_CASE(
     "a case beyond the models' training data: named, its intervals widened and flagged "
     "(screening/Evaluate.cpp)",
     "[kpi_heads]") {

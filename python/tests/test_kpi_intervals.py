@@ -161,3 +161,79 @@ def test_field_radius_disagreement_is_the_rms_log_gap_plus_the_floor():
     log_field = np.log(np.array([[100.0, 100.0], [50.0, 50.0]]))
     s = iv.field_radius_disagreement(est, log_field, floor=0.05)
     assert np.allclose(s, [0.05 + np.log(2.0) / np.sqrt(2.0), 0.05])
+
+
+def test_field_radius_disagreement_in_a_window_of_report_times():
+    # gaps log 2 at the first of four times, 0 elsewhere: window 1 sees it at times 0 and 1 only
+    est = np.array([[200.0, 100.0, 100.0, 100.0]])
+    log_field = np.log(np.full((1, 4), 100.0))
+    s = iv.field_radius_disagreement(est, log_field, floor=0.05, window=1)
+    g = np.log(2.0)
+    assert s.shape == (1, 4)
+    assert np.allclose(s[0], [0.05 + g / np.sqrt(2), 0.05 + g / np.sqrt(3), 0.05, 0.05])
+    # window 0: each time's own gap; a window over all times: the old RMS at every time
+    assert np.allclose(iv.field_radius_disagreement(est, log_field, 0.05, 0)[0],
+                       [0.05 + g, 0.05, 0.05, 0.05])
+    assert np.allclose(iv.field_radius_disagreement(est, log_field, 0.05, 3)[0],
+                       iv.field_radius_disagreement(est, log_field, 0.05)[0])
+
+
+def test_joint_distance_exponent_is_recovered_and_keeps_coverage_near_and_far():
+    """Residuals whose spread grows as joint^2: the fitted exponent is about 2, and the scaled
+    interval covers the near and the far cases at about the stated rate, where one interval for
+    all over-covers the near and under-covers the far."""
+    rng = np.random.default_rng(11)
+    n = 8000
+    joint = np.exp(rng.uniform(np.log(2.5), np.log(6.0), n))
+    est = np.exp(rng.normal(0, 1, n))
+    truth = est * np.exp(rng.normal(0, 0.05, n) * (joint / 4.0) ** 2)
+    d = np.ones(n)
+    half = n // 2
+    a = iv.calibrate(est[:half], truth[:half], d[:half], bins=1, joint=joint[:half])
+    assert abs(a["interval_joint_exponent"] - 2.0) < 0.15
+    assert abs(a["interval_joint_reference"] - np.median(joint[:half])) < 1e-12
+    lo, hi, _ = iv.interval(a, est[half:], d[half:], joint=joint[half:])
+    plain = iv.calibrate(est[:half], truth[:half], d[:half], bins=1)
+    plo, phi, _ = iv.interval(plain, est[half:], d[half:])
+    t, e, j = truth[half:], est[half:], joint[half:]
+    near, far = j < 3.2, j > 5.0
+    for m in (near, far):
+        assert 0.86 <= iv.coverage_report(lo[m], hi[m], t[m], e[m])["coverage"] <= 0.94
+    assert iv.coverage_report(plo[near], phi[near], t[near], e[near])["coverage"] > 0.97
+    assert iv.coverage_report(plo[far], phi[far], t[far], e[far])["coverage"] < 0.8
+    try:
+        iv.interval(a, est[half:], d[half:])
+        assert False, "an interval with a joint exponent needs the cases' joint distances"
+    except ValueError:
+        pass
+
+
+def test_joint_exponent_is_never_negative_nor_beyond_its_cap():
+    rng = np.random.default_rng(12)
+    joint = np.exp(rng.uniform(1.0, 2.0, 500))
+    shrinking = rng.normal(0, 1, 500) / joint ** 2  # farther cases err less
+    assert iv.fit_joint_exponent(shrinking, np.ones(500), joint, 4.0) == 0.0
+    exploding = rng.normal(0, 1, 500) * joint ** 8
+    assert iv.fit_joint_exponent(exploding, np.ones(500), joint, 4.0) == iv.JOINT_EXPONENT_MAX
+
+
+def test_pooled_quantiles_are_nearer_the_true_ones_and_keep_coverage():
+    """Twelve outputs with the same N(0, 0.2) residuals, 150 calibration cases: quantiles pooled
+    over five neighbouring outputs scatter less around 1.645 x 0.2 than each output's own, and
+    cover new draws at about the stated rate."""
+    rng = np.random.default_rng(13)
+    n, k = 150, 12
+    est = np.exp(rng.normal(0, 1, (n + 4000, k)))
+    truth = est * np.exp(rng.normal(0, 0.2, (n + 4000, k)))
+    d = np.ones(n + 4000)
+    own = iv.calibrate(est[:n], truth[:n], d[:n], bins=1)
+    pooled = iv.calibrate(est[:n], truth[:n], d[:n], bins=1, pool=2)
+    true_hi = 1.645 * 0.2
+    err = lambda a: np.sqrt(np.mean((np.asarray(a["interval_log_hi"]) - true_hi) ** 2))
+    assert err(pooled) < err(own)
+    lo, hi, _ = iv.interval(pooled, est[n:], d[n:])
+    cover = ((truth[n:] >= lo) & (truth[n:] <= hi)).mean()
+    assert 0.87 <= cover <= 0.94
+    # pool 0 is each output's own quantiles
+    same = iv.calibrate(est[:n], truth[:n], d[:n], bins=1, pool=0)
+    assert np.array_equal(same["interval_log_hi"], own["interval_log_hi"])

