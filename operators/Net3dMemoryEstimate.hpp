@@ -7,12 +7,14 @@
 // Counted in activations of (width channels x padded cells): the layer's input x and the layer
 // end's temporary (every Fourier layer), plus on U-Fourier layers the U-Net's output and its top
 // level, the join of 2 x width channels and the deconvolution's parity outputs (one activation).
-// Derived from the tensors alive at once, not measured on a GPU; the transforms' kept-mode
-// tensors, cuDNN workspaces and the allocator's slack come on top, so it never refuses a pass
-// that would fit.
+// Derived from the tensors alive at once, not measured on a GPU; a U-FNO adds the convolutions'
+// shared workspace at its budget (operators/backend/ConvWorkspaceBudget.hpp); the transforms'
+// kept-mode tensors and the allocator's slack come on top, so it never refuses a pass that would
+// fit.
 #include <cstddef>
 
 #include "core/ModelSpec.hpp"
+#include "operators/backend/ConvWorkspaceBudget.hpp"
 
 namespace ufno {
 
@@ -25,7 +27,8 @@ struct Net3dMemoryEstimate {
   static double per_rank(const ModelSpec& s, std::size_t cases, int ranks) {
     double cells = 1.0;
     for (int e : s.padded_grid()) cells *= e;
-    return kFixedBytes +
+    const double workspace = s.n_ufourier > 0 ? double(backend::kConvWorkspaceBudgetBytes) : 0.0;
+    return kFixedBytes + workspace +
            double(cases) * activations(s) * 4.0 * s.width * cells / (ranks > 0 ? ranks : 1);
   }
 };

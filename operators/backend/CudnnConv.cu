@@ -9,6 +9,12 @@
 // (in, out, k, k, k), the PyTorch layout, and the caller's (out, in, ...) weights are swapped
 // back here. Bias and activation follow in one small kernel (cuDNN's fused
 // ConvolutionBiasActivationForward has no LeakyReLU and no transposed form).
+//
+// Per input shape and pair of layouts (a Plan): the algorithm is the fastest cuDNN measures on
+// the call's own buffers (cudnnFind*Ex, once, in the first pass) among those that fit the
+// workspace budget (ConvWorkspaceBudget.hpp) and, unless TF32 is allowed, use FP32 FMA; each
+// plan has its own convolution descriptor, so the math type chosen for one shape is not the
+// one another shape runs with. The workspace is one buffer shared by every convolution.
 #include <cudnn.h>
 
 #include <array>
@@ -19,6 +25,7 @@
 #include "core/CudaCheck.cuh"
 #include "core/CudaDevice.hpp"
 #include "core/Tf32.hpp"
+#include "operators/backend/ConvWorkspaceBudget.hpp"
 #include "operators/backend/CudnnConv.hpp"
 
 namespace ufno::backend::cuda {
@@ -38,6 +45,14 @@ cudnnHandle_t handle() {
     return made;
   }();
   return h;
+}
+
+// The workspace every convolution shares: they run one after another on the Kokkos stream. It
+// only grows, while a shape is planned (never inside a warm pass), up to the budget.
+DeviceBuffer& shared_workspace(std::size_t bytes) {
+  static DeviceBuffer w;
+  if (bytes > w.bytes()) w = DeviceBuffer(bytes);
+  return w;
 }
 
 // Owning descriptors. A constructor that throws runs no destructor, so a failed set call
@@ -87,7 +102,7 @@ struct FilterDesc {
 
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
-  ConvDesc(const ConvSpec& spec) {
+  explicit ConvDesc(const ConvSpec& spec) {
     check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
     const int stride = spec.stride;
     const int p[3] = {conv_padding(spec, 0), conv_padding(spec, 1), conv_padding(spec, 2)},
@@ -98,7 +113,7 @@ struct ConvDesc {
         cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionNdDescriptor");
     // FMA kernels only unless TF32 is allowed (core/Tf32.hpp): the default math type lets Ampere
     // and later use TF32 tensor cores, whose 10-bit mantissa puts the results ~1e-3 away from
-    // the host backend.
+    // the host backend. The algorithm search then sets the chosen algorithm's own math type.
     destroy_on_error(
         d, cudnnSetConvolutionMathType(d, tf32_allowed() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH),
         cudnnDestroyConvolutionDescriptor, "cudnnSetConvolutionMathType");
@@ -137,8 +152,7 @@ class CudnnConv final : public DeviceConv {
         filter_(
             s.transposed
                 ? std::array<int, 5>{s.in_channels, s.out_channels, s.kernel, s.kernel, s.kernel}
-                : std::array<int, 5>{s.out_channels, s.in_channels, s.kernel, s.kernel, s.kernel}),
-        conv_(s) {
+                : std::array<int, 5>{s.out_channels, s.in_channels, s.kernel, s.kernel, s.kernel}) {
     const std::size_t I = s.in_channels, O = s.out_channels;
     const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
     if (w.size() != O * I * k3)
@@ -161,21 +175,22 @@ class CudnnConv final : public DeviceConv {
   void forward(const float* src, int B, int X, int Y, int T, float* dst, Layout src_layout,
                Layout dst_layout) override {
     const std::array<int, 6> key{B, X, Y, T, int(src_layout), int(dst_layout)};
-    Plan& p = plan_for(key);
-    const float one = 1.f, zero = 0.f;
     // On the Kokkos stream (core/CudaDevice.hpp): ordered with the kernels around the call.
     const auto stream = static_cast<cudaStream_t>(kokkos_stream());
     check_cudnn(cudnnSetStream(handle(), stream), "cudnnSetStream");
+    Plan& p = plan_for(key, src, dst);
+    DeviceBuffer& ws = shared_workspace(p.workspace);
+    const float one = 1.f, zero = 0.f;
     if (!s_.transposed) {
       check_cudnn(
-          cudnnConvolutionForward(handle(), &one, p.src.d, src, filter_.d, weights_.get(), conv_.d,
-                                  p.fwd_algo, workspace_.get(), p.workspace, &zero, p.dst.d, dst),
+          cudnnConvolutionForward(handle(), &one, p.src.d, src, filter_.d, weights_.get(), p.conv.d,
+                                  p.fwd_algo, ws.get(), p.workspace, &zero, p.dst.d, dst),
           "cudnnConvolutionForward");
       LaunchLog::record_library("cudnnConvolutionForward");
     } else {
       check_cudnn(cudnnConvolutionBackwardData(handle(), &one, filter_.d, weights_.get(), p.src.d,
-                                               src, conv_.d, p.bwd_algo, workspace_.get(),
-                                               p.workspace, &zero, p.dst.d, dst),
+                                               src, p.conv.d, p.bwd_algo, ws.get(), p.workspace,
+                                               &zero, p.dst.d, dst),
                   "cudnnConvolutionBackwardData");
       LaunchLog::record_library("cudnnConvolutionBackwardData");
     }
@@ -195,16 +210,18 @@ class CudnnConv final : public DeviceConv {
   struct Plan {
     std::array<int, 5> out;
     TensorDesc src, dst;
+    ConvDesc conv;  // this shape's own: its math type is its algorithm's
     cudnnConvolutionFwdAlgo_t fwd_algo{};
     cudnnConvolutionBwdDataAlgo_t bwd_algo{};
     std::size_t workspace = 0;
     Plan(const std::array<int, 5>& in, Layout in_layout, const std::array<int, 5>& o,
-         Layout out_layout)
-        : out(o), src(in, in_layout), dst(o, out_layout) {}
+         Layout out_layout, const ConvSpec& s)
+        : out(o), src(in, in_layout), dst(o, out_layout), conv(s) {}
   };
 
-  // key: B, X, Y, T, source layout, destination layout.
-  Plan& plan_for(const std::array<int, 6>& key) {
+  // key: B, X, Y, T, source layout, destination layout. A new shape's algorithm is measured on
+  // the call's own buffers (dst is overwritten, as the call then does anyway).
+  Plan& plan_for(const std::array<int, 6>& key, const float* src, float* dst) {
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
     const int B = key[0], X = key[1], Y = key[2], T = key[3];
@@ -214,66 +231,65 @@ class CudnnConv final : public DeviceConv {
                                  conv_output_extent(s_, Y, 1), conv_output_extent(s_, T, 2)};
     if (out[2] < 1 || out[3] < 1 || out[4] < 1)
       throw std::invalid_argument("conv: the input is too small for the kernel");
-    auto p = std::make_unique<Plan>(in, Layout(key[4]), out, Layout(key[5]));
+    auto p = std::make_unique<Plan>(in, Layout(key[4]), out, Layout(key[5]), s_);
+    DeviceBuffer& trial = shared_workspace(kConvWorkspaceBudgetBytes);
     if (!s_.transposed)
-      choose_forward(*p);
+      choose_forward(*p, src, dst, trial);
     else
-      choose_backward_data(*p);
-    if (p->workspace > workspace_.bytes()) workspace_ = DeviceBuffer(p->workspace);  // kept
+      choose_backward_data(*p, src, dst, trial);
     return *plans_.emplace(key, std::move(p)).first->second;
   }
 
-  // cuDNN's heuristic ranking (no trial runs, so no extra memory or time at the first call); the
-  // best-ranked algorithm that is supported and runs without tensor-op math.
-  void choose_forward(Plan& p) {
+  // The first (fastest) measured result that ran, fits the budget and has an allowed math type:
+  // the plan takes its algorithm, workspace and math type.
+  template <class Perf>
+  const Perf& fastest_allowed(const std::vector<Perf>& perf, int got, const char* what) {
+    for (int i = 0; i < got; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kConvWorkspaceBudgetBytes &&
+          allowed_math(perf[i].mathType))
+        return perf[i];
+    throw std::runtime_error(std::string("cuDNN: no FP32 ") + what +
+                             " algorithm for this shape within the workspace budget");
+  }
+
+  void take(Plan& p, cudnnMathType_t math, std::size_t memory) {
+    p.workspace = memory;
+    if (tf32_allowed())  // the algorithm's own math type (FMA stays FMA otherwise)
+      check_cudnn(cudnnSetConvolutionMathType(p.conv.d, math), "cudnnSetConvolutionMathType");
+  }
+
+  void choose_forward(Plan& p, const float* src, float* dst, DeviceBuffer& trial) {
     int max = 0, got = 0;
     check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max),
                 "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(max);
-    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(handle(), p.src.d, filter_.d, conv_.d,
-                                                       p.dst.d, max, &got, perf.data()),
-                "cudnnGetConvolutionForwardAlgorithm_v7");
-    for (int i = 0; i < got; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && allowed_math(perf[i].mathType)) {
-        p.fwd_algo = perf[i].algo;
-        if (tf32_allowed())  // the algorithm's own math type (FMA stays FMA otherwise)
-          check_cudnn(cudnnSetConvolutionMathType(conv_.d, perf[i].mathType),
-                      "cudnnSetConvolutionMathType");
-        check_cudnn(cudnnGetConvolutionForwardWorkspaceSize(handle(), p.src.d, filter_.d, conv_.d,
-                                                            p.dst.d, p.fwd_algo, &p.workspace),
-                    "cudnnGetConvolutionForwardWorkspaceSize");
-        return;
-      }
-    throw std::runtime_error("cuDNN: no FP32 forward convolution algorithm for this shape");
+    check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(
+                    handle(), p.src.d, src, filter_.d, weights_.get(), p.conv.d, p.dst.d, dst, max,
+                    &got, perf.data(), trial.get(), trial.bytes()),
+                "cudnnFindConvolutionForwardAlgorithmEx");
+    const auto& best = fastest_allowed(perf, got, "forward convolution");
+    p.fwd_algo = best.algo;
+    take(p, best.mathType, best.memory);
   }
 
   // Transposed: src is the "dy" and dst the "dx" of the convolution being transposed.
-  void choose_backward_data(Plan& p) {
+  void choose_backward_data(Plan& p, const float* src, float* dst, DeviceBuffer& trial) {
     int max = 0, got = 0;
     check_cudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max),
                 "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(max);
-    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(handle(), filter_.d, p.src.d, conv_.d,
-                                                            p.dst.d, max, &got, perf.data()),
-                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    for (int i = 0; i < got; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS && allowed_math(perf[i].mathType)) {
-        p.bwd_algo = perf[i].algo;
-        if (tf32_allowed())  // the algorithm's own math type (FMA stays FMA otherwise)
-          check_cudnn(cudnnSetConvolutionMathType(conv_.d, perf[i].mathType),
-                      "cudnnSetConvolutionMathType");
-        check_cudnn(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                        handle(), filter_.d, p.src.d, conv_.d, p.dst.d, p.bwd_algo, &p.workspace),
-                    "cudnnGetConvolutionBackwardDataWorkspaceSize");
-        return;
-      }
-    throw std::runtime_error("cuDNN: no FP32 transposed convolution algorithm for this shape");
+    check_cudnn(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                    handle(), filter_.d, weights_.get(), p.src.d, src, p.conv.d, p.dst.d, dst, max,
+                    &got, perf.data(), trial.get(), trial.bytes()),
+                "cudnnFindConvolutionBackwardDataAlgorithmEx");
+    const auto& best = fastest_allowed(perf, got, "transposed convolution");
+    p.bwd_algo = best.algo;
+    take(p, best.mathType, best.memory);
   }
 
   ConvSpec s_;
   FilterDesc filter_;
-  ConvDesc conv_;
-  DeviceBuffer weights_, bias_, workspace_;
+  DeviceBuffer weights_, bias_;
   std::map<std::array<int, 6>, std::unique_ptr<Plan>> plans_;
 };
 
