@@ -111,7 +111,6 @@ bool Workspace::planned_offset(const std::string& label, std::size_t bytes, std:
 void Workspace::make_plan() {
   Plan plan;
   plan.requests = trace_;
-  // Largest first, each at the lowest offset clear of every placed request it is live with.
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < held_.size(); ++i) {
     if (held_[i].held)
@@ -119,25 +118,49 @@ void Workspace::make_plan() {
     else
       order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return trace_[a].bytes > trace_[b].bytes; });
-  std::vector<std::size_t> placed;
-  for (std::size_t i : order) {
-    std::vector<std::pair<std::size_t, std::size_t>> busy;  // [offset, end) of live neighbours
-    for (std::size_t j : placed)
-      if (held_[i].first < held_[j].last && held_[j].first < held_[i].last)
-        busy.emplace_back(plan.requests[j].offset,
-                          plan.requests[j].offset + aligned(plan.requests[j].bytes));
-    std::sort(busy.begin(), busy.end());
-    std::size_t offset = 0;
-    const std::size_t size = aligned(trace_[i].bytes);
-    for (const auto& [lo, hi] : busy) {
-      if (offset + size <= lo) break;
-      offset = std::max(offset, hi);
+  // Each request in `order` at the lowest offset clear of every placed request it is live with;
+  // the offsets go into `requests`, the arena size is returned.
+  auto pack = [&](const std::vector<std::size_t>& by, std::vector<Request>& requests) {
+    std::size_t bytes = 0;
+    std::vector<std::size_t> placed;
+    for (std::size_t i : by) {
+      std::vector<std::pair<std::size_t, std::size_t>> busy;  // [offset, end) of live neighbours
+      for (std::size_t j : placed)
+        if (held_[i].first < held_[j].last && held_[j].first < held_[i].last)
+          busy.emplace_back(requests[j].offset, requests[j].offset + aligned(requests[j].bytes));
+      std::sort(busy.begin(), busy.end());
+      std::size_t offset = 0;
+      const std::size_t size = aligned(trace_[i].bytes);
+      for (const auto& [lo, hi] : busy) {
+        if (offset + size <= lo) break;
+        offset = std::max(offset, hi);
+      }
+      requests[i].offset = offset;
+      bytes = std::max(bytes, offset + size);
+      placed.push_back(i);
     }
-    plan.requests[i].offset = offset;
-    plan.bytes = std::max(plan.bytes, offset + size);
-    placed.push_back(i);
+    return bytes;
+  };
+  // Several orders, the smallest arena kept (first fit is a heuristic, and no one order packs
+  // every pass as tightly as it lived): largest first (large temporaries placed before the small
+  // ones fragment the space), largest in bytes times lifetime first, and the pass's own order
+  // (lifetimes that nest like a stack).
+  auto area = [&](std::size_t i) {
+    return double(trace_[i].bytes) * double(held_[i].last - held_[i].first);
+  };
+  std::vector<std::vector<std::size_t>> orders(3, order);
+  std::stable_sort(orders[0].begin(), orders[0].end(),
+                   [&](std::size_t a, std::size_t b) { return trace_[a].bytes > trace_[b].bytes; });
+  std::stable_sort(orders[1].begin(), orders[1].end(),
+                   [&](std::size_t a, std::size_t b) { return area(a) > area(b); });
+  plan.bytes = pack(orders[0], plan.requests);
+  for (std::size_t k = 1; k < orders.size(); ++k) {
+    std::vector<Request> requests = plan.requests;
+    const std::size_t bytes = pack(orders[k], requests);
+    if (bytes < plan.bytes) {
+      plan.requests = std::move(requests);
+      plan.bytes = bytes;
+    }
   }
   plans_[key_] = std::move(plan);
 }

@@ -14,9 +14,10 @@
 //   held it any more (then the trace lets it go too, so that pass's memory peaks where it did
 //   without a workspace).
 // - When that pass ends, requests whose lifetimes do not overlap are given overlapping offsets
-//   (largest first, lowest free offset) and the arena is made as large as the largest plan: the
-//   memory of the temporaries live at once, not their sum. A temporary still held after the
-//   pass (the pass's result) keeps its own allocation on every pass.
+//   (each at the lowest free offset, in whichever of three orders packs tightest: largest
+//   first, largest in bytes x lifetime first, the pass's own) and the arena is made as large as
+//   the largest plan: the memory of the temporaries live at once, not their sum. A temporary
+//   still held after the pass (the pass's result) keeps its own allocation on every pass.
 // - On a warm pass the n-th request gets the n-th planned offset, as an unmanaged view. Kernels
 //   run in stream order, so memory reused by a later temporary is free by the time it is written.
 //   A request that differs from the plan (another shape, another path) makes that one pass
