@@ -197,7 +197,26 @@ SpectralWeightView combine_corner_weights(int in, int out, const std::array<int,
   return load_owned_weights<D>(Corners(corners), "c", in, out, m, owned);
 }
 
-// out[b, o, modes] = scale * sum_i a[b, i, modes] * w[i, o, modes] over a block of modes.
+// How the mode multiplies below cut their work. One iteration takes one output channel, a block
+// of consecutive modes and up to `cases` cases, and reads each of its weights once for all of
+// them (a pass of 8 cases reads the weights once, not 8 times): the weights are the large
+// operand (in x out per mode), each case's modes a small one that stays in cache. On the host
+// the mode block is several vectors long, so the loop over it vectorises; on a GPU an iteration
+// is one mode (threads on neighbouring modes read the weights coalesced) with its cases'
+// sums in registers.
+template <class Tag>
+struct ModeBlock {
+  static constexpr long value = 128;  // modes per iteration
+  static constexpr int cases = 8;     // cases per iteration, at most
+};
+template <>
+struct ModeBlock<backend::Cuda> {
+  static constexpr long value = 1;
+  static constexpr int cases = 8;
+};
+
+// out[b, o, modes] = scale * sum_i a[b, i, modes] * w[i, o, modes] over a block of modes, each
+// weight read once per ModeBlock::cases cases.
 // dc_bias (out), when given, is added to mode index 0 of the block after scaling: a constant
 // output field (DistributedSpectralConv::add_output_bias), in the same pass.
 template <std::size_t D>
@@ -211,35 +230,49 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
     throw std::invalid_argument("spectral_mix: spectrum block " + shape_string(a) +
                                 " does not match the weights");
   auto out = temporary_grid_view<D, complexf>("spec.mixed", B, O, grid_extents<D>(a));
-  const complexf* in = a.data();
-  const complexf* wp = w.data();
+  if (B == 0 || M == 0) return out;
+  const float* xf = reinterpret_cast<const float*>(a.data());
+  const float* wf = reinterpret_cast<const float*>(w.data());
   complexf* dst = out.data();
   const bool has_dc = dc_bias.size() > 0;
   auto dc = dc_bias;
-  // Modes fastest: the spectrum and the weights are both read in order, each weight once per case.
+  using Block = ModeBlock<backend::Default>;
+  constexpr long V = Block::value;
+  constexpr int NB = Block::cases;
+  const long blocks = (M + V - 1) / V;
+  const long groups = (B + NB - 1) / NB;
+  // Modes fastest: the spectrum and the weights are both read in order.
   ufno::parallel_for(
-      "ufno::spectral_mix", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * M),
+      "ufno::spectral_mix", Kokkos::RangePolicy<ExecSpace>(0, groups * O * blocks),
       KOKKOS_LAMBDA(const int64_t idx) {
-        const int64_t mode = idx % M, bo = idx / M, o = bo % O, b = bo / O;
-        complexf acc(0.f, 0.f);
-        for (int i = 0; i < I; ++i) acc += in[(b * I + i) * M + mode] * wp[(i * O + o) * M + mode];
-        dst[idx] = acc * scale;
-        if (has_dc && mode == 0) dst[idx] += complexf(dc(o), 0.f);
+        const int64_t blk = idx % blocks, go = idx / blocks, o = go % O, b0 = (go / O) * NB;
+        const long q0 = blk * V, n = M - q0 < V ? M - q0 : V;
+        const int nb = B - b0 < NB ? int(B - b0) : NB;
+        float acc[NB][2 * V];
+        for (int c = 0; c < nb; ++c)
+          for (long t = 0; t < 2 * n; ++t) acc[c][t] = 0.f;
+        for (int i = 0; i < I; ++i) {
+          const float* wv = wf + 2 * ((i * O + o) * M + q0);
+          for (int c = 0; c < nb; ++c) {
+            const float* x = xf + 2 * (((b0 + c) * I + i) * M + q0);
+            float* r = acc[c];
+            UFNO_OMP(omp simd)
+            for (long t = 0; t < n; ++t) {
+              const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
+              r[2 * t] += xr * wr - xi * wi;
+              r[2 * t + 1] += xr * wi + xi * wr;
+            }
+          }
+        }
+        for (int c = 0; c < nb; ++c) {
+          complexf* d = dst + ((b0 + c) * O + o) * M + q0;
+          for (long t = 0; t < n; ++t)
+            d[t] = complexf(acc[c][2 * t] * scale, acc[c][2 * t + 1] * scale);
+          if (has_dc && q0 == 0) d[0] += complexf(dc(o), 0.f);
+        }
       });
   return out;
 }
-
-// How many consecutive modes one iteration of a corner part's multiply computes: a vector's worth
-// and more on the host, so the loop over them vectorises; one on a GPU, whose threads each take
-// one mode and read the weights coalesced.
-template <class Tag>
-struct ModeBlock {
-  static constexpr long value = 1024;
-};
-template <>
-struct ModeBlock<backend::Cuda> {
-  static constexpr long value = 1;
-};
 
 // out[b, o, modes of one corner part] = scale * sum_i a[b, i, ...] * w[i, o, ...], with the
 // part's weights as read from the file, (in, out, part cells) complex: the mode multiply of a
@@ -280,35 +313,49 @@ long spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
   const float* xf = reinterpret_cast<const float*>(xp);
   const float* wf = reinterpret_cast<const float*>(w.data());
   complexf* dst = out.data();
-  constexpr long V = ModeBlock<backend::Default>::value;
+  using Block = ModeBlock<backend::Default>;
+  constexpr long V = Block::value;
+  constexpr int NB = Block::cases;
   const long blocks = (P + V - 1) / V;
+  const long groups = (B + NB - 1) / NB;
   return parallel_count(
-      "ufno::spectral_mix_part", Kokkos::RangePolicy<ExecSpace>(0, long(B) * O * blocks),
+      "ufno::spectral_mix_part", Kokkos::RangePolicy<ExecSpace>(0, groups * O * blocks),
       KOKKOS_LAMBDA(const int64_t idx) {
-        const int64_t blk = idx % blocks, bo = idx / blocks, o = bo % O, b = bo / O;
+        const int64_t blk = idx % blocks, go = idx / blocks, o = go % O, b0 = (go / O) * NB;
         const long q0 = blk * V, n = P - q0 < V ? P - q0 : V;
-        float acc[2 * V];
-        for (long t = 0; t < 2 * n; ++t) acc[t] = 0.f;
+        const int nb = B - b0 < NB ? int(B - b0) : NB;
+        float acc[NB][2 * V];
+        for (int c = 0; c < nb; ++c)
+          for (long t = 0; t < 2 * n; ++t) acc[c][t] = 0.f;
         long bad = 0;
         for (int i = 0; i < I; ++i) {
-          const float* x = xf + 2 * ((b * I + i) * P + q0);
           const float* wv = wf + 2 * ((i * O + o) * P + q0);
-          UFNO_OMP(omp simd reduction(+ : bad))
-          for (long t = 0; t < n; ++t) {
-            const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
-            // Without branches, so the loop vectorises; a NaN is the value unequal to itself.
-            bad += long((wr > suspect) | (-wr > suspect) | (wi > suspect) | (-wi > suspect) |
-                        (wr != wr) | (wi != wi));
-            acc[2 * t] += xr * wr - xi * wi;
-            acc[2 * t + 1] += xr * wi + xi * wr;
+          if (b0 == 0) {  // the first group alone counts: every group reads the same weights
+            UFNO_OMP(omp simd reduction(+ : bad))
+            for (long t = 0; t < n; ++t) {
+              const float wr = wv[2 * t], wi = wv[2 * t + 1];
+              // Without branches, so the loop vectorises; a NaN is the value unequal to itself.
+              bad += long((wr > suspect) | (-wr > suspect) | (wi > suspect) | (-wi > suspect) |
+                          (wr != wr) | (wi != wi));
+            }
+          }
+          for (int c = 0; c < nb; ++c) {
+            const float* x = xf + 2 * (((b0 + c) * I + i) * P + q0);
+            float* r = acc[c];
+            UFNO_OMP(omp simd)
+            for (long t = 0; t < n; ++t) {
+              const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
+              r[2 * t] += xr * wr - xi * wi;
+              r[2 * t + 1] += xr * wi + xi * wr;
+            }
           }
         }
-        if (b != 0) bad = 0;  // only case 0 counts (every case reads the same weights)
-        for (long t = 0; t < n; ++t) {
-          const long q = q0 + t;
-          dst[bo * M + at(q / run) + q % run] =
-              complexf(acc[2 * t] * scale, acc[2 * t + 1] * scale);
-        }
+        for (int c = 0; c < nb; ++c)
+          for (long t = 0; t < n; ++t) {
+            const long q = q0 + t;
+            dst[((b0 + c) * O + o) * M + at(q / run) + q % run] =
+                complexf(acc[c][2 * t] * scale, acc[c][2 * t + 1] * scale);
+          }
         return bad;
       });
 }

@@ -2,6 +2,11 @@
 // and against the PyTorch rfftn/irfftn layer saved as a fixture.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <complex>
+
+#include "operators/SpectralWeights.hpp"
 #include "reference/SpectralConv3d.hpp"
 #include "support/Naive.hpp"
 #include "support/TestUtil.hpp"
@@ -74,4 +79,136 @@ TEST_CASE("SpectralConv3d rejects modes that do not fit the grid", "[spectral]")
   reference::SpectralConv3d layer(1, 1, {5, 2, 2}, random_corners(1, 1, {5, 2, 2}, 1));
   Tensor x("x", 1, 1, 8, 8, 8);  // 2 * 5 > 8
   CHECK_THROWS_WITH(layer.forward(x), Catch::Contains("do not fit"));
+}
+
+namespace {
+
+using CGrid = GridView<3, complexf>;
+
+CGrid random_spectrum(int B, int C, const std::array<int, 3>& e, unsigned seed) {
+  CGrid a = make_grid_view<3, complexf>("a", B, C, e);
+  auto h = Kokkos::create_mirror_view(a);
+  const auto v = test::random_vector(2 * h.size(), seed);
+  for (std::size_t i = 0; i < h.size(); ++i) h.data()[i] = complexf(v[2 * i], v[2 * i + 1]);
+  Kokkos::deep_copy(a, h);
+  return a;
+}
+
+std::vector<complexf> host_values(const CGrid& a) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  return std::vector<complexf>(h.data(), h.data() + h.size());
+}
+
+// Case b of a as a batch of one.
+CGrid one_case(const CGrid& a, int b) {
+  const auto all = host_values(a);
+  const long per_case = long(all.size()) / long(a.extent(0));
+  CGrid c = make_grid_view<3, complexf>("case", 1, a.extent(1), grid_extents<3>(a));
+  auto h = Kokkos::create_mirror_view(c);
+  std::copy(all.begin() + b * per_case, all.begin() + (b + 1) * per_case, h.data());
+  Kokkos::deep_copy(c, h);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the mode mix of a batch equals a direct sum and each case mixed alone", "[spectral]") {
+  // 11 cases: a full group of 8 that share each weight read, and 3 more; 260 modes: two full
+  // blocks of modes and a partial one.
+  const int B = 11, I = 3, O = 4;
+  const std::array<int, 3> e{5, 4, 13};
+  const long M = 5 * 4 * 13;
+  const float scale = 0.5f;
+  const CGrid a = random_spectrum(B, I, e, 31);
+  SpectralWeightView w("w", I, O, M);
+  auto hw = Kokkos::create_mirror_view(w);
+  const auto wv = test::random_vector(2 * hw.size(), 32);
+  for (std::size_t i = 0; i < hw.size(); ++i) hw.data()[i] = complexf(wv[2 * i], wv[2 * i + 1]);
+  Kokkos::deep_copy(w, hw);
+  Kokkos::View<float*, DeviceSpace> dc("dc", O);
+  auto hdc = Kokkos::create_mirror_view(dc);
+  for (int o = 0; o < O; ++o) hdc(o) = 0.25f * float(o + 1);
+  Kokkos::deep_copy(dc, hdc);
+
+  const auto in = host_values(a);
+  const auto got = host_values(spectral_mix<3>(a, w, scale, dc));
+  double num = 0, den = 0;
+  for (int b = 0; b < B; ++b)
+    for (int o = 0; o < O; ++o)
+      for (long m = 0; m < M; ++m) {
+        std::complex<double> s = 0;
+        for (int i = 0; i < I; ++i)
+          s +=
+              std::complex<double>(in[(b * I + i) * M + m].real(), in[(b * I + i) * M + m].imag()) *
+              std::complex<double>(hw(i, o, m).real(), hw(i, o, m).imag());
+        s *= scale;
+        if (m == 0) s += hdc(o);
+        const complexf g = got[(b * O + o) * M + m];
+        num += std::norm(std::complex<double>(g.real(), g.imag()) - s);
+        den += std::norm(s);
+      }
+  CHECK(std::sqrt(num / den) < 1e-6);
+  for (int b : {0, 7, 8, 10}) {
+    INFO("case " << b);
+    const auto alone = host_values(spectral_mix<3>(one_case(a, b), w, scale, dc));
+    CHECK(std::equal(alone.begin(), alone.end(), got.begin() + b * O * M));
+  }
+}
+
+TEST_CASE("the streamed mode mix of a batch equals each case alone and counts each weight once",
+          "[spectral]") {
+  const int B = 11, I = 3, O = 4;
+  const std::array<int, 3> m{3, 2, 13};  // kept-mode index space 6 x 4 x 13
+  dist::Box<3> owned;
+  owned.lo = {1, 0, 0};
+  owned.hi = {6, 4, 13};
+  const std::array<int, 3> oe = owned.extents();
+  const CGrid a = random_spectrum(B, I, oe, 41);
+  const auto parts = owned_corner_parts<3>(I, O, m, owned);
+  REQUIRE(parts.size() == 4);
+  const float scale = 2.f;
+  CGrid out = make_grid_view<3, complexf>("out", B, O, oe);
+  std::vector<CGrid> alone;
+  for (int b = 0; b < B; ++b) alone.push_back(make_grid_view<3, complexf>("alone", 1, O, oe));
+  for (const CornerPart<3>& p : parts) {
+    HostArray w = test::random_array(
+        {std::size_t(I), std::size_t(O), std::size_t(p.part.count()), 2}, 50 + unsigned(p.corner));
+    CHECK(spectral_mix_part<3>(a, w, p, out, scale, 1e30f) == 0);
+    for (int b = 0; b < B; ++b) spectral_mix_part<3>(one_case(a, b), w, p, alone[b], scale, 1e30f);
+    // One weight not finite: counted once for the batch, not once per case.
+    w.data[5] = std::nanf("");
+    CGrid scratch = make_grid_view<3, complexf>("scratch", B, O, oe);
+    CHECK(spectral_mix_part<3>(a, w, p, scratch, scale, 1e30f) == 1);
+  }
+  const auto got = host_values(out);
+  const long M = owned.count();
+  for (int b = 0; b < B; ++b) {
+    INFO("case " << b);
+    const auto one = host_values(alone[b]);
+    CHECK(std::equal(one.begin(), one.end(), got.begin() + b * O * M));
+  }
+  // And case 3 against a direct sum over the parts.
+  const auto in = host_values(a);
+  double num = 0, den = 0;
+  for (const CornerPart<3>& p : parts) {
+    const HostArray w = test::random_array(
+        {std::size_t(I), std::size_t(O), std::size_t(p.part.count()), 2}, 50 + unsigned(p.corner));
+    const long P = p.part.count(), run = p.run();
+    for (int o = 0; o < O; ++o)
+      for (long q = 0; q < P; ++q) {
+        const long at = p.run_at[q / run] + q % run;
+        std::complex<double> s = 0;
+        for (int i = 0; i < I; ++i) {
+          const complexf x = in[(3 * I + i) * M + at];
+          const std::size_t wi = 2 * ((std::size_t(i) * O + o) * P + q);
+          s += std::complex<double>(x.real(), x.imag()) *
+               std::complex<double>(w.data[wi], w.data[wi + 1]);
+        }
+        s *= scale;
+        const complexf g = got[(3 * O + o) * M + at];
+        num += std::norm(std::complex<double>(g.real(), g.imag()) - s);
+        den += std::norm(s);
+      }
+  }
+  CHECK(std::sqrt(num / den) < 1e-6);
 }
