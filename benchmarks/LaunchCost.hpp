@@ -12,7 +12,7 @@
 // truncated transforms (the pruned DFTs as the GEMMs they are: the last axis real, the others
 // complex), the mode mix, the inverse transforms, the 1x1 convolution w, the U-Net's convolutions
 // (U-Fourier layers; transposed convolutions in sub-pixel form: 8 taps per output, 64 weights),
-// the layer's update, then the head. benchmarks/GpuRoofline.hpp turns a table into a predicted
+// the layer's update, then the head (fused, on the kept cells). benchmarks/GpuRoofline.hpp turns a table into a predicted
 // time; bench_model --plan whole-tensor prints both.
 #include <string>
 #include <utility>
@@ -39,6 +39,16 @@ inline LaunchCost linear_cost(std::string layer, std::string launch, double poin
                               double cout) {
   return {std::move(layer), std::move(launch), 2 * points * cin * cout,
           kFloatBytes * (points * (cin + cout) + cin * cout + cout)};
+}
+
+// A fused two-layer head over `points` points: cin -> hidden -> act -> cout per point, the
+// hidden channels kept in registers; it reads each point's cin inputs and writes its cout
+// outputs once, its weights and biases once.
+inline LaunchCost mlp_head_cost(std::string layer, std::string launch, double points, double cin,
+                                double hidden, double cout) {
+  return {std::move(layer), std::move(launch), 2 * points * (cin * hidden + hidden * cout),
+          kFloatBytes *
+              (points * (cin + cout) + cin * hidden + hidden + hidden * cout + cout)};
 }
 
 // A truncated DFT of `lines` real lines of length n keeping `kept` complex modes (or its inverse,
@@ -146,9 +156,8 @@ inline std::vector<LaunchCost> net3d_costs(const ModelSpec& s, int cases) {
     c.push_back(
         elementwise_cost(l, "update + activation", terms * B * C * V, B * C * V, terms - 1 + act));
   }
-  c.push_back(linear_cost("head", "fc1 1x1 + ReLU", B * V, C, s.hidden));
-  c.push_back(linear_cost("head", "fc2 1x1", B * V, s.hidden, 1));
-  c.push_back(elementwise_cost("head", "crop", B * U, B * U, 0));
+  // fc1, ReLU and fc2 in one launch on the cells the crop keeps, into the output (one rank).
+  c.push_back(mlp_head_cost("head", "fc1 + ReLU + fc2, kept cells", B * U, C, s.hidden, 1));
   return c;
 }
 

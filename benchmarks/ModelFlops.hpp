@@ -17,11 +17,12 @@ inline Flops model_flops(const ModelSpec& s) {
   const auto n = s.padded_grid();
   const double C = s.width, X = n[0], Y = n[1], T = n[2];
   const double V = X * Y * T;                                                  // padded voxels
+  const double U = double(s.grid[0]) * s.grid[1] * s.grid[2];                  // kept voxels
   const double kx = 2.0 * s.modes[0], ky = 2.0 * s.modes[1], kt = s.modes[2];  // kept modes
   Flops f;
-  // fc0, w_k per layer, and the head fc1 -> fc2, all on the padded grid.
-  f.pointwise = 2 * s.in_channels * C * V + s.layers() * 2 * C * C * V + 2 * C * s.hidden * V +
-                2 * s.hidden * V;
+  // fc0 and w_k per layer on the padded grid, the head fc1 -> fc2 on the cells the crop keeps.
+  f.pointwise = 2 * s.in_channels * C * V + s.layers() * 2 * C * C * V + 2 * C * s.hidden * U +
+                2 * s.hidden * U;
   // Per Fourier layer, forward and inverse: T (real, 2kt real columns), Y and X (complex as
   // stacked real and imaginary DFT rows), and the complex mode mix (8 flops per multiply-add).
   const double t_pair = 2 * (2 * C * X * Y * T * 2 * kt);

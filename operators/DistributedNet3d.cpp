@@ -47,8 +47,8 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
       unet_.emplace_back(std::nullopt);
     }
   }
-  fc1_ = Linear::load(w, ModelSpec::key("fc1"), c, s.hidden);
-  fc2_ = Linear::load(w, ModelSpec::key("fc2"), s.hidden, 1);
+  head_ = MlpHead(Linear::load(w, ModelSpec::key("fc1"), c, s.hidden), Activation::ReLU,
+                  Linear::load(w, ModelSpec::key("fc2"), s.hidden, 1));
 }
 
 Tensor DistributedNet3d::forward_raw(const Tensor& input) {
@@ -81,12 +81,17 @@ void DistributedNet3d::forward_raw(const Tensor& input, const Tensor& output) {
     else
       fourier_layer(k, x);
   }
-  // fc1 and fc2 act per voxel, so they run on the padded grid in chunks (no hidden tensor of the
-  // whole grid, no 36-channel crop) and only their one-channel output is cropped.
-  Scope t("fc1 + fc2 + crop");
-  Tensor out = pointwise_mlp(x, fc1_, Activation::ReLU, fc2_);
+  // fc1 and fc2 act per cell, so they run fused on the cells the crop keeps and nowhere else:
+  // straight into the output when those are this rank's output block, else into a one-channel
+  // tensor that the crop then moves to the ranks that own its cells.
+  Scope t("head (fc1 + fc2) on the kept cells");
+  if (padding_->kept_in_place()) {
+    head_.forward(x, padding_->kept_box(), output);
+    return;
+  }
+  Tensor kept = head_.forward(x, padding_->kept_box());
   x = Tensor();
-  padding_->crop(out, output);
+  padding_->crop_kept(kept, output);
 }
 
 void DistributedNet3d::fourier_layer(std::size_t k, const Tensor& x) {

@@ -17,6 +17,7 @@
 #include "operators/DistributedSpectralConv.hpp"
 #include "operators/DistributedUNet3d.hpp"
 #include "operators/Linear.hpp"
+#include "operators/MlpHead.hpp"
 
 namespace ufno {
 
@@ -49,7 +50,8 @@ class DistributedNet3d {
 
   ModelSpec spec_;
   std::optional<DistributedPadding> padding_;
-  Linear fc0_, fc1_, fc2_;
+  Linear fc0_;
+  MlpHead head_;  // fc1 -> ReLU -> fc2, on the cells the crop keeps
   std::vector<DistributedSpectralConv3d> conv_;
   std::vector<Linear> w_;
   std::vector<std::optional<DistributedUNet3d>> unet_;

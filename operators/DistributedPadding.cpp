@@ -33,6 +33,19 @@ DistributedPadding::DistributedPadding(MPI_Comm comm, std::array<int, 3> n, std:
   gather_ = std::make_unique<dist::Repartition<float>>(comm, unpadded_, sources_, alg);
   crop_ = std::make_unique<dist::Repartition<float>>(comm, padded_,
                                                      PencilLayout<3>(np, unpadded_.boxes()), alg);
+  // The kept cells: each padded block within the unpadded grid (they tile it, as the blocks do).
+  Box3 domain;
+  domain.hi = n;
+  std::vector<Box3> kept;
+  for (const Box3& p : padded_.boxes()) kept.push_back(p.intersect(domain));
+  kept_in_place_ = kept == unpadded_.boxes();
+  crop_kept_ =
+      std::make_unique<dist::Repartition<float>>(comm, PencilLayout<3>(n, kept), unpadded_, alg);
+  const Box3 mine = padded_.box(rank_);
+  for (int a = 0; a < 3; ++a) {
+    kept_box_.lo[a] = kept[rank_].lo[a] - mine.lo[a];
+    kept_box_.hi[a] = kept_box_.lo[a] + kept[rank_].extent(a);
+  }
 }
 
 Tensor DistributedPadding::pad(const Tensor& in) const {

@@ -35,6 +35,9 @@ class Linear {
                      Activation act) const;
 
   bool has_bias() const { return has_bias_; }
+  // The weights (out, in) and the bias (out), in the tensors' memory space.
+  const Kokkos::View<float**, Kokkos::LayoutRight, DeviceSpace>& weight() const { return w_; }
+  const Kokkos::View<float*, DeviceSpace>& bias() const { return b_; }
   int in_channels() const { return in_; }
   int out_channels() const { return out_; }
 

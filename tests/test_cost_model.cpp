@@ -57,8 +57,8 @@ TEST_CASE("cost model: the paper U-FNO's launches and the FLOPs of ModelFlops", 
   const ufno::ModelSpec paper;  // the defaults are the paper U-FNO: 96 x 200 x 24 padded by 8
   const auto costs = net3d_costs(paper, 1);
   // pad, fc0; per layer 6 transforms, the mode mix, w, update; 9 U-Net convolutions per U-Fourier
-  // layer; fc1, fc2, crop.
-  CHECK(costs.size() == 2 + 6 * 9 + 3 * 9 + 3);
+  // layer; the fused head.
+  CHECK(costs.size() == 2 + 6 * 9 + 3 * 9 + 1);
 
   const double V = 104.0 * 208 * 32;
   const LaunchCost& fc0 = find(costs, "lift", "fc0 1x1");
@@ -67,6 +67,12 @@ TEST_CASE("cost model: the paper U-FNO's launches and the FLOPs of ModelFlops", 
   // T forward: 36 x 104 x 208 lines of 32, 10 kept modes.
   const LaunchCost& t = find(costs, "fourier 1", "T forward (real DFT)");
   CHECK(t.flops == 2 * 36 * 104 * 208 * 32.0 * 20);
+  // The head on the 96 x 200 x 24 kept cells: 36 -> 128 -> 1 per cell, the input's 36 channels
+  // read and one channel written there, its weights once.
+  const double U = 96.0 * 200 * 24;
+  const LaunchCost& head = find(costs, "head", "fc1 + ReLU + fc2, kept cells");
+  CHECK(head.flops == 2 * U * (36 * 128 + 128));
+  CHECK(head.bytes == 4 * (U * 37 + 36 * 128 + 128 + 128 + 1));
   // The output convolution: 72 -> 36 channels, 27 taps at every padded voxel.
   const LaunchCost& out = find(costs, "u-fourier 6", "U-Net output 3x3x3");
   CHECK(out.flops == 2 * 72 * 36 * 27 * V);
