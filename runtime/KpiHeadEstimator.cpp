@@ -80,6 +80,12 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
     for (const char* n :
          {"log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar", "log_rz_first_report_dp_bar"})
       names.push_back(n);
+  // A maximum-dP head may also read the implicit two-phase estimate, as its last input.
+  if (head_.physics_inputs == "max_dp" && head_.features.size() == names.size() + 1 &&
+      head_.features.back() == "log_rz_implicit_two_phase_max_dp_bar") {
+    names.push_back(head_.features.back());
+    head_.physics_implicit = true;
+  }
   // An envelope head's r-z envelope columns, named log_rz_envelope_r<column>: read from its own
   // names, checked to be columns of its grid.
   if (head_.physics_inputs == "envelope") {

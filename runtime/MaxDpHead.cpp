@@ -1,5 +1,6 @@
 #include "runtime/MaxDpHead.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/KpiHeadFeatures.hpp"
@@ -17,7 +18,10 @@ std::optional<HeadEstimate> max_dp_head_estimate(const KpiHeadEstimator& e, cons
   if (h.physics_inputs == "max_dp") {
     const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
     scale = m.theis_bar;
-    v = e.estimate_with_interval(c, std::vector<double>(m.features.begin(), m.features.end()));
+    std::vector<double> extra(m.features.begin(), m.features.end());
+    if (h.physics_implicit)
+      extra.push_back(std::log(std::max(rz_implicit_two_phase_max_dp_bar(c, times_days), 1e-3)));
+    v = e.estimate_with_interval(c, extra);
   } else if (!h.envelope_columns.empty()) {
     v = e.estimate_with_interval(
         c, field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar));

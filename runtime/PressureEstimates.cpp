@@ -537,6 +537,262 @@ std::vector<double> two_phase(const ReservoirCase& c, const PressureProperties& 
   return out;
 }
 
+// physics.py rz_implicit_two_phase_dp_bar for one case: the r-z system of rz_solve stepped
+// once per report interval, each step iterating pressure (connections at their upstream cells'
+// total mobility) and upstream implicit saturations, with the injected volume at the well's
+// pressure and a sink for the CO2 that dissolves. Returns (T, X, Y) bar.
+constexpr double kDissolvedMassFraction = 0.05;  // physics.DISSOLVED_MASS_FRACTION
+constexpr double kDissolvedDensity = 1190.0;     // physics.DISSOLVED_DENSITY [kg/m3]
+constexpr double kSweptSaturation = 1e-6;        // physics.SWEPT_SATURATION
+constexpr int kImplicitIterations = 3, kBisections = 22, kSweeps = 2;
+constexpr double kRelax = 0.5;
+
+std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressureProperties& p,
+                                       const std::vector<double>& times_days) {
+  require_whole(c);
+  const int X = c.nx, Y = c.ny;
+  const std::size_t XX = std::size_t(X) * X, XY = std::size_t(X) * Y;
+  const Radii r = radii(c.dr);
+  std::vector<double> area(Y);
+  for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
+  auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
+  auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
+  const double mu_w = p.mu_w, mu_g = p.mu_g, swi = c.swi, lam = c.vg_lambda;
+  const double smax = 1.0 - swi;
+  // Brine transmissibilities tx (X, Y-1), tz (X-1 rows of Y), pore volume, storage, wells.
+  std::vector<double> tx0(std::size_t(X) * (Y - 1), 0.0), tz0(XY, 0.0), pv(XY), stor(XY);
+  std::vector<double> cf0(X, 0.0), perf(X, 0.0);
+  for (int x = 0; x < X; ++x)
+    for (int y = 0; y + 1 < Y; ++y)
+      if (act(x, y) && act(x, y + 1)) {
+        const double ho =
+            2 * kPi * (c.permx[at(x, y)] * kMdToM2) * c.dz[x] / std::log(r.out[y] / r.node[y]);
+        const double hi = 2 * kPi * (c.permx[at(x, y + 1)] * kMdToM2) * c.dz[x] /
+                          std::log(r.node[y + 1] / r.in[y + 1]);
+        tx0[std::size_t(x) * (Y - 1) + y] = 1 / (1 / ho + 1 / hi) / mu_w;
+      }
+  for (int x = 0; x + 1 < X; ++x)
+    for (int y = 0; y < Y; ++y)
+      if (act(x, y) && act(x + 1, y)) {
+        const double h0 = (c.permz[at(x, y)] * kMdToM2) / (c.dz[x] / 2);
+        const double h1 = (c.permz[at(x + 1, y)] * kMdToM2) / (c.dz[x + 1] / 2);
+        const double v = area[y] * 1 / (1 / h0 + 1 / h1) / mu_w;
+        tz0[at(x, y)] = std::isnan(v) ? 0.0 : v;
+      }
+  for (int x = 0; x < X; ++x)
+    for (int y = 0; y < Y; ++y) {
+      pv[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] : 1.0;
+      stor[at(x, y)] = pv[at(x, y)] * p.c_t;
+    }
+  const double log_w = std::log(r.node[0] / kWellRadius);
+  for (int x = 0; x < X; ++x)
+    if (c.perforated[x] != 0 && act(x, 0)) {
+      cf0[x] = 2 * kPi * (c.permx[at(x, 0)] * kMdToM2) * c.dz[x] / log_w / mu_w;
+      perf[x] = 1.0;
+    }
+  const double nperf = std::max(np_sum(perf), 1.0);
+  // (total mobility relative to brine's, gas fractional flow) at gas saturation s.
+  auto mobility = [&](double s, double& frac) {
+    double krg, krw;
+    rel_perms(s, swi, lam, krg, krw);
+    const double lg = krg / mu_g, lw = krw / mu_w;
+    frac = lg / (lg + lw);
+    return (lg + lw) * mu_w;
+  };
+  auto frac_of = [&](double s) {
+    double f;
+    mobility(s, f);
+    return f;
+  };
+
+  // One implicit pressure step (physics.py _rz_implicit_step): pn (X, Y) and well rates qw (X).
+  std::vector<double> tx(tx0.size()), tz(tz0.size()), cf(X), pn(XY), qw(X);
+  std::vector<double> minv_c(std::size_t(Y) * XX), g(std::size_t(Y) * X), M(XX);
+  std::vector<double> rhs(std::size_t(X) * (X + 1)), xs(std::size_t(Y) * X), rj(X), tmp(X);
+  auto step = [&](double dt, const std::vector<double>& pres, double q,
+                  const std::vector<double>& sink) {
+    const double cfs = std::max(np_sum(cf), 1e-300);
+    for (int j = 0; j < Y; ++j) {
+      std::fill(M.begin(), M.end(), 0.0);
+      for (int x = 0; x < X; ++x) {
+        double d = 0.0;
+        if (j + 1 < Y) d += tx[std::size_t(x) * (Y - 1) + j];
+        if (j > 0) d += tx[std::size_t(x) * (Y - 1) + j - 1];
+        if (x + 1 < X) d += tz[at(x, j)];
+        if (x > 0) d += tz[at(x - 1, j)];
+        d += stor[at(x, j)] / dt;
+        M[std::size_t(x) * X + x] = d;
+        rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - sink[at(x, j)];
+        if (j == 0) rj[x] += q * cf[x] / cfs;
+      }
+      for (int x = 0; x + 1 < X; ++x) {
+        M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
+        M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
+      }
+      if (j == 0)
+        for (int a = 0; a < X; ++a)
+          for (int b = 0; b < X; ++b)
+            M[std::size_t(a) * X + b] += (a == b ? cf[a] : 0.0) - cf[a] * cf[b] / cfs;
+      if (j > 0) {
+        for (int a = 0; a < X; ++a) {
+          const double t = tx[std::size_t(a) * (Y - 1) + j - 1];
+          for (int b = 0; b < X; ++b)
+            M[std::size_t(a) * X + b] += t * minv_c[std::size_t(j - 1) * XX + a * X + b];
+          rj[a] += t * g[std::size_t(j - 1) * X + a];
+        }
+      }
+      const int m = j + 1 < Y ? X + 1 : 1;
+      rhs.assign(std::size_t(X) * m, 0.0);
+      for (int a = 0; a < X; ++a) {
+        if (m > 1) rhs[std::size_t(a) * m + a] = -tx[std::size_t(a) * (Y - 1) + j];
+        rhs[std::size_t(a) * m + m - 1] = rj[a];
+      }
+      solve_dense(M, rhs, X, m);
+      for (int a = 0; a < X; ++a) {
+        if (m > 1)
+          for (int b = 0; b < X; ++b)
+            minv_c[std::size_t(j) * XX + a * X + b] = rhs[std::size_t(a) * m + b];
+        g[std::size_t(j) * X + a] = rhs[std::size_t(a) * m + m - 1];
+      }
+    }
+    for (int a = 0; a < X; ++a) xs[std::size_t(Y - 1) * X + a] = g[std::size_t(Y - 1) * X + a];
+    for (int j = Y - 2; j >= 0; --j)
+      for (int a = 0; a < X; ++a) {
+        double s = 0.0;
+        for (int b = 0; b < X; ++b)
+          s += minv_c[std::size_t(j) * XX + a * X + b] * xs[std::size_t(j + 1) * X + b];
+        xs[std::size_t(j) * X + a] = g[std::size_t(j) * X + a] - s;
+      }
+    for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
+    const double pw = (q + np_sum(tmp)) / cfs;
+    for (int x = 0; x < X; ++x) qw[x] = cf[x] * (pw - xs[x]);
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < Y; ++y) pn[at(x, y)] = act(x, y) ? xs[std::size_t(y) * X + x] : 0.0;
+  };
+
+  // Upstream implicit saturations column by column (physics.py transport).
+  std::vector<double> fx(std::size_t(X) * (Y - 1)), fz(XY), sn(XY);
+  std::vector<double> inflow(X), out_r(X), out_v(X), down(X), up(X), fin(X), sj(X), fj(X), so(X);
+  auto transport = [&](const std::vector<double>& s_old, double dt) {
+    std::fill(sn.begin(), sn.end(), 0.0);
+    for (int x = 0; x < X; ++x) inflow[x] = std::max(qw[x], 0.0);
+    for (int j = 0; j < Y; ++j) {
+      bool any = false;
+      for (int x = 0; x < X && !any; ++x) {
+        any = inflow[x] > 0;
+        for (int y = j; y < Y && !any; ++y) any = s_old[at(x, y)] > 0;
+      }
+      if (!any) break;
+      std::fill(out_v.begin(), out_v.end(), 0.0);
+      for (int x = 0; x < X; ++x) {
+        out_r[x] = j + 1 < Y ? fx[std::size_t(x) * (Y - 1) + j] : 0.0;
+        so[x] = s_old[at(x, j)];
+        sj[x] = 0.0;
+      }
+      for (int x = 0; x + 1 < X; ++x) {
+        down[x] = std::max(fz[at(x, j)], 0.0);
+        up[x] = std::max(-fz[at(x, j)], 0.0);
+        out_v[x] += down[x];
+      }
+      for (int x = 1; x < X; ++x) out_v[x] += up[x - 1];
+      for (int sweep = 0; sweep < kSweeps; ++sweep) {
+        fin = inflow;
+        if (sweep) {
+          for (int x = 0; x < X; ++x) fj[x] = frac_of(sj[x]);
+          for (int x = 1; x < X; ++x) fin[x] += down[x - 1] * fj[x - 1];
+          for (int x = 0; x + 1 < X; ++x) fin[x] += up[x] * fj[x + 1];
+        }
+        for (int x = 0; x < X; ++x) {
+          const double a = pv[at(x, j)] / dt;
+          const double out = out_r[x] + out_v[x];
+          double lo = 0.0, hi = smax;
+          for (int b = 0; b < kBisections; ++b) {
+            const double mid = 0.5 * (lo + hi);
+            if (a * (mid - so[x]) + out * frac_of(mid) - fin[x] > 0)
+              hi = mid;
+            else
+              lo = mid;
+          }
+          const bool none = so[x] <= 0 && fin[x] * dt <= 1e-9 * pv[at(x, j)];
+          sj[x] = act(x, j) && !none ? 0.5 * (lo + hi) : 0.0;
+        }
+      }
+      for (int x = 0; x < X; ++x) {
+        sn[at(x, j)] = sj[x];
+        inflow[x] = out_r[x] * frac_of(sj[x]);
+      }
+    }
+  };
+
+  const double mdot = c.rate_mt_per_year * 1e9 / kSecondsPerYear;
+  std::vector<double> swept(XY), wts(XY);
+  // (gas volume at the well's pressure, the volume the dissolved CO2 frees), weights in wts.
+  auto volumes = [&](double t, const std::vector<double>& pres, const std::vector<double>& s,
+                     double& vg, double& vd) {
+    const double mass = mdot * t;
+    for (int x = 0; x < X; ++x) tmp[x] = pres[at(x, 0)] * perf[x];
+    const double dp_well = np_sum(tmp) / nperf / kBar;
+    const double rho = co2_density_kg_m3(c.temperature_c, p.p_perf + dp_well);
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < Y; ++y)
+        swept[at(x, y)] =
+            pv[at(x, y)] * (s[at(x, y)] > kSweptSaturation ? 1.0 : 0.0) * (act(x, y) ? 1.0 : 0.0);
+    const double total = np_sum(swept);
+    const double m_dis = std::min(kDissolvedMassFraction * 1000.0 * total, 0.9 * mass);
+    vg = mass / rho;
+    vd = m_dis * (1.0 / rho - 1.0 / kDissolvedDensity);
+    for (std::size_t i = 0; i < XY; ++i) wts[i] = swept[i] / std::max(total, 1e-30);
+  };
+
+  const std::vector<double> t_rep = report_times_s(times_days);
+  const int T = int(t_rep.size());
+  std::vector<double> pres(XY, 0.0), s(XY, 0.0), out(std::size_t(T) * XY, 0.0);
+  std::vector<double> mob(XY), sink(XY), s_cur(XY);
+  double v_gas = 0.0, v_dis = 0.0, q = p.q, t_now = 0.0;
+  auto set_mobilities = [&](const std::vector<double>& sat) {
+    double f;
+    for (std::size_t i = 0; i < XY; ++i) mob[i] = mobility(sat[i], f);
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y + 1 < Y; ++y)
+        tx[std::size_t(x) * (Y - 1) + y] = tx0[std::size_t(x) * (Y - 1) + y] * mob[at(x, y)];
+    for (int x = 0; x + 1 < X; ++x)
+      for (int y = 0; y < Y; ++y)
+        tz[at(x, y)] = tz0[at(x, y)] * 0.5 * (mob[at(x, y)] + mob[at(x + 1, y)]);
+    for (int x = 0; x < X; ++x) cf[x] = cf0[x] * mob[at(x, 0)];
+  };
+  for (int k = 0; k < T; ++k) {
+    const double tn = t_rep[k], dt = tn - t_now;
+    set_mobilities(s);
+    s_cur = s;
+    std::fill(sink.begin(), sink.end(), 0.0);
+    for (int it = 0; it <= kImplicitIterations; ++it) {
+      step(dt, pres, q, sink);
+      if (it == kImplicitIterations) break;
+      for (int x = 0; x < X; ++x)
+        for (int y = 0; y + 1 < Y; ++y)
+          fx[std::size_t(x) * (Y - 1) + y] =
+              std::max(tx[std::size_t(x) * (Y - 1) + y] * (pn[at(x, y)] - pn[at(x, y + 1)]), 0.0);
+      for (int x = 0; x + 1 < X; ++x)
+        for (int y = 0; y < Y; ++y) fz[at(x, y)] = tz[at(x, y)] * (pn[at(x, y)] - pn[at(x + 1, y)]);
+      transport(s, dt);
+      s_cur = sn;
+      set_mobilities(s_cur);
+      double vg, vd;
+      volumes(tn, pn, s_cur, vg, vd);
+      q = kRelax * std::max((vg - v_gas) / dt, 0.0) + (1 - kRelax) * q;
+      const double rate = std::max(vd - v_dis, 0.0) / dt;
+      for (std::size_t i = 0; i < XY; ++i)
+        sink[i] = kRelax * rate * wts[i] + (1 - kRelax) * sink[i];
+    }
+    volumes(tn, pn, s_cur, v_gas, v_dis);
+    pres = pn;
+    s = s_cur;
+    for (std::size_t i = 0; i < XY; ++i) out[std::size_t(k) * XY + i] = pres[i] / kBar;
+    t_now = tn;
+  }
+  return out;
+}
+
 }  // namespace
 
 double theis_max_dp_bar(const ReservoirCase& c) { return theis_from(pressure_properties(c)); }
@@ -550,6 +806,21 @@ std::vector<double> rz_single_phase_dp_bar(const ReservoirCase& c,
 std::vector<double> grid_two_phase_correction_bar(const ReservoirCase& c,
                                                   const std::vector<double>& times_days) {
   return two_phase(c, pressure_properties(c), times_days);
+}
+
+std::vector<double> rz_implicit_two_phase_dp_bar(const ReservoirCase& c,
+                                                 const std::vector<double>& times_days) {
+  return implicit_two_phase(c, pressure_properties(c), times_days);
+}
+
+double rz_implicit_two_phase_max_dp_bar(const ReservoirCase& c,
+                                        const std::vector<double>& times_days) {
+  const std::vector<double> f = rz_implicit_two_phase_dp_bar(c, times_days);
+  const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny), T = f.size() / (X * Y);
+  double m = -std::numeric_limits<double>::infinity();
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t x = 0; x < X; ++x) m = std::max(m, f[(t * X + x) * Y]);
+  return m;
 }
 
 MaxDpPhysics max_dp_physics_features(const ReservoirCase& c,

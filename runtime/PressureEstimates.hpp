@@ -66,6 +66,17 @@ std::vector<double> rz_single_phase_dp_bar(const ReservoirCase& c,
 std::vector<double> grid_two_phase_correction_bar(const ReservoirCase& c,
                                                   const std::vector<double>& times_days);
 
+// The two-phase buildup [bar] (T, X, Y) as a fully implicit simulator with one step per report
+// interval sees it: each step iterates the r-z pressure system (connections at their upstream
+// cells' total mobility) and the upstream implicit saturations, the injected volume at the
+// well's pressure less the CO2 that dissolves (physics.py rz_implicit_two_phase_dp_bar).
+std::vector<double> rz_implicit_two_phase_dp_bar(const ReservoirCase& c,
+                                                 const std::vector<double>& times_days);
+// Its largest value in the well's column over layers and report times [bar]: a maximum-dP head
+// whose inputs end with log_rz_implicit_two_phase_max_dp_bar reads log(max(this, 1e-3)).
+double rz_implicit_two_phase_max_dp_bar(const ReservoirCase& c,
+                                        const std::vector<double>& times_days);
+
 // The inputs a maximum-dP head with physics_inputs = "max_dp" reads after the 32 case
 // features (physics.py max_dp_physics_features), with col0[t] the r-z solve's largest buildup
 // over the well column's layers and g2ph the two-phase correction:

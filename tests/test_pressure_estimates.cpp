@@ -12,8 +12,8 @@
 #include "io/Hdf5File.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
-#include "screening/KpiHeads.hpp"
 #include "runtime/PressureEstimates.hpp"
+#include "screening/KpiHeads.hpp"
 #include "support/FileTamper.hpp"
 
 using namespace ufno;
@@ -139,7 +139,49 @@ TEST_CASE("pressure estimates equal python's on the examples and a hand-made cas
       const MaxDpPhysics d = max_dp_physics_features(c, {});
       for (int i = 0; i < 3; ++i) CHECK(d.features[i] == m.features[i]);
     }
+
+    // The implicit two-phase r-z solve: its first 8 radial columns and its largest value in
+    // the well's column.
+    const std::vector<double> imp = rz_implicit_two_phase_dp_bar(c, times);
+    REQUIRE(imp.size() == std::size_t(T) * X * Y);
+    const auto imp_near = f.read_numeric(g + "/implicit_dp_bar_near");
+    std::vector<double> mine_imp;
+    for (int t = 0; t < T; ++t)
+      for (int x = 0; x < X; ++x)
+        for (int y = 0; y < W; ++y) mine_imp.push_back(imp[(std::size_t(t) * X + x) * Y + y]);
+    double imp_scale = 0;
+    for (double v : imp_near.values) imp_scale = std::max(imp_scale, std::abs(v));
+    CHECK(max_rel(mine_imp, imp_near.values, 1e-3 * imp_scale) < kTwin);
+    CHECK(rz_implicit_two_phase_max_dp_bar(c, times) ==
+          Approx(attr(f, g, "implicit_max_dp_bar")).epsilon(kTwin));
   }
+}
+
+TEST_CASE("pressure estimates: the implicit two-phase solve at hand-checkable limits",
+          "[pressure]") {
+  // The hand-made homogeneous case: before any gas is injected nothing moves; the first day's
+  // buildup lies above the single-phase solve's at the well (the smeared saturations' low
+  // mobility) and below twice it; every value is finite and no buildup is negative.
+  const auto f = h5::File::open_read(kFixture);
+  const ReservoirCase c = hand_made(f);
+  const std::vector<double> times = {1.0, 10.0, 100.0};
+  const std::vector<double> imp = rz_implicit_two_phase_dp_bar(c, times);
+  const std::vector<double> rz = rz_single_phase_dp_bar(c, times);
+  const int X = c.nx, Y = c.ny;
+  double imp0 = 0, rz0 = 0;
+  for (int x = 0; x < X; ++x) {
+    imp0 = std::max(imp0, imp[std::size_t(x) * Y]);
+    rz0 = std::max(rz0, rz[std::size_t(x) * Y]);
+  }
+  CHECK(imp0 > rz0);
+  CHECK(imp0 < 2 * rz0);
+  for (double v : imp) {
+    CHECK(std::isfinite(v));
+    CHECK(v >= -1e-9);
+  }
+  ReservoirCase none = c;
+  none.rate_mt_per_year = 0.0;
+  for (double v : rz_implicit_two_phase_dp_bar(none, times)) CHECK(v == 0.0);
 }
 
 TEST_CASE("pressure estimates: E1 and Theis at hand-computed points", "[pressure]") {
@@ -223,6 +265,39 @@ TEST_CASE("pressure estimates: a maximum-dP head with physics inputs gives Theis
     CHECK(k.max_dp_bounds.lo == Approx(k.max_dp_bar * std::exp(-0.1)).epsilon(1e-12));
     CHECK(k.max_dp_bounds.hi == Approx(k.max_dp_bar * std::exp(0.2)).epsilon(1e-12));
   }
+}
+
+TEST_CASE("pressure estimates: a maximum-dP head that also reads the implicit estimate",
+          "[pressure][kpi_heads]") {
+  // Its 36th input, named log_rz_implicit_two_phase_max_dp_bar, is computed for it; the head
+  // with three physics inputs (the test above) is read and estimated as before.
+  const auto h = read_kpi_head(kFixture, "max_dp_head_implicit");
+  REQUIRE(h);
+  REQUIRE(h->features.size() == 36);
+  CHECK(h->features.back() == "log_rz_implicit_two_phase_max_dp_bar");
+  const KpiHeadEstimator e(*h);
+  CHECK(e.head().physics_implicit);
+  CHECK_FALSE(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head")).head().physics_implicit);
+  const auto f = h5::File::open_read(kFixture);
+  const auto inputs = f.read_numeric("expected_implicit/inputs").values;
+  const auto expected = f.read_numeric("expected_implicit/max_dp_bar").values;
+  const auto times = paper_times_days(24);
+  const auto paths = example_paths();
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    const ReservoirCase c = read_case(paths[i]);
+    CHECK(std::log(rz_implicit_two_phase_max_dp_bar(c, times)) ==
+          Approx(inputs[i * 36 + 35]).epsilon(kTwin));
+    Kpis k;
+    k.max_dp_bar = k.max_dp_field_bar = 3.0;
+    apply_max_dp_head(k, e, c, {}, times);
+    CHECK(k.max_dp_from_head);
+    CHECK(k.max_dp_bar == Approx(expected[i]).epsilon(1e-5));
+  }
+  // Another name in its place is a head from another version.
+  KpiHead other = *h;
+  other.features.back() = "log_rz_something_else";
+  CHECK_THROWS_WITH(KpiHeadEstimator(other), Catch::Contains("max_dp_head_implicit@features"));
 }
 
 TEST_CASE("pressure estimates: a head with physics inputs and the network's envelope is refused",

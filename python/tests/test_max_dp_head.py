@@ -133,6 +133,9 @@ def test_max_dp_head():
         refused("--physics with --network-envelope",
                 ["--data", data, "--model", model, "--out", bad, "--physics",
                  "--network-envelope"], bad, "exclude each other")
+        refused("--implicit without --physics",
+                ["--data", data, "--model", model, "--out", bad, "--implicit"], bad,
+                "--implicit goes with --physics")
         network_envelope_run(rng, work, model)
         open(os.path.join(work, "text.h5"), "w").write("not hdf5")
         refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
@@ -143,3 +146,29 @@ def test_max_dp_head():
     finally:
         shutil.rmtree(work)
 
+
+
+def test_physics_heads_compute_what_their_names_say():
+    """A physics head's feature names decide its inputs: the fixture's head with the three
+    physics estimates and the one that also reads the implicit two-phase estimate give their
+    stored estimates on the shipped examples (tests/data/pressure_estimates.h5)."""
+    import glob
+    from ufno.data import cases as ufno_cases
+    from ufno.data import encoding as ufno_encoding
+    fixture = os.path.join(ROOT, "tests", "data", "pressure_estimates.h5")
+    paths = sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5")))
+    x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(p))[:, :, 0, :]
+                   for p in paths])
+    work = tempfile.mkdtemp()
+    try:
+        for group, expected in (("max_dp_head", "expected"),
+                                ("max_dp_head_implicit", "expected_implicit")):
+            path = os.path.join(work, group + ".h5")
+            with h5py.File(fixture, "r") as src, h5py.File(path, "w") as dst:
+                src.copy(src[group], dst, max_dp_head.GROUP)
+                want = src[expected + "/max_dp_bar"][()]
+            est = max_dp_head.estimate(path, x0)
+            check("%s: Theis x its output on the examples (%s)" % (group, est),
+                  np.allclose(est, want, rtol=1e-5))
+    finally:
+        shutil.rmtree(work)

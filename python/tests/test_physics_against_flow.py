@@ -8,6 +8,7 @@ What is asserted is what the estimates are, measured (docs/kpis.md, "Maximum dP"
 - each closed form (Theis at the first cell after one day, the single-phase r-z solve, the r-z
   solve with the two-phase correction) is below Flow's maximum, by at most 60 %: they leave out
   the early two-phase buildup around the well, which is what the head learns;
+- the implicit two-phase r-z solve, which models that buildup, is within 10 % of it;
 - Flow's maximum lies within the shipped head's 90 % interval, and the head's estimate within
   25 % of it;
 - ufno_predict's dP field peaks at the head's estimate (runtime/DpPeakMatch.cpp).
@@ -77,6 +78,11 @@ def test_estimates_against_flow(k, phi, rate):
                      "r-z single-phase": float(np.exp(features[2]))}
         for name, v in estimates.items():
             assert 0.4 * flow_max <= v <= flow_max, (name, v, flow_max)
+        # The implicit two-phase r-z solve (Flow's own first-day step, upstream saturations, the
+        # injected volume at the well's pressure less the dissolved CO2): within 10 % of Flow.
+        implicit = float(ph.implicit_max_dp_bar([d])[0])
+        assert abs(implicit / flow_max - 1) <= 0.1, (implicit, flow_max)
+        estimates["r-z implicit two-phase"] = implicit
 
         kpis = run([os.path.join(APPS, "ufno_kpis"), case, target] +
                    sum((["--model", m] for m in MODELS), [])).stdout

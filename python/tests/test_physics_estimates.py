@@ -160,3 +160,30 @@ def test_bounded_buildup_is_theis_before_the_boundary_is_felt_and_pss_after():
     late = 10 * t_pss
     assert ph.bounded_dp(2.0, late, q, mu, k, h, phi, ct, R) == pytest.approx(
         ph.pss_dp(2.0, late, q, mu, k, h, phi, ct, R), rel=1e-3)
+
+
+@pytest.mark.skipif(not os.path.exists(ph.CO2_TABLES), reason="no opm-material CO2 tables")
+def test_implicit_two_phase_solve_limits():
+    """No injection, no buildup; on a homogeneous case the first day's buildup at the well lies
+    above the single-phase solve's (the smeared saturations' low mobility) and below twice it;
+    the first cell holds gas, the outer one none."""
+    d = ph.from_case(_homogeneous_case())
+    p = ph.properties(d)
+    times = [1.0, 10.0]
+    dp, sat = ph.rz_implicit_two_phase_dp_bar([d], times, [p])
+    rz = ph.rz_single_phase_dp_bar([d], times, [p])[0]
+    assert rz[0, :, 0].max() < dp[0, 0, :, 0].max() < 2 * rz[0, :, 0].max()
+    assert np.isfinite(dp).all() and (dp >= -1e-9).all()
+    assert 0.0 < sat[0, 0, 0, 0] < 1.0 - d["swi"]
+    assert (sat[0, 0, :, -1] == 0.0).all()              # the gas has not reached the outer cell
+    none = dict(d, rate=0.0)
+    dp0, sat0 = ph.rz_implicit_two_phase_dp_bar([none], times)
+    assert (dp0 == 0.0).all() and (sat0 == 0.0).all()
+    # the implicit max is the well column's largest value, as a head reads it
+    assert ph.implicit_max_dp_bar([d], times, [p])[0] == pytest.approx(dp[0, :, :, 0].max())
+    feats, _ = ph.max_dp_physics_features_x0(
+        ue.encode_case(_homogeneous_case(), nt=uc.NT)[None, :, :, 0, :],
+        names=ph.MAX_DP_FEATURE_NAMES)
+    assert feats.shape == (1, 4)
+    with pytest.raises(ValueError):
+        ph.max_dp_physics_features_x0(np.zeros((1, uc.NX, uc.NY, 12)), names=("log_x",))

@@ -41,9 +41,13 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     of a hand-made homogeneous case (/case3, its inputs and its own
                                     report times): properties, Theis, the r-z solve (its first 8
                                     and last radial columns), the two-phase
-                                    correction and the maximum-dP head's physics inputs; and a
-                                    maximum-dP head with physics_inputs = "max_dp" (35 inputs, 2
-                                    members, hidden 8) with its inputs and estimates on the examples
+                                    correction, the maximum-dP head's physics inputs and the
+                                    implicit two-phase r-z solve (its first 8 radial columns, its
+                                    largest value in the well's column); and two maximum-dP heads
+                                    with physics_inputs = "max_dp" (2 members, hidden 8):
+                                    /max_dp_head (35 inputs) and /max_dp_head_implicit (36, the
+                                    last the implicit estimate), with their inputs and estimates
+                                    on the examples (/expected, /expected_implicit)
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -60,6 +64,7 @@ not part of the repository), and both are converted to check the round trip.
 
 import argparse
 import copy
+import math
 import os
 import shutil
 import sys
@@ -524,7 +529,7 @@ def make_pressure_estimates_fixture(out_dir, seed):
     runs = [(c, None) for c in examples]
     runs.append((pressure_estimates_hand_made_case(), PRESSURE_ESTIMATES_HAND_MADE_TIMES))
     path = os.path.join(out_dir, "pressure_estimates.h5")
-    physics_inputs, theis_all = [], []
+    physics_inputs, theis_all, implicit_inputs = [], [], []
     with h5py.File(path, "w") as f:
         for k, (case, times) in enumerate(runs):
             g = f.create_group("case%d" % k)
@@ -538,6 +543,9 @@ def make_pressure_estimates_fixture(out_dir, seed):
             g["two_phase_bar"] = physics.grid_two_phase_correction_bar(d, times, p)
             feats, theis = physics.max_dp_physics_features(d, times)
             g["features"] = feats
+            imp = physics.rz_implicit_two_phase_dp_bar([d], times, [p])[0][0]
+            g["implicit_dp_bar_near"] = imp[:, :, :8]   # (T, X, 8)
+            g.attrs["implicit_max_dp_bar"] = imp[:, :, 0].max()
             g.attrs["theis_bar"] = theis
             for name in ("p_perf", "kh_perf", "h_perf", "phi_perf", "mu_w", "mu_g", "c_w",
                          "c_t", "rho_co2", "q"):
@@ -547,6 +555,7 @@ def make_pressure_estimates_fixture(out_dir, seed):
                 g.attrs["case"] = os.path.relpath(paths[k], os.path.dirname(HERE))
                 physics_inputs.append(feats)
                 theis_all.append(theis)
+                implicit_inputs.append(math.log(max(imp[:, :, 0].max(), physics.PHYSICS_FLOOR_BAR)))
             else:
                 for name in ("PERMX", "PERMZ", "PORO", "DR", "DZ", "PERF"):
                     g[name] = case[name]
@@ -569,6 +578,18 @@ def make_pressure_estimates_fixture(out_dir, seed):
         f["expected/max_dp_bar"] = np.asarray(theis_all) * ratio
         f["expected"].attrs["cases"] = ",".join(os.path.relpath(c, os.path.dirname(HERE))
                                                  for c in paths)
+        # A newer one that also reads the implicit two-phase estimate (its last input).
+        inputs = np.concatenate([inputs, np.asarray(implicit_inputs)[:, None]], 1)
+        nets = [kpi_head.mlp(inputs.shape[1], 8).double().eval() for _ in range(2)]
+        head = kpi_head.Head(nets, inputs.mean(0) + 0.1, inputs.std(0) + 0.5, 0.3, 0.2,
+                             inputs.min(0) - 1.0, inputs.max(0) + 1.0)
+        kpi_head.write_group(f, "max_dp_head_implicit", head, x0.shape[1:3],
+                             "log(max dP / Theis)", {"physics_inputs": "max_dp"},
+                             list(kpi_head.FEATURES) + list(physics.MAX_DP_FEATURE_NAMES))
+        ratio = head.predict(inputs)
+        f["expected_implicit/inputs"] = inputs
+        f["expected_implicit/ratio"] = ratio
+        f["expected_implicit/max_dp_bar"] = np.asarray(theis_all) * ratio
 
 
 def pressure_estimates_main():

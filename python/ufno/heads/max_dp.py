@@ -4,7 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.max_dp_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--network-envelope] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
-      [--limit N] [--network-envelope | --physics]
+      [--limit N] [--network-envelope | --physics [--implicit]]
 
 Why: the maximum pressure buildup a user reads (the max_dP_bar KPI, compared with a fracture
 limit) is one near-well value, usually at the first report time. The dP network, trained on the
@@ -28,6 +28,9 @@ first cell on day one, and a single-phase r-z solve with and without a two-phase
 python/ufno/heads/physics.py) and estimates log(Flow's maximum / Theis): the physics carries the
 dependence on rate, kh and fluid properties, the network the rest. The group gets the attribute
 physics_inputs = "max_dp"; runtime/PressureEstimates.cpp computes the same estimates in C++.
+With --implicit as well, a fourth: the implicit two-phase r-z solve's largest buildup in the
+well's column (physics.rz_implicit_two_phase_dp_bar, about 0.4 s a case in Python); the head's
+feature names say which inputs the programs compute for it, so a head without it reads as before.
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
@@ -45,18 +48,20 @@ GROUP = "max_dp_head"
 TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"
 
 
-def load_data(path, limit=0, model=None, physics=False):
+def load_data(path, limit=0, model=None, physics=False, implicit=False):
     """Inputs, Flow's maximum dP over formation cells and times, and split names. With `model`
     (a dP model file) the inputs include that network's envelope (dp_envelope_head.inputs).
     With physics, the inputs include the three physics estimates (python/ufno/heads/physics.py
     PHYSICS_FEATURE_NAMES) and the target is Flow's maximum over the Theis estimate: the head
-    corrects the physics rather than replacing it."""
+    corrects the physics rather than replacing it; with implicit also the implicit two-phase
+    estimate (physics.MAX_DP_FEATURE_NAMES)."""
     if physics:
         from ufno.heads import physics as ph
         f, peak, split = load_data(path, limit)
         with kpi_head.open_data(path) as d:
             x0 = d["input"][:len(peak), :, :, 0, :]
-        extra, theis = ph.max_dp_physics_features_x0(x0)
+        extra, theis = ph.max_dp_physics_features_x0(
+            x0, names=ph.MAX_DP_FEATURE_NAMES if implicit else ph.PHYSICS_FEATURE_NAMES)
         return np.concatenate([f, extra], 1), peak / theis, split
     if model is not None:
         inputs, _, split = dp_envelope_head.load_data(path, model, limit)
@@ -88,7 +93,7 @@ PHYSICS_TARGET = ("log(max dP / the Theis estimate) = target_mean + target_std *
                   "members; max dP = Theis x exp(that)")
 
 
-def write_head(head, grid, model, out, network_envelope=False, physics=False):
+def write_head(head, grid, model, out, network_envelope=False, physics=False, implicit=False):
     """A copy of the dP model file `model` with the head in /max_dp_head, renamed into `out`;
     with network_envelope, one that reads that network's envelope; with physics, one that reads
     the physics estimates and estimates max dP over Theis (group attribute physics_inputs)."""
@@ -97,7 +102,8 @@ def write_head(head, grid, model, out, network_envelope=False, physics=False):
     target = TARGET
     if physics:
         from ufno.heads import physics as ph
-        attrs, names = {"physics_inputs": "max_dp"}, FEATURES + list(ph.PHYSICS_FEATURE_NAMES)
+        attrs = {"physics_inputs": "max_dp"}
+        names = FEATURES + list(ph.MAX_DP_FEATURE_NAMES if implicit else ph.PHYSICS_FEATURE_NAMES)
         target = PHYSICS_TARGET
     kpi_head.write_model_copy(
         model, "dP", out,
@@ -114,11 +120,14 @@ def estimate(model, x0):
     import h5py
     with h5py.File(model, "r") as f:
         physics = f[GROUP].attrs.get("physics_inputs") in (b"max_dp", "max_dp")
+        names = f[GROUP].attrs.get("features", "")
+        names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
     f = features(x0)
     scale = 1.0
     if physics:
         from ufno.heads import physics as ph
-        extra, scale = ph.max_dp_physics_features_x0(x0)
+        # the head's own inputs decide: three physics estimates, or those and the implicit one
+        extra, scale = ph.max_dp_physics_features_x0(x0, names=names[len(FEATURES):])
         f = np.concatenate([f, extra], 1)
     return np.where(head.inside(f), head.predict(f) * scale, np.nan)
 
@@ -132,17 +141,23 @@ def main(argv=None):
     def load(a):
         if a.network_envelope and a.physics:
             raise ValueError("--network-envelope and --physics exclude each other")
-        return load_data(a.data, a.limit, a.model if a.network_envelope else None, a.physics)
+        if a.implicit and not a.physics:
+            raise ValueError("--implicit goes with --physics")
+        return load_data(a.data, a.limit, a.model if a.network_envelope else None, a.physics,
+                         a.implicit)
     kpi_head.train_cli(
         "max_dp_head", __doc__, "dP", load,
         lambda a, head, grid: write_head(head, grid, a.model, a.out, a.network_envelope,
-                                         a.physics),
+                                         a.physics, a.implicit),
         lambda pred, peak: (pred, peak), argv,
         extra=[(("--network-envelope",), {"action": "store_true",
                                           "help": "also read the network's own envelope"}),
                (("--physics",), {"action": "store_true",
                                  "help": "also read the physics estimates; estimate max dP over "
-                                         "Theis (python/ufno/heads/physics.py)"})])
+                                         "Theis (python/ufno/heads/physics.py)"}),
+               (("--implicit",), {"action": "store_true",
+                                  "help": "with --physics, also read the implicit two-phase r-z "
+                                          "estimate (physics.rz_implicit_two_phase_dp_bar)"})])
 
 if __name__ == "__main__":
     main()

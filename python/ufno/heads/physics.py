@@ -55,10 +55,17 @@ Estimators (their accuracy against OPM Flow: docs/kpis.md "Maximum dP", docs/acc
   + grid_two_phase_correction_bar   the Buckley-Leverett profile averaged over the grid's cells
                             with upstream mobilities (what a simulator's cells see); the best
                             physics-only maximum is max_t(rz_single_phase[t, col 0] + this).
+  rz_implicit_two_phase_dp_bar   the r-z solve as Flow steps it: one implicit step per report
+                            interval (Flow's first step is the whole first day), upstream
+                            saturations iterated with the pressure, the injected volume at the
+                            well's pressure less the dissolved CO2; the first-report buildup
+                            within a median 0.1-2.3 % of Flow's (docs/kpis.md "Maximum dP").
   envelope_bar / aor_radius_m / aor_radius_closed_form   Theis far-field envelope and the
                             area-of-review radius; the r-z solve's envelope is the better one.
-All of them are low at the first report (Flow's day-1 buildup is ~1.3x the r-z single-phase
-value: an effect not modelled here), so none is within 10 % of Flow on its own in most cases;
+The closed forms and the single-phase solves are low at the first report (Flow's day-1 buildup
+is ~1.3x the r-z single-phase value: the one-day step's smeared saturations, whose total
+mobility is the lowest, which only the implicit solve models), so none is within 10 % of Flow
+on its own in most cases;
 they are meant as inputs of a KPI head (log estimate as features, or a head predicting
 log(Flow / estimate)).
 """
@@ -755,6 +762,223 @@ def grid_two_phase_correction_bar(c, times_days=None, props=None, n=3000):
     return out / BAR
 
 
+# -- the r-z solve as the simulator steps it: implicit two-phase, one step per report interval ---
+DISSOLVED_MASS_FRACTION = 0.05   # CO2 mass fraction of brine in contact with gas
+DISSOLVED_DENSITY = 1190.0       # kg/m3: 44 g/mol over a partial molar volume of ~37 cm3/mol
+SWEPT_SATURATION = 1e-6          # a cell holds gas (its brine dissolves CO2) above this
+
+
+def _rz_geometry(cs, props):
+    """The r-z finite-volume system of rz_single_phase_dp_bar (brine mobilities): (tx (N, X,
+    Y-1), tz (N, X-1, Y), pore volume (N, X, Y), storage (N, X, Y), well connections (N, X),
+    active (N, X, Y), perforated (N, X))."""
+    X, Y = cs[0]["kx"].shape
+    dr = cs[0]["dr"]
+    rw = _cases.WELL_RADIUS
+    r_out = rw + np.cumsum(dr)
+    r_in = r_out - dr
+    rn = np.exp((r_out ** 2 * np.log(r_out) - r_in ** 2 * np.log(r_in))
+                / (r_out ** 2 - r_in ** 2) - 0.5)
+    area = math.pi * (r_out ** 2 - r_in ** 2)
+    kx = np.stack([c["kx"] for c in cs]) * MD_TO_M2
+    kz = np.stack([c["kz"] for c in cs]) * MD_TO_M2
+    act = np.stack([c["active"] for c in cs])
+    dz = np.stack([c["dz"] for c in cs])
+    poro = np.stack([c["poro"] for c in cs])
+    mu = np.array([p["mu_w"] for p in props])[:, None, None]
+    ct = np.array([p["c_t"] for p in props])[:, None, None]
+    perf = np.stack([c["perf"] & c["active"][:, 0] for c in cs])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ho = 2 * math.pi * kx[:, :, :-1] * dz[:, :, None] / np.log(r_out[:-1] / rn[:-1])
+        hi = 2 * math.pi * kx[:, :, 1:] * dz[:, :, None] / np.log(rn[1:] / r_in[1:])
+        tx = np.where(act[:, :, :-1] & act[:, :, 1:], 1 / (1 / ho + 1 / hi), 0.0) / mu
+        hz = kz / (dz[:, :, None] / 2)
+        tz = np.where(act[:, :-1] & act[:, 1:], area * 1 / (1 / hz[:, :-1] + 1 / hz[:, 1:]),
+                      0.0) / mu
+    pv = np.where(act, poro * dz[:, :, None] * area, 1.0)
+    cf = np.where(perf, 2 * math.pi * kx[:, :, 0] * dz / math.log(rn[0] / rw), 0.0) / mu[:, :, 0]
+    return (np.nan_to_num(tx), np.nan_to_num(tz), pv, pv * ct, cf, act, perf)
+
+
+def _rz_implicit_step(tx, tz, cf, stor, dt, pres, q, sink):
+    """One implicit Euler step of the r-z pressure system with transmissibilities tx, tz and
+    well connections cf (mobilities included), the well node at total rate q (N,) eliminated,
+    a volume sink (N, X, Y) [m3/s]: (pressure (N, X, Y) [Pa], well connection rates (N, X)).
+    Block-tridiagonal elimination over the radial columns as rz_single_phase_dp_bar."""
+    N, X, Y = stor.shape
+    ix = np.arange(X)
+    cfs = np.maximum(cf.sum(1), 1e-300)
+    diag = np.zeros((N, X, Y))
+    diag[:, :, :-1] += tx
+    diag[:, :, 1:] += tx
+    diag[:, :-1, :] += tz
+    diag[:, 1:, :] += tz
+    diag += stor / dt
+    blocks = np.zeros((N, Y, X, X))
+    blocks[:, :, ix, ix] = np.moveaxis(diag, 1, 2)
+    tzm = np.moveaxis(tz, 1, 2)
+    blocks[:, :, ix[:-1], ix[1:]] -= tzm
+    blocks[:, :, ix[1:], ix[:-1]] -= tzm
+    blocks[:, 0] += (np.eye(X)[None] * cf[:, :, None]
+                     - cf[:, :, None] * cf[:, None, :] / cfs[:, None, None])
+    src = stor / dt * pres - sink
+    src[:, :, 0] += q[:, None] * cf / cfs[:, None]
+    rhs = np.moveaxis(src, 2, 1)
+    txm = np.moveaxis(tx, 2, 1)
+    Minv_c = np.zeros((N, Y, X, X))
+    g = np.zeros((N, Y, X))
+    M = blocks[:, 0]
+    for j in range(Y):
+        if j > 0:
+            M = blocks[:, j] + txm[:, j - 1][:, :, None] * Minv_c[:, j - 1]
+            r = rhs[:, j] + txm[:, j - 1] * g[:, j - 1]
+        else:
+            r = rhs[:, 0]
+        if j < Y - 1:
+            sol = np.linalg.solve(M, np.concatenate(
+                [np.eye(X)[None] * (-txm[:, j])[:, None, :], r[:, :, None]], 2))
+            Minv_c[:, j] = sol[:, :, :X]
+            g[:, j] = sol[:, :, X]
+        else:
+            g[:, j] = np.linalg.solve(M, r[:, :, None])[:, :, 0]
+    x = np.zeros((N, Y, X))
+    x[:, Y - 1] = g[:, Y - 1]
+    for j in range(Y - 2, -1, -1):
+        x[:, j] = g[:, j] - np.einsum("nab,nb->na", Minv_c[:, j], x[:, j + 1])
+    pn = np.moveaxis(x, 1, 2)
+    pw = (q + (cf * pn[:, :, 0]).sum(1)) / cfs
+    return pn, cf * (pw[:, None] - pn[:, :, 0])
+
+
+def rz_implicit_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisections=22,
+                                 sweeps=2, relax=0.5, dissolved=DISSOLVED_MASS_FRACTION):
+    """Two-phase buildup [bar] (N, T, X, Y) and gas saturation (N, T, X, Y) of a batch of
+    decoded cases, as a fully implicit simulator with one time step per report interval sees
+    them (OPM Flow's first step is the whole first day: its first-day saturations are the
+    one-step upstream solution, far below the Buckley-Leverett profile near the well, where the
+    total mobility is lowest). Each step iterates `iters` times: the r-z pressure system of
+    rz_single_phase_dp_bar with every connection at its upstream (inner; for vertical ones the
+    mean) cell's total mobility mu_w (krg/mu_g + krw/mu_w) and the well's connections at the
+    first column's, then the upstream implicit saturation of each cell, column by column
+    outward (`bisections` halvings; `sweeps` Jacobi sweeps over a column's layers for the
+    vertical fluxes, gravity and capillarity neglected). The injected volume is the mass over
+    Span-Wagner's density at the perforations' mean first-column pressure, less the volume of
+    the CO2 that dissolves (mass fraction `dissolved` of the brine of the cells holding gas,
+    as a sink over them by pore volume, at DISSOLVED_DENSITY); these volume terms move by
+    `relax` per iteration."""
+    props = props or [properties(c) for c in cs]
+    N = len(cs)
+    X, Y = cs[0]["kx"].shape
+    tx0, tz0, pv, stor, cf0, act, perf = _rz_geometry(cs, props)
+    mu_w = np.array([p["mu_w"] for p in props])[:, None, None]
+    mu_g = np.array([p["mu_g"] for p in props])[:, None, None]
+    swi = np.array([c["swi"] for c in cs])[:, None, None]
+    lam = np.array([c["lam"] for c in cs])[:, None, None]
+    smax = (1.0 - swi)[:, :, 0]
+
+    def mobility(S, k):
+        """(total mobility relative to brine's, gas fractional flow) at saturations S of
+        shape (N, X, Y) (k = None) or (N, X) (k = 0)."""
+        sl = (slice(None), slice(None), k) if k is not None else (Ellipsis,)
+        sw, lm, mw, mg = swi[sl], lam[sl], mu_w[sl], mu_g[sl]
+        krg, krw = rel_perms_arrays(S, sw, lm)
+        lg, lw = krg / mg, krw / mw
+        return (lg + lw) * mw, lg / (lg + lw)
+
+    def transport(S_old, qw, fx, fz, dt):
+        S = np.zeros_like(S_old)
+        inflow = np.maximum(qw, 0.0)                 # gas into column 0 from the well
+        for j in range(Y):
+            if not (inflow > 0).any() and not (S_old[:, :, j:] > 0).any():
+                break
+            out_r = fx[:, :, j] if j < Y - 1 else np.zeros((N, X))
+            down, up = np.maximum(fz[:, :, j], 0.0), np.maximum(-fz[:, :, j], 0.0)
+            out_v = np.zeros((N, X))
+            out_v[:, :-1] += down
+            out_v[:, 1:] += up
+            out = out_r + out_v
+            a = pv[:, :, j] / dt
+            so = S_old[:, :, j]
+            sj = np.zeros((N, X))
+            for sweep in range(sweeps):
+                fin = inflow.copy()
+                if sweep:
+                    fj = mobility(sj, 0)[1]
+                    fin[:, 1:] += down * fj[:, :-1]
+                    fin[:, :-1] += up * fj[:, 1:]
+                lo = np.zeros((N, X))
+                hi = np.broadcast_to(smax, (N, X)).copy()
+                for _ in range(bisections):
+                    mid = 0.5 * (lo + hi)
+                    above = a * (mid - so) + out * mobility(mid, 0)[1] - fin > 0
+                    hi = np.where(above, mid, hi)
+                    lo = np.where(above, lo, mid)
+                none = (so <= 0) & (fin * dt <= 1e-9 * pv[:, :, j])
+                sj = np.where(act[:, :, j] & ~none, 0.5 * (lo + hi), 0.0)
+            S[:, :, j] = sj
+            inflow = out_r * mobility(sj, 0)[1]
+        return S
+
+    mdot = np.array([float(mass_rate_kg_s(c["rate"])) for c in cs])
+    temp = np.array([c["temp"] for c in cs])
+    p_perf = np.array([p["p_perf"] for p in props])
+    nperf = np.maximum(perf.sum(1), 1)
+
+    def volumes(t, pres, S):
+        """(gas volume at the well's pressure, the volume the dissolved CO2 frees, the sink's
+        weights) after injecting for t seconds."""
+        mass = mdot * t
+        dp_well = (pres[:, :, 0] * perf).sum(1) / nperf / BAR
+        rho = co2_density(temp, p_perf + dp_well)
+        swept = pv * (S > SWEPT_SATURATION) * act
+        total = swept.sum((1, 2))
+        m_dis = np.minimum(dissolved * 1000.0 * total, 0.9 * mass)
+        return (mass / rho, m_dis * (1.0 / rho - 1.0 / DISSOLVED_DENSITY),
+                swept / np.maximum(total, 1e-30)[:, None, None])
+
+    t_rep = report_times_s(times_days)
+    pres = np.zeros((N, X, Y))
+    S = np.zeros((N, X, Y))
+    out = np.zeros((N, len(t_rep), X, Y))
+    sat = np.zeros((N, len(t_rep), X, Y))
+    v_gas = np.zeros(N)
+    v_dis = np.zeros(N)
+    q = np.array([p["q"] for p in props])
+    t_now = 0.0
+    for k, tn in enumerate(t_rep):
+        dt = tn - t_now
+        m = mobility(S, None)[0]
+        Sn, sink = S, np.zeros((N, X, Y))
+        for _ in range(iters + 1):
+            pn, qw = _rz_implicit_step(tx0 * m[:, :, :-1], tz0 * 0.5 * (m[:, :-1] + m[:, 1:]),
+                                       cf0 * m[:, :, 0], stor, dt, pres, q, sink)
+            pn = np.where(act, pn, 0.0)
+            if _ == iters:
+                break
+            fx = np.maximum(tx0 * m[:, :, :-1] * (pn[:, :, :-1] - pn[:, :, 1:]), 0.0)
+            fz = tz0 * 0.5 * (m[:, :-1] + m[:, 1:]) * (pn[:, :-1] - pn[:, 1:])
+            Sn = transport(S, qw, fx, fz, dt)
+            m = mobility(Sn, None)[0]
+            vg, vd, w = volumes(tn, pn, Sn)
+            q = relax * np.maximum((vg - v_gas) / dt, 0.0) + (1 - relax) * q
+            sink = (relax * (np.maximum(vd - v_dis, 0.0) / dt)[:, None, None] * w
+                    + (1 - relax) * sink)
+        v_gas, v_dis, _w = volumes(tn, pn, Sn)
+        pres, S = pn, Sn
+        out[:, k] = pres
+        sat[:, k] = S
+        t_now = tn
+    return out / BAR, sat
+
+
+def rel_perms_arrays(sg, swi, lam):
+    """rel_perms with swi and lam broadcasting against sg (arrays of cases)."""
+    s = np.clip(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0, 1.0)
+    krw = np.sqrt(s) * (1.0 - (1.0 - s ** (1.0 / lam)) ** lam) ** 2
+    krg = (1.0 - s) ** 2 * (1.0 - s ** 2)
+    return krg, krw
+
+
 # -- the inputs of a maximum-dP head (physics_inputs = "max_dp") ------------------------------
 # Read after the 32 case features by a maximum-dP head that estimates log(Flow's max dP /
 # Theis); runtime/PressureEstimates.cpp (max_dp_physics_features) is the C++ twin, equal to
@@ -762,6 +986,11 @@ def grid_two_phase_correction_bar(c, times_days=None, props=None, n=3000):
 # ufno.conversion.fixtures.make_pressure_estimates_fixture).
 PHYSICS_FEATURE_NAMES = ("log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar",
                          "log_rz_first_report_dp_bar")
+# A newer maximum-dP head also reads the implicit two-phase r-z estimate (the largest of
+# rz_implicit_two_phase_dp_bar in the well's column over layers and report times) as its last
+# input; what a head file's feature names list decides which of the two sets is computed.
+IMPLICIT_FEATURE_NAME = "log_rz_implicit_two_phase_max_dp_bar"
+MAX_DP_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (IMPLICIT_FEATURE_NAME,)
 PHYSICS_FLOOR_BAR = 1e-3         # under every logarithm
 TWO_PHASE_FLOOR_BAR = 0.05       # under each report's r-z + two-phase buildup
 
@@ -792,21 +1021,36 @@ def max_dp_physics_features(c, times_days=None):
     return _physics_features(theis, col0, g2ph), theis
 
 
-def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64):
+def implicit_max_dp_bar(cs, times_days=None, props=None):
+    """(N,) the largest rz_implicit_two_phase_dp_bar in the well's column over layers and
+    report times [bar]."""
+    return rz_implicit_two_phase_dp_bar(cs, times_days, props)[0][:, :, :, 0].max(axis=(1, 2))
+
+
+def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
+                               names=PHYSICS_FEATURE_NAMES):
     """The same for a batch of encoded inputs x0 (N, X, Y, >= 9 channels) at the first report
-    time (decode; dr, dz as decode's): (features (N, 3), theis (N,)). The r-z solves run
-    batched, `chunk` cases at a time."""
+    time (decode; dr, dz as decode's): (features (N, len(names)), theis (N,)), names either
+    PHYSICS_FEATURE_NAMES or MAX_DP_FEATURE_NAMES (then also log(max(implicit_max_dp_bar,
+    1e-3))). The r-z solves run batched, `chunk` cases at a time (the implicit one 32)."""
+    names = tuple(names)
+    if names not in (PHYSICS_FEATURE_NAMES, MAX_DP_FEATURE_NAMES):
+        raise ValueError("physics inputs %s: not a set this version computes" % (names,))
     x0 = np.asarray(x0)
     cs = [decode(x, dr, dz) for x in x0]
     ps = [properties(c) for c in cs]
-    feats = np.empty((len(cs), len(PHYSICS_FEATURE_NAMES)))
+    feats = np.empty((len(cs), len(names)))
     theis = np.empty(len(cs))
     for s in range(0, len(cs), chunk):
         rz = rz_single_phase_dp_bar(cs[s:s + chunk], times_days, ps[s:s + chunk])
         for i in range(s, min(s + chunk, len(cs))):
             theis[i] = theis_max_dp_bar(cs[i], ps[i])
             g2ph = grid_two_phase_correction_bar(cs[i], times_days, ps[i])
-            feats[i] = _physics_features(theis[i], rz[i - s, :, :, 0].max(1), g2ph)
+            feats[i, :3] = _physics_features(theis[i], rz[i - s, :, :, 0].max(1), g2ph)
+    if len(names) > 3:
+        for s in range(0, len(cs), 32):
+            feats[s:s + 32, 3] = np.log(np.maximum(
+                implicit_max_dp_bar(cs[s:s + 32], times_days, ps[s:s + 32]), PHYSICS_FLOOR_BAR))
     return feats, theis
 
 
