@@ -83,11 +83,26 @@ def limited(cmd, gb):
     return (["prlimit", "--as=%d" % int(gb * (1 << 30))] + cmd) if gb else cmd
 
 
+def measured(cmd, side, env=None):
+    """Runs one side's process; prints on stderr the machine's load average when it started and
+    the CPU seconds (user + system) it used: on a machine that other work shares, a slower run
+    beside the same CPU seconds was a busier machine, not slower code."""
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print("fno4d_bench: %s process %.2f s wall, %.2f CPU s, load average %.2f at its start"
+          % (side, time.time() - t0, cpu, load), file=sys.stderr)
+    return p
+
+
 def run_torch(model_pt, inp, cfg, threads, out, gb):
     cmd = limited(["/usr/bin/python3", os.path.join(HERE, "fno4d_torch_bench.py"), model_pt, inp,
                    out, "--threads", str(threads), "--modes"] + [str(m) for m in cfg["modes"]] +
                   ["--channels", str(cfg["channels"])], gb)
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = measured(cmd, "PyTorch")
     m = re.search(r"seconds=([\d.]+) peak_rss_mb=([\d.]+)", p.stdout)
     if p.returncode != 0 or not m:
         return None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
@@ -106,7 +121,7 @@ def run_ufno(model_h5, inp, threads, ranks, out, gb):
                OMP_NUM_THREADS=str(per_rank))
     if os.path.exists(out):
         os.remove(out)
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    p = measured(cmd, "ufno", env)
     m = re.search(r"predict ([\d.]+) s.*as (\S+) x.*peak memory (\d+) MB", p.stdout)
     if p.returncode != 0 or not m:
         return None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
