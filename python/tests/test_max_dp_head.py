@@ -155,6 +155,7 @@ def test_physics_heads_compute_what_their_names_say():
     import glob
     from ufno.data import cases as ufno_cases
     from ufno.data import encoding as ufno_encoding
+    from ufno.heads import peak_match
     fixture = os.path.join(ROOT, "tests", "data", "pressure_estimates.h5")
     paths = sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5")))
     x0 = np.stack([ufno_encoding.encode_case(ufno_cases.read_case_h5(p))[:, :, 0, :]
@@ -170,5 +171,10 @@ def test_physics_heads_compute_what_their_names_say():
             est = max_dp_head.estimate(path, x0)
             check("%s: Theis x its output on the examples (%s)" % (group, est),
                   np.allclose(est, want, rtol=1e-5))
+            # the field stage's twin reads the same inputs from the case files
+            peaks = [peak_match.head_estimate(path, ufno_cases.read_case_h5(p), x0[i])
+                     for i, p in enumerate(paths)]
+            check("%s: the peak match's estimate is the head's (%s)" % (group, peaks),
+                  np.allclose(peaks, want, rtol=1e-5))
     finally:
         shutil.rmtree(work)

@@ -55,7 +55,8 @@ def _heads(model, data, flow_kpis):
             with h5py.File(model, "r") as m:
                 physics = m[module.GROUP].attrs.get("physics_inputs") in (b"max_dp", "max_dp")
             f, truth, split = max_dp.load_data(data, model=model if reads_network else None,
-                                               physics=physics)
+                                               physics=physics,
+                                               implicit=max_dp.reads_implicit(model))
         elif module is dp_envelope:
             with h5py.File(model, "r") as m:
                 physics = m[module.GROUP].attrs.get("physics_inputs") in (b"envelope",

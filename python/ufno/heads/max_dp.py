@@ -110,6 +110,19 @@ def write_head(head, grid, model, out, network_envelope=False, physics=False, im
         lambda f: kpi_head.write_group(f, GROUP, head, grid, target, attrs, names))
 
 
+def reads_implicit(model):
+    """Whether the maximum-dP head of the dP model file `model` reads the implicit two-phase
+    estimate (its feature names end with physics.IMPLICIT_FEATURE_NAME)."""
+    import h5py
+    from ufno.heads import physics as ph
+    with h5py.File(model, "r") as f:
+        if GROUP not in f:
+            return False
+        names = f[GROUP].attrs.get("features", "")
+    names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
+    return names[-1] == ph.IMPLICIT_FEATURE_NAME
+
+
 def estimate(model, x0):
     """The maximum dP [bar] of encoded inputs x0 (N, X, Y, 12) by the head of the dP model file
     `model` as the programs give it (a physics head: Theis x its output; NaN outside its ranges),
@@ -120,14 +133,14 @@ def estimate(model, x0):
     import h5py
     with h5py.File(model, "r") as f:
         physics = f[GROUP].attrs.get("physics_inputs") in (b"max_dp", "max_dp")
-        names = f[GROUP].attrs.get("features", "")
-        names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
     f = features(x0)
     scale = 1.0
     if physics:
         from ufno.heads import physics as ph
         # the head's own inputs decide: three physics estimates, or those and the implicit one
-        extra, scale = ph.max_dp_physics_features_x0(x0, names=names[len(FEATURES):])
+        extra, scale = ph.max_dp_physics_features_x0(
+            x0, names=ph.MAX_DP_FEATURE_NAMES if reads_implicit(model) else
+            ph.PHYSICS_FEATURE_NAMES)
         f = np.concatenate([f, extra], 1)
     return np.where(head.inside(f), head.predict(f) * scale, np.nan)
 

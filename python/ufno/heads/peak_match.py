@@ -8,6 +8,8 @@ with p = SHARPNESS, lowered to -1/a - 1 when the peak comes down (a < 0) so that
 increasing, and H is held within [M / 4, 4 M]. The head needs the whole case (layer thicknesses, the r-z physics estimates), which
 the encoded input does not hold: `matched` takes the case files' values."""
 
+import math
+
 import h5py
 import numpy as np
 
@@ -47,7 +49,11 @@ def head_estimate(model, case, x0, times_days=None):
     f = kpi_head.features(np.asarray(x0)[None])
     scale = 1.0
     if physics:
-        extra, scale = ph.max_dp_physics_features(ph.from_case(case), times_days)
+        d = ph.from_case(case)
+        extra, scale = ph.max_dp_physics_features(d, times_days)
+        if max_dp_head.reads_implicit(model):   # its last input: the implicit estimate
+            implicit = float(ph.implicit_max_dp_bar([d], times_days)[0])
+            extra = np.append(extra, math.log(max(implicit, ph.PHYSICS_FLOOR_BAR)))
         f = np.concatenate([f, extra[None]], 1)
     if not head.inside(f)[0] or not np.isfinite(scale) or scale <= 0:
         return None
