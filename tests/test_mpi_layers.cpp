@@ -156,5 +156,27 @@ TEST_CASE("distributed padding and crop act on the global domain", "[mpi][paddin
     Tensor p = dpad.pad(test::block_of(cl, ub, /*channel_last=*/true));
     CHECK(test::global_rel_l2(p, ref, pb) == 0.0);
     CHECK(test::global_rel_l2(dpad.crop(p), ref_crop, ub) == 0.0);
+    // The cells of the padded block that the crop keeps (what the head computes), moved to the
+    // unpadded blocks, are the crop too; in place they are this rank's unpadded block.
+    const dist::Box3 kb = dpad.kept_box();
+    const auto pe = pb.extents();
+    const auto hp = test::to_host(p);
+    std::vector<float> kv;
+    for (int b = 0; b < B; ++b)
+      for (int c = 0; c < C; ++c)
+        for (int i = kb.lo[0]; i < kb.hi[0]; ++i)
+          for (int j = kb.lo[1]; j < kb.hi[1]; ++j)
+            for (int k = kb.lo[2]; k < kb.hi[2]; ++k)
+              kv.push_back(hp[(((std::size_t(b) * C + c) * pe[0] + i) * pe[1] + j) * pe[2] + k]);
+    Tensor kept = test::to_device(kv, {B, C, kb.extent(0), kb.extent(1), kb.extent(2)});
+    Tensor out = make_tensor("out", {B, C, ub.extent(0), ub.extent(1), ub.extent(2)});
+    dpad.crop_kept(kept, out);
+    INFO("grid " << grid.str());
+    CHECK(test::global_rel_l2(out, ref_crop, ub) == 0.0);
+    if (dpad.kept_in_place()) {
+      CHECK(kb.extents() == ub.extents());
+      CHECK(test::to_host(out) == kv);
+    }
+    if (test::mpi_size() == 1) CHECK(dpad.kept_in_place());
   }
 }
