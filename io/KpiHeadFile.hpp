@@ -70,6 +70,9 @@ struct KpiHead {
   // A maximum-dP head whose inputs end with log_rz_implicit_two_phase_max_dp_bar (the implicit
   // two-phase r-z estimate, runtime/PressureEstimates.hpp): set from its feature names.
   bool physics_implicit = false;
+  // Whether that last input is instead the implicit estimate's first-report value
+  // (log_rz_implicit_first_report_dp_bar).
+  bool physics_implicit_first_report = false;
   // The digest of the network a head that reads its output was fitted with (network_digest).
   std::string network_digest;
   bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }

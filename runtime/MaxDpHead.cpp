@@ -20,7 +20,10 @@ std::optional<HeadEstimate> max_dp_head_estimate(const KpiHeadEstimator& e, cons
     scale = m.theis_bar;
     std::vector<double> extra(m.features.begin(), m.features.end());
     if (h.physics_implicit)
-      extra.push_back(std::log(std::max(rz_implicit_two_phase_max_dp_bar(c, times_days), 1e-3)));
+      extra.push_back(std::log(std::max(h.physics_implicit_first_report
+                                            ? rz_implicit_first_report_dp_bar(c, times_days)
+                                            : rz_implicit_two_phase_max_dp_bar(c, times_days),
+                                        1e-3)));
     v = e.estimate_with_interval(c, extra);
   } else if (!h.envelope_columns.empty()) {
     v = e.estimate_with_interval(

@@ -4,7 +4,8 @@
 // stage (runtime/DpPeakMatch.hpp, which makes the dP field's peak that same value):
 // - a head with physics_inputs = "max_dp" estimates log(max dP / Theis) from the 32 case
 //   features and the three physics estimates (runtime/PressureEstimates.hpp), and a newer one
-//   also the implicit two-phase estimate (its last input log_rz_implicit_two_phase_max_dp_bar);
+//   also the implicit two-phase estimate (its last input log_rz_implicit_two_phase_max_dp_bar,
+//   or log_rz_implicit_first_report_dp_bar, the estimate at the first report time);
 // - an older head that reads the network's envelope needs the case's whole dP field;
 // - one with neither reads the 32 case features alone.
 #include <optional>

@@ -823,6 +823,18 @@ double rz_implicit_two_phase_max_dp_bar(const ReservoirCase& c,
   return m;
 }
 
+double rz_implicit_first_report_dp_bar(const ReservoirCase& c,
+                                       const std::vector<double>& times_days) {
+  // A step reads the steps before it only: the first report's values are the full solve's.
+  const std::vector<double> first(
+      1, times_days.empty() ? paper_times_days(kPaperReportTimes).front() : times_days.front());
+  const std::vector<double> f = rz_implicit_two_phase_dp_bar(c, first);
+  const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny);
+  double m = -std::numeric_limits<double>::infinity();
+  for (std::size_t x = 0; x < X; ++x) m = std::max(m, f[x * Y]);
+  return m;
+}
+
 MaxDpPhysics max_dp_physics_features(const ReservoirCase& c,
                                      const std::vector<double>& times_days) {
   const PressureProperties p = pressure_properties(c);

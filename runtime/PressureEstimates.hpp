@@ -76,6 +76,11 @@ std::vector<double> rz_implicit_two_phase_dp_bar(const ReservoirCase& c,
 // whose inputs end with log_rz_implicit_two_phase_max_dp_bar reads log(max(this, 1e-3)).
 double rz_implicit_two_phase_max_dp_bar(const ReservoirCase& c,
                                         const std::vector<double>& times_days);
+// Its largest value in the well's column over layers at the first report time [bar], from the
+// solve's first step alone (physics.py implicit_first_report_dp_bar): a maximum-dP head whose
+// inputs end with log_rz_implicit_first_report_dp_bar reads log(max(this, 1e-3)).
+double rz_implicit_first_report_dp_bar(const ReservoirCase& c,
+                                       const std::vector<double>& times_days);
 
 // The inputs a maximum-dP head with physics_inputs = "max_dp" reads after the 32 case
 // features (physics.py max_dp_physics_features), with col0[t] the r-z solve's largest buildup

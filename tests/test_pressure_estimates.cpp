@@ -154,6 +154,14 @@ TEST_CASE("pressure estimates equal python's on the examples and a hand-made cas
     CHECK(max_rel(mine_imp, imp_near.values, 1e-3 * imp_scale) < kTwin);
     CHECK(rz_implicit_two_phase_max_dp_bar(c, times) ==
           Approx(attr(f, g, "implicit_max_dp_bar")).epsilon(kTwin));
+    // Its first-report value, from the first step alone, is the full solve's (Python's value
+    // is read off the full solve).
+    const double first = rz_implicit_first_report_dp_bar(c, times);
+    CHECK(first == Approx(attr(f, g, "implicit_first_report_dp_bar")).epsilon(kTwin));
+    double first_full = -1;
+    for (int x = 0; x < X; ++x) first_full = std::max(first_full, imp[std::size_t(x) * Y]);
+    CHECK(first == Approx(first_full).epsilon(1e-12));
+    if (k < 3) CHECK(rz_implicit_first_report_dp_bar(c, {}) == first);
   }
 }
 
@@ -298,6 +306,41 @@ TEST_CASE("pressure estimates: a maximum-dP head that also reads the implicit es
   KpiHead other = *h;
   other.features.back() = "log_rz_something_else";
   CHECK_THROWS_WITH(KpiHeadEstimator(other), Catch::Contains("max_dp_head_implicit@features"));
+}
+
+TEST_CASE("pressure estimates: a maximum-dP head that reads the implicit first-report value",
+          "[pressure][kpi_heads]") {
+  // Its 36th input, named log_rz_implicit_first_report_dp_bar, is the implicit estimate at the
+  // first report time; C++ gives Python's estimates on the examples.
+  const auto h = read_kpi_head(kFixture, "max_dp_head_first_report");
+  REQUIRE(h);
+  REQUIRE(h->features.size() == 36);
+  CHECK(h->features.back() == "log_rz_implicit_first_report_dp_bar");
+  const KpiHeadEstimator e(*h);
+  CHECK(e.head().physics_implicit);
+  CHECK(e.head().physics_implicit_first_report);
+  CHECK_FALSE(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head_implicit"))
+                  .head()
+                  .physics_implicit_first_report);
+  const auto f = h5::File::open_read(kFixture);
+  const auto inputs = f.read_numeric("expected_first_report/inputs").values;
+  const auto expected = f.read_numeric("expected_first_report/max_dp_bar").values;
+  const auto other = f.read_numeric("expected_implicit/max_dp_bar").values;
+  const auto times = paper_times_days(24);
+  const auto paths = example_paths();
+  REQUIRE(inputs.size() == paths.size() * 36);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    const ReservoirCase c = read_case(paths[i]);
+    CHECK(std::log(rz_implicit_first_report_dp_bar(c, times)) ==
+          Approx(inputs[i * 36 + 35]).epsilon(kTwin));
+    Kpis k;
+    k.max_dp_bar = k.max_dp_field_bar = 3.0;
+    apply_max_dp_head(k, e, c, {}, times);
+    CHECK(k.max_dp_from_head);
+    CHECK(k.max_dp_bar == Approx(expected[i]).epsilon(1e-5));
+    CHECK(k.max_dp_bar != Approx(other[i]).epsilon(1e-5));  // not the maximum-reading head's
+  }
 }
 
 TEST_CASE("pressure estimates: a head with physics inputs and the network's envelope is refused",

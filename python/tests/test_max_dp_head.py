@@ -136,6 +136,12 @@ def test_max_dp_head():
         refused("--implicit without --physics",
                 ["--data", data, "--model", model, "--out", bad, "--implicit"], bad,
                 "--implicit goes with --physics")
+        refused("--implicit first-report without --physics",
+                ["--data", data, "--model", model, "--out", bad, "--implicit", "first-report"],
+                bad, "--implicit goes with --physics")
+        refused("--implicit with an unknown estimate",
+                ["--data", data, "--model", model, "--out", bad, "--physics", "--implicit",
+                 "last"], bad, "--implicit")
         network_envelope_run(rng, work, model)
         open(os.path.join(work, "text.h5"), "w").write("not hdf5")
         refused("a data file that is not HDF5", ["--data", os.path.join(work, "text.h5"),
@@ -150,8 +156,9 @@ def test_max_dp_head():
 
 def test_physics_heads_compute_what_their_names_say():
     """A physics head's feature names decide its inputs: the fixture's head with the three
-    physics estimates and the one that also reads the implicit two-phase estimate give their
-    stored estimates on the shipped examples (tests/data/pressure_estimates.h5)."""
+    physics estimates, the one that also reads the implicit two-phase estimate and the one that
+    reads its first-report value instead give their stored estimates on the shipped examples
+    (tests/data/pressure_estimates.h5)."""
     import glob
     from ufno.data import cases as ufno_cases
     from ufno.data import encoding as ufno_encoding
@@ -163,7 +170,8 @@ def test_physics_heads_compute_what_their_names_say():
     work = tempfile.mkdtemp()
     try:
         for group, expected in (("max_dp_head", "expected"),
-                                ("max_dp_head_implicit", "expected_implicit")):
+                                ("max_dp_head_implicit", "expected_implicit"),
+                                ("max_dp_head_first_report", "expected_first_report")):
             path = os.path.join(work, group + ".h5")
             with h5py.File(fixture, "r") as src, h5py.File(path, "w") as dst:
                 src.copy(src[group], dst, max_dp_head.GROUP)

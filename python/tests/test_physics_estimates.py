@@ -181,6 +181,10 @@ def test_implicit_two_phase_solve_limits():
     assert (dp0 == 0.0).all() and (sat0 == 0.0).all()
     # the implicit max is the well column's largest value, as a head reads it
     assert ph.implicit_max_dp_bar([d], times, [p])[0] == pytest.approx(dp[0, :, :, 0].max())
+    # its first-report value, from the first step alone, is the full solve's exactly
+    assert ph.implicit_first_report_dp_bar([d], times, [p])[0] == dp[0, 0, :, 0].max()
+    assert ph.implicit_feature([d], ph.FIRST_REPORT_FEATURE_NAME, times, [p])[0] == \
+        pytest.approx(np.log(dp[0, 0, :, 0].max()), rel=1e-15)
     feats, _ = ph.max_dp_physics_features_x0(
         ue.encode_case(_homogeneous_case(), nt=uc.NT)[None, :, :, 0, :],
         names=ph.MAX_DP_FEATURE_NAMES)

@@ -43,11 +43,14 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     and last radial columns), the two-phase
                                     correction, the maximum-dP head's physics inputs and the
                                     implicit two-phase r-z solve (its first 8 radial columns, its
-                                    largest value in the well's column); and two maximum-dP heads
-                                    with physics_inputs = "max_dp" (2 members, hidden 8):
-                                    /max_dp_head (35 inputs) and /max_dp_head_implicit (36, the
-                                    last the implicit estimate), with their inputs and estimates
-                                    on the examples (/expected, /expected_implicit)
+                                    largest value in the well's column, that at the first
+                                    report time); and three maximum-dP heads with
+                                    physics_inputs = "max_dp" (2 members, hidden 8):
+                                    /max_dp_head (35 inputs), /max_dp_head_implicit (36, the
+                                    last the implicit estimate) and /max_dp_head_first_report
+                                    (36, the last its first-report value), with their inputs
+                                    and estimates on the examples (/expected,
+                                    /expected_implicit, /expected_first_report)
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -529,7 +532,7 @@ def make_pressure_estimates_fixture(out_dir, seed):
     runs = [(c, None) for c in examples]
     runs.append((pressure_estimates_hand_made_case(), PRESSURE_ESTIMATES_HAND_MADE_TIMES))
     path = os.path.join(out_dir, "pressure_estimates.h5")
-    physics_inputs, theis_all, implicit_inputs = [], [], []
+    physics_inputs, theis_all, implicit_inputs, first_report_inputs = [], [], [], []
     with h5py.File(path, "w") as f:
         for k, (case, times) in enumerate(runs):
             g = f.create_group("case%d" % k)
@@ -546,6 +549,8 @@ def make_pressure_estimates_fixture(out_dir, seed):
             imp = physics.rz_implicit_two_phase_dp_bar([d], times, [p])[0][0]
             g["implicit_dp_bar_near"] = imp[:, :, :8]   # (T, X, 8)
             g.attrs["implicit_max_dp_bar"] = imp[:, :, 0].max()
+            # the full solve's first-report value (the programs run its first step alone)
+            g.attrs["implicit_first_report_dp_bar"] = imp[0, :, 0].max()
             g.attrs["theis_bar"] = theis
             for name in ("p_perf", "kh_perf", "h_perf", "phi_perf", "mu_w", "mu_g", "c_w",
                          "c_t", "rho_co2", "q"):
@@ -556,6 +561,8 @@ def make_pressure_estimates_fixture(out_dir, seed):
                 physics_inputs.append(feats)
                 theis_all.append(theis)
                 implicit_inputs.append(math.log(max(imp[:, :, 0].max(), physics.PHYSICS_FLOOR_BAR)))
+                first_report_inputs.append(math.log(max(imp[0, :, 0].max(),
+                                                        physics.PHYSICS_FLOOR_BAR)))
             else:
                 for name in ("PERMX", "PERMZ", "PORO", "DR", "DZ", "PERF"):
                     g[name] = case[name]
@@ -590,6 +597,18 @@ def make_pressure_estimates_fixture(out_dir, seed):
         f["expected_implicit/inputs"] = inputs
         f["expected_implicit/ratio"] = ratio
         f["expected_implicit/max_dp_bar"] = np.asarray(theis_all) * ratio
+        # And one whose last input is the implicit estimate's first-report value instead.
+        inputs = np.concatenate([inputs[:, :-1], np.asarray(first_report_inputs)[:, None]], 1)
+        nets = [kpi_head.mlp(inputs.shape[1], 8).double().eval() for _ in range(2)]
+        head = kpi_head.Head(nets, inputs.mean(0) + 0.1, inputs.std(0) + 0.5, 0.3, 0.2,
+                             inputs.min(0) - 1.0, inputs.max(0) + 1.0)
+        kpi_head.write_group(f, "max_dp_head_first_report", head, x0.shape[1:3],
+                             "log(max dP / Theis)", {"physics_inputs": "max_dp"},
+                             list(kpi_head.FEATURES) + list(physics.FIRST_REPORT_FEATURE_NAMES))
+        ratio = head.predict(inputs)
+        f["expected_first_report/inputs"] = inputs
+        f["expected_first_report/ratio"] = ratio
+        f["expected_first_report/max_dp_bar"] = np.asarray(theis_all) * ratio
 
 
 def pressure_estimates_main():

@@ -56,7 +56,7 @@ def _heads(model, data, flow_kpis):
                 physics = m[module.GROUP].attrs.get("physics_inputs") in (b"max_dp", "max_dp")
             f, truth, split = max_dp.load_data(data, model=model if reads_network else None,
                                                physics=physics,
-                                               implicit=max_dp.reads_implicit(model))
+                                               implicit=max_dp.implicit_option(model))
         elif module is dp_envelope:
             with h5py.File(model, "r") as m:
                 physics = m[module.GROUP].attrs.get("physics_inputs") in (b"envelope",

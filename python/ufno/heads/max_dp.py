@@ -4,7 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.max_dp_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--network-envelope] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
-      [--limit N] [--network-envelope | --physics [--implicit]]
+      [--limit N] [--network-envelope | --physics [--implicit [max|first-report]]]
 
 Why: the maximum pressure buildup a user reads (the max_dP_bar KPI, compared with a fracture
 limit) is one near-well value, usually at the first report time. The dP network, trained on the
@@ -31,6 +31,8 @@ physics_inputs = "max_dp"; runtime/PressureEstimates.cpp computes the same estim
 With --implicit as well, a fourth: the implicit two-phase r-z solve's largest buildup in the
 well's column (physics.rz_implicit_two_phase_dp_bar, about 0.4 s a case in Python); the head's
 feature names say which inputs the programs compute for it, so a head without it reads as before.
+With --implicit first-report, the fourth input is that solve's value at the first report time
+instead (physics.implicit_first_report_dp_bar, only the first step's solve: about 0.02 s a case).
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
@@ -48,20 +50,33 @@ GROUP = "max_dp_head"
 TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"
 
 
+def _physics_names(implicit):
+    """The physics inputs' names for --implicit's value (None/False: none, True or "max": the
+    implicit maximum, "first-report": its first-report value)."""
+    from ufno.heads import physics as ph
+    if not implicit:
+        return ph.PHYSICS_FEATURE_NAMES
+    if implicit is True or implicit == "max":
+        return ph.MAX_DP_FEATURE_NAMES
+    if implicit == "first-report":
+        return ph.FIRST_REPORT_FEATURE_NAMES
+    raise ValueError("--implicit: %r is neither max nor first-report" % (implicit,))
+
+
 def load_data(path, limit=0, model=None, physics=False, implicit=False):
     """Inputs, Flow's maximum dP over formation cells and times, and split names. With `model`
     (a dP model file) the inputs include that network's envelope (dp_envelope_head.inputs).
     With physics, the inputs include the three physics estimates (python/ufno/heads/physics.py
     PHYSICS_FEATURE_NAMES) and the target is Flow's maximum over the Theis estimate: the head
     corrects the physics rather than replacing it; with implicit also the implicit two-phase
-    estimate (physics.MAX_DP_FEATURE_NAMES)."""
+    estimate (physics.MAX_DP_FEATURE_NAMES; implicit="first-report": its first-report value,
+    physics.FIRST_REPORT_FEATURE_NAMES)."""
     if physics:
         from ufno.heads import physics as ph
         f, peak, split = load_data(path, limit)
         with kpi_head.open_data(path) as d:
             x0 = d["input"][:len(peak), :, :, 0, :]
-        extra, theis = ph.max_dp_physics_features_x0(
-            x0, names=ph.MAX_DP_FEATURE_NAMES if implicit else ph.PHYSICS_FEATURE_NAMES)
+        extra, theis = ph.max_dp_physics_features_x0(x0, names=_physics_names(implicit))
         return np.concatenate([f, extra], 1), peak / theis, split
     if model is not None:
         inputs, _, split = dp_envelope_head.load_data(path, model, limit)
@@ -103,24 +118,37 @@ def write_head(head, grid, model, out, network_envelope=False, physics=False, im
     if physics:
         from ufno.heads import physics as ph
         attrs = {"physics_inputs": "max_dp"}
-        names = FEATURES + list(ph.MAX_DP_FEATURE_NAMES if implicit else ph.PHYSICS_FEATURE_NAMES)
+        names = FEATURES + list(_physics_names(implicit))
         target = PHYSICS_TARGET
     kpi_head.write_model_copy(
         model, "dP", out,
         lambda f: kpi_head.write_group(f, GROUP, head, grid, target, attrs, names))
 
 
-def reads_implicit(model):
-    """Whether the maximum-dP head of the dP model file `model` reads the implicit two-phase
-    estimate (its feature names end with physics.IMPLICIT_FEATURE_NAME)."""
+def implicit_input(model):
+    """The name of the implicit two-phase estimate the maximum-dP head of the dP model file
+    `model` reads as its last input (one of physics.IMPLICIT_FEATURE_NAMES), or None."""
     import h5py
     from ufno.heads import physics as ph
     with h5py.File(model, "r") as f:
         if GROUP not in f:
-            return False
+            return None
         names = f[GROUP].attrs.get("features", "")
     names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
-    return names[-1] == ph.IMPLICIT_FEATURE_NAME
+    return names[-1] if names[-1] in ph.IMPLICIT_FEATURE_NAMES else None
+
+
+def reads_implicit(model):
+    """Whether the maximum-dP head of the dP model file `model` reads an implicit two-phase
+    estimate (its maximum or its first-report value) as its last input."""
+    return implicit_input(model) is not None
+
+
+def implicit_option(model):
+    """implicit_input as load_data's `implicit`: False, "max" or "first-report"."""
+    from ufno.heads import physics as ph
+    return {None: False, ph.IMPLICIT_FEATURE_NAME: "max",
+            ph.FIRST_REPORT_FEATURE_NAME: "first-report"}[implicit_input(model)]
 
 
 def estimate(model, x0):
@@ -139,8 +167,7 @@ def estimate(model, x0):
         from ufno.heads import physics as ph
         # the head's own inputs decide: three physics estimates, or those and the implicit one
         extra, scale = ph.max_dp_physics_features_x0(
-            x0, names=ph.MAX_DP_FEATURE_NAMES if reads_implicit(model) else
-            ph.PHYSICS_FEATURE_NAMES)
+            x0, names=_physics_names(implicit_option(model)))
         f = np.concatenate([f, extra], 1)
     return np.where(head.inside(f), head.predict(f) * scale, np.nan)
 
@@ -156,6 +183,7 @@ def main(argv=None):
             raise ValueError("--network-envelope and --physics exclude each other")
         if a.implicit and not a.physics:
             raise ValueError("--implicit goes with --physics")
+        _physics_names(a.implicit)   # max or first-report, refused in one line otherwise
         return load_data(a.data, a.limit, a.model if a.network_envelope else None, a.physics,
                          a.implicit)
     kpi_head.train_cli(
@@ -168,9 +196,11 @@ def main(argv=None):
                (("--physics",), {"action": "store_true",
                                  "help": "also read the physics estimates; estimate max dP over "
                                          "Theis (python/ufno/heads/physics.py)"}),
-               (("--implicit",), {"action": "store_true",
+               (("--implicit",), {"nargs": "?", "const": "max", "default": None,
                                   "help": "with --physics, also read the implicit two-phase r-z "
-                                          "estimate (physics.rz_implicit_two_phase_dp_bar)"})])
+                                          "estimate (physics.rz_implicit_two_phase_dp_bar): its "
+                                          "maximum (max, the default) or its value at the first "
+                                          "report time (first-report)"})])
 
 if __name__ == "__main__":
     main()

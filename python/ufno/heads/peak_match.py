@@ -8,8 +8,6 @@ with p = SHARPNESS, lowered to -1/a - 1 when the peak comes down (a < 0) so that
 increasing, and H is held within [M / 4, 4 M]. The head needs the whole case (layer thicknesses, the r-z physics estimates), which
 the encoded input does not hold: `matched` takes the case files' values."""
 
-import math
-
 import h5py
 import numpy as np
 
@@ -51,9 +49,9 @@ def head_estimate(model, case, x0, times_days=None):
     if physics:
         d = ph.from_case(case)
         extra, scale = ph.max_dp_physics_features(d, times_days)
-        if max_dp_head.reads_implicit(model):   # its last input: the implicit estimate
-            implicit = float(ph.implicit_max_dp_bar([d], times_days)[0])
-            extra = np.append(extra, math.log(max(implicit, ph.PHYSICS_FLOOR_BAR)))
+        name = max_dp_head.implicit_input(model)
+        if name is not None:   # its last input: an implicit estimate
+            extra = np.append(extra, float(ph.implicit_feature([d], name, times_days)[0]))
         f = np.concatenate([f, extra[None]], 1)
     if not head.inside(f)[0] or not np.isfinite(scale) or scale <= 0:
         return None

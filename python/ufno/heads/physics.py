@@ -991,6 +991,12 @@ PHYSICS_FEATURE_NAMES = ("log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar",
 # input; what a head file's feature names list decides which of the two sets is computed.
 IMPLICIT_FEATURE_NAME = "log_rz_implicit_two_phase_max_dp_bar"
 MAX_DP_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (IMPLICIT_FEATURE_NAME,)
+# Or, instead, the implicit estimate's value at the first report time (the largest over the
+# well column's layers): Flow's maximum is usually its first-report buildup, and a late maximum
+# the estimate misses (a gas column's buoyancy) then does not move the head's input.
+FIRST_REPORT_FEATURE_NAME = "log_rz_implicit_first_report_dp_bar"
+FIRST_REPORT_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (FIRST_REPORT_FEATURE_NAME,)
+IMPLICIT_FEATURE_NAMES = (IMPLICIT_FEATURE_NAME, FIRST_REPORT_FEATURE_NAME)
 PHYSICS_FLOOR_BAR = 1e-3         # under every logarithm
 TWO_PHASE_FLOOR_BAR = 0.05       # under each report's r-z + two-phase buildup
 
@@ -1027,14 +1033,31 @@ def implicit_max_dp_bar(cs, times_days=None, props=None):
     return rz_implicit_two_phase_dp_bar(cs, times_days, props)[0][:, :, :, 0].max(axis=(1, 2))
 
 
+def implicit_first_report_dp_bar(cs, times_days=None, props=None):
+    """(N,) the largest rz_implicit_two_phase_dp_bar in the well's column over layers at the
+    first report time [bar]. Only the steps to that report are run: a step reads the ones
+    before it only, so this is the full solve's first-report value."""
+    t = np.asarray(_cases.report_times() if times_days is None else times_days, np.float64)[:1]
+    return rz_implicit_two_phase_dp_bar(cs, t, props)[0][:, 0, :, 0].max(axis=1)
+
+
+def implicit_feature(cs, name, times_days=None, props=None):
+    """(N,) the implicit input `name` (one of IMPLICIT_FEATURE_NAMES) of decoded cases:
+    log(max(estimate, 1e-3))."""
+    f = {IMPLICIT_FEATURE_NAME: implicit_max_dp_bar,
+         FIRST_REPORT_FEATURE_NAME: implicit_first_report_dp_bar}[name]
+    return np.log(np.maximum(f(cs, times_days, props), PHYSICS_FLOOR_BAR))
+
+
 def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
                                names=PHYSICS_FEATURE_NAMES):
     """The same for a batch of encoded inputs x0 (N, X, Y, >= 9 channels) at the first report
-    time (decode; dr, dz as decode's): (features (N, len(names)), theis (N,)), names either
-    PHYSICS_FEATURE_NAMES or MAX_DP_FEATURE_NAMES (then also log(max(implicit_max_dp_bar,
-    1e-3))). The r-z solves run batched, `chunk` cases at a time (the implicit one 32)."""
+    time (decode; dr, dz as decode's): (features (N, len(names)), theis (N,)), names
+    PHYSICS_FEATURE_NAMES, MAX_DP_FEATURE_NAMES (then also log(max(implicit_max_dp_bar,
+    1e-3))) or FIRST_REPORT_FEATURE_NAMES (then log(max(implicit_first_report_dp_bar, 1e-3))).
+    The r-z solves run batched, `chunk` cases at a time (the implicit one 32)."""
     names = tuple(names)
-    if names not in (PHYSICS_FEATURE_NAMES, MAX_DP_FEATURE_NAMES):
+    if names not in (PHYSICS_FEATURE_NAMES, MAX_DP_FEATURE_NAMES, FIRST_REPORT_FEATURE_NAMES):
         raise ValueError("physics inputs %s: not a set this version computes" % (names,))
     x0 = np.asarray(x0)
     cs = [decode(x, dr, dz) for x in x0]
@@ -1049,8 +1072,8 @@ def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
             feats[i, :3] = _physics_features(theis[i], rz[i - s, :, :, 0].max(1), g2ph)
     if len(names) > 3:
         for s in range(0, len(cs), 32):
-            feats[s:s + 32, 3] = np.log(np.maximum(
-                implicit_max_dp_bar(cs[s:s + 32], times_days, ps[s:s + 32]), PHYSICS_FLOOR_BAR))
+            feats[s:s + 32, 3] = implicit_feature(cs[s:s + 32], names[3], times_days,
+                                                  ps[s:s + 32])
     return feats, theis
 
 
