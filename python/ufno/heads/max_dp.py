@@ -32,7 +32,7 @@ With --implicit as well, a fourth: the implicit two-phase r-z solve's largest bu
 well's column (physics.rz_implicit_two_phase_dp_bar, about 0.4 s a case in Python); the head's
 feature names say which inputs the programs compute for it, so a head without it reads as before.
 With --implicit first-report, the fourth input is that solve's value at the first report time
-instead (physics.implicit_first_report_dp_bar, only the first step's solve: about 0.02 s a case).
+instead (physics.implicit_first_report_dp_bar, only the first step's solve: about 0.01 s a case).
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
