@@ -223,6 +223,64 @@ void solve_dense(std::vector<double>& a, std::vector<double>& b, int n, int m) {
   }
 }
 
+// The r-z systems' block-tridiagonal elimination over the radial columns: column j's X x X block
+// M_j and right-hand side r_j come from fill(j, M, r); columns j and j + 1 are coupled by
+// -diag(tx[:, j]) (tx the radial transmissibilities, (X, Y - 1) row-major). Forward:
+// M_j += diag(t) M_{j-1}^{-1} diag(t), r_j += t g_{j-1}; then back substitution into xs (Y, X).
+class ColumnElimination {
+ public:
+  ColumnElimination(int X, int Y)
+      : X_(X),
+        Y_(Y),
+        minv_c_(std::size_t(Y) * X * X),
+        g_(std::size_t(Y) * X),
+        M_(std::size_t(X) * X),
+        rhs_(std::size_t(X) * (X + 1)),
+        r_(X) {}
+
+  template <class Fill>
+  void solve(const std::vector<double>& tx, Fill fill, std::vector<double>& xs) {
+    const int X = X_, Y = Y_;
+    const std::size_t XX = std::size_t(X) * X;
+    for (int j = 0; j < Y; ++j) {
+      fill(j, M_, r_);
+      if (j > 0)
+        for (int a = 0; a < X; ++a) {
+          const double t = tx[std::size_t(a) * (Y - 1) + j - 1];
+          for (int b = 0; b < X; ++b)
+            M_[std::size_t(a) * X + b] += t * minv_c_[std::size_t(j - 1) * XX + a * X + b];
+          r_[a] += t * g_[std::size_t(j - 1) * X + a];
+        }
+      const int m = j + 1 < Y ? X + 1 : 1;  // [diag(C) | r], C = -t_j, or r alone
+      rhs_.assign(std::size_t(X) * m, 0.0);
+      for (int a = 0; a < X; ++a) {
+        if (m > 1) rhs_[std::size_t(a) * m + a] = -tx[std::size_t(a) * (Y - 1) + j];
+        rhs_[std::size_t(a) * m + m - 1] = r_[a];
+      }
+      solve_dense(M_, rhs_, X, m);
+      for (int a = 0; a < X; ++a) {
+        if (m > 1)
+          for (int b = 0; b < X; ++b)
+            minv_c_[std::size_t(j) * XX + a * X + b] = rhs_[std::size_t(a) * m + b];
+        g_[std::size_t(j) * X + a] = rhs_[std::size_t(a) * m + m - 1];
+      }
+    }
+    xs.resize(std::size_t(Y) * X);
+    for (int a = 0; a < X; ++a) xs[std::size_t(Y - 1) * X + a] = g_[std::size_t(Y - 1) * X + a];
+    for (int j = Y - 2; j >= 0; --j)
+      for (int a = 0; a < X; ++a) {
+        double s = 0.0;
+        for (int b = 0; b < X; ++b)
+          s += minv_c_[std::size_t(j) * XX + a * X + b] * xs[std::size_t(j + 1) * X + b];
+        xs[std::size_t(j) * X + a] = g_[std::size_t(j) * X + a] - s;
+      }
+  }
+
+ private:
+  int X_, Y_;
+  std::vector<double> minv_c_, g_, M_, rhs_, r_;
+};
+
 }  // namespace
 
 double brine_density_kg_m3(double temperature_c, double pressure_bar) {
@@ -404,49 +462,22 @@ std::vector<double> rz_solve(const ReservoirCase& c, const PressureProperties& p
     steps.insert(steps.end(), g.begin() + 1, g.end());
   }
   std::vector<double> pres(std::size_t(X) * Y, 0.0), out(std::size_t(T) * X * Y, 0.0);
-  std::vector<double> minv_c(std::size_t(Y) * XX), g(std::size_t(Y) * X), M(XX);
-  std::vector<double> rhs(std::size_t(X) * (X + 1)), xs(std::size_t(Y) * X), rj(X);
+  ColumnElimination solver(X, Y);
+  std::vector<double> xs;
   double t_now = 0.0;
   int k_rep = 0;
   for (double tn : steps) {
     const double dt = tn - t_now;
-    for (int j = 0; j < Y; ++j) {
-      std::copy(&base[std::size_t(j) * XX], &base[std::size_t(j) * XX] + XX, M.begin());
-      for (int x = 0; x < X; ++x) {
-        M[std::size_t(x) * X + x] += stor[at(x, j)] / dt;
-        rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] + src[at(x, j)];
-      }
-      if (j > 0) {
-        // M_j = B_j + diag(t) M_{j-1}^{-1} diag(t), r_j = rhs_j + t g_{j-1}
-        for (int a = 0; a < X; ++a) {
-          const double t = tx[std::size_t(a) * (Y - 1) + j - 1];
-          for (int b = 0; b < X; ++b)
-            M[std::size_t(a) * X + b] -= t * (-minv_c[std::size_t(j - 1) * XX + a * X + b]);
-          rj[a] += t * g[std::size_t(j - 1) * X + a];
-        }
-      }
-      const int m = j + 1 < Y ? X + 1 : 1;  // [diag(C) | r], C = -t_j, or r alone
-      rhs.assign(std::size_t(X) * m, 0.0);
-      for (int a = 0; a < X; ++a) {
-        if (m > 1) rhs[std::size_t(a) * m + a] = -tx[std::size_t(a) * (Y - 1) + j];
-        rhs[std::size_t(a) * m + m - 1] = rj[a];
-      }
-      solve_dense(M, rhs, X, m);
-      for (int a = 0; a < X; ++a) {
-        if (m > 1)
-          for (int b = 0; b < X; ++b)
-            minv_c[std::size_t(j) * XX + a * X + b] = rhs[std::size_t(a) * m + b];
-        g[std::size_t(j) * X + a] = rhs[std::size_t(a) * m + m - 1];
-      }
-    }
-    for (int a = 0; a < X; ++a) xs[std::size_t(Y - 1) * X + a] = g[std::size_t(Y - 1) * X + a];
-    for (int j = Y - 2; j >= 0; --j)
-      for (int a = 0; a < X; ++a) {
-        double s = 0.0;
-        for (int b = 0; b < X; ++b)
-          s += minv_c[std::size_t(j) * XX + a * X + b] * xs[std::size_t(j + 1) * X + b];
-        xs[std::size_t(j) * X + a] = g[std::size_t(j) * X + a] - s;
-      }
+    solver.solve(
+        tx,
+        [&](int j, std::vector<double>& M, std::vector<double>& rj) {
+          std::copy(&base[std::size_t(j) * XX], &base[std::size_t(j) * XX] + XX, M.begin());
+          for (int x = 0; x < X; ++x) {
+            M[std::size_t(x) * X + x] += stor[at(x, j)] / dt;
+            rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] + src[at(x, j)];
+          }
+        },
+        xs);
     for (int x = 0; x < X; ++x)
       for (int y = 0; y < Y; ++y) pres[at(x, y)] = act(x, y) ? xs[std::size_t(y) * X + x] : 0.0;
     t_now = tn;
@@ -551,7 +582,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
                                        const std::vector<double>& times_days) {
   require_whole(c);
   const int X = c.nx, Y = c.ny;
-  const std::size_t XX = std::size_t(X) * X, XY = std::size_t(X) * Y;
+  const std::size_t XY = std::size_t(X) * Y;
   const Radii r = radii(c.dr);
   std::vector<double> area(Y);
   for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
@@ -607,62 +638,36 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
 
   // One implicit pressure step (physics.py _rz_implicit_step): pn (X, Y) and well rates qw (X).
   std::vector<double> tx(tx0.size()), tz(tz0.size()), cf(X), pn(XY), qw(X);
-  std::vector<double> minv_c(std::size_t(Y) * XX), g(std::size_t(Y) * X), M(XX);
-  std::vector<double> rhs(std::size_t(X) * (X + 1)), xs(std::size_t(Y) * X), rj(X), tmp(X);
+  ColumnElimination solver(X, Y);
+  std::vector<double> xs, tmp(X);
   auto step = [&](double dt, const std::vector<double>& pres, double q,
                   const std::vector<double>& sink) {
     const double cfs = std::max(np_sum(cf), 1e-300);
-    for (int j = 0; j < Y; ++j) {
-      std::fill(M.begin(), M.end(), 0.0);
-      for (int x = 0; x < X; ++x) {
-        double d = 0.0;
-        if (j + 1 < Y) d += tx[std::size_t(x) * (Y - 1) + j];
-        if (j > 0) d += tx[std::size_t(x) * (Y - 1) + j - 1];
-        if (x + 1 < X) d += tz[at(x, j)];
-        if (x > 0) d += tz[at(x - 1, j)];
-        d += stor[at(x, j)] / dt;
-        M[std::size_t(x) * X + x] = d;
-        rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - sink[at(x, j)];
-        if (j == 0) rj[x] += q * cf[x] / cfs;
-      }
-      for (int x = 0; x + 1 < X; ++x) {
-        M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
-        M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
-      }
-      if (j == 0)
-        for (int a = 0; a < X; ++a)
-          for (int b = 0; b < X; ++b)
-            M[std::size_t(a) * X + b] += (a == b ? cf[a] : 0.0) - cf[a] * cf[b] / cfs;
-      if (j > 0) {
-        for (int a = 0; a < X; ++a) {
-          const double t = tx[std::size_t(a) * (Y - 1) + j - 1];
-          for (int b = 0; b < X; ++b)
-            M[std::size_t(a) * X + b] += t * minv_c[std::size_t(j - 1) * XX + a * X + b];
-          rj[a] += t * g[std::size_t(j - 1) * X + a];
-        }
-      }
-      const int m = j + 1 < Y ? X + 1 : 1;
-      rhs.assign(std::size_t(X) * m, 0.0);
-      for (int a = 0; a < X; ++a) {
-        if (m > 1) rhs[std::size_t(a) * m + a] = -tx[std::size_t(a) * (Y - 1) + j];
-        rhs[std::size_t(a) * m + m - 1] = rj[a];
-      }
-      solve_dense(M, rhs, X, m);
-      for (int a = 0; a < X; ++a) {
-        if (m > 1)
-          for (int b = 0; b < X; ++b)
-            minv_c[std::size_t(j) * XX + a * X + b] = rhs[std::size_t(a) * m + b];
-        g[std::size_t(j) * X + a] = rhs[std::size_t(a) * m + m - 1];
-      }
-    }
-    for (int a = 0; a < X; ++a) xs[std::size_t(Y - 1) * X + a] = g[std::size_t(Y - 1) * X + a];
-    for (int j = Y - 2; j >= 0; --j)
-      for (int a = 0; a < X; ++a) {
-        double s = 0.0;
-        for (int b = 0; b < X; ++b)
-          s += minv_c[std::size_t(j) * XX + a * X + b] * xs[std::size_t(j + 1) * X + b];
-        xs[std::size_t(j) * X + a] = g[std::size_t(j) * X + a] - s;
-      }
+    solver.solve(
+        tx,
+        [&](int j, std::vector<double>& M, std::vector<double>& rj) {
+          std::fill(M.begin(), M.end(), 0.0);
+          for (int x = 0; x < X; ++x) {
+            double d = 0.0;
+            if (j + 1 < Y) d += tx[std::size_t(x) * (Y - 1) + j];
+            if (j > 0) d += tx[std::size_t(x) * (Y - 1) + j - 1];
+            if (x + 1 < X) d += tz[at(x, j)];
+            if (x > 0) d += tz[at(x - 1, j)];
+            d += stor[at(x, j)] / dt;
+            M[std::size_t(x) * X + x] = d;
+            rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - sink[at(x, j)];
+            if (j == 0) rj[x] += q * cf[x] / cfs;
+          }
+          for (int x = 0; x + 1 < X; ++x) {
+            M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
+            M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
+          }
+          if (j == 0)
+            for (int a = 0; a < X; ++a)
+              for (int b = 0; b < X; ++b)
+                M[std::size_t(a) * X + b] += (a == b ? cf[a] : 0.0) - cf[a] * cf[b] / cfs;
+        },
+        xs);
     for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
     const double pw = (q + np_sum(tmp)) / cfs;
     for (int x = 0; x < X; ++x) qw[x] = cf[x] * (pw - xs[x]);
