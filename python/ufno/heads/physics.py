@@ -617,6 +617,36 @@ def max_dp_radial(c, times_days=None, props=None, alpha=0.5, two_phase=True, fie
 
 
 # -- numerical single-phase r-z solve (partial penetration, layering, closed boundary) ------
+def _column_elimination(blocks, rhs, txm):
+    """Solves the r-z block-tridiagonal system over the radial columns: diagonal blocks
+    (N, Y, X, X), right-hand sides (N, Y, X), columns j and j + 1 coupled by -diag(txm[:, j])
+    (radial transmissibilities (N, Y - 1, X)). Forward: M_j = B_j + diag(t) M_{j-1}^{-1} diag(t),
+    r_j += t g_{j-1}; then back substitution: (N, Y, X). runtime/PressureEstimates.cpp
+    ColumnElimination is the C++ twin."""
+    N, Y, X = rhs.shape
+    Minv_c = np.zeros((N, Y, X, X))
+    g = np.zeros((N, Y, X))
+    M = blocks[:, 0]
+    for j in range(Y):
+        if j > 0:
+            M = blocks[:, j] + txm[:, j - 1][:, :, None] * Minv_c[:, j - 1]
+            r = rhs[:, j] + txm[:, j - 1] * g[:, j - 1]
+        else:
+            r = rhs[:, 0]
+        if j < Y - 1:
+            sol = np.linalg.solve(M, np.concatenate(
+                [np.eye(X)[None] * (-txm[:, j])[:, None, :], r[:, :, None]], 2))
+            Minv_c[:, j] = sol[:, :, :X]
+            g[:, j] = sol[:, :, X]
+        else:
+            g[:, j] = np.linalg.solve(M, r[:, :, None])[:, :, 0]
+    x = np.zeros((N, Y, X))
+    x[:, Y - 1] = g[:, Y - 1]
+    for j in range(Y - 2, -1, -1):
+        x[:, j] = g[:, j] - np.einsum("nab,nb->na", Minv_c[:, j], x[:, j + 1])
+    return x
+
+
 def rz_single_phase_dp_bar(cs, times_days=None, props=None, substeps=4, first_steps=8):
     """Single-phase brine buildup [bar] (N, T, X, Y) of a batch of decoded cases on their r-z
     grids: implicit Euler on the two-point finite-volume system of the decks (full circle;
@@ -689,29 +719,7 @@ def rz_single_phase_dp_bar(cs, times_days=None, props=None, substeps=4, first_st
         blocks = base.copy()
         blocks[:, :, ix, ix] += st / dt
         rhs = np.moveaxis(stor / dt * pres + src, 2, 1)       # (N, Y, X)
-        # forward elimination: M_j = B_j - diag(t_{j-1}) M_{j-1}^{-1} diag(t_{j-1})
-        Minv_c = np.zeros((N, Y, X, X))
-        g = np.zeros((N, Y, X))
-        M = blocks[:, 0]
-        for j in range(Y):
-            if j > 0:
-                t_prev = txm[:, j - 1]                        # (N, X)
-                M = blocks[:, j] - t_prev[:, :, None] * (-Minv_c[:, j - 1])
-                r = rhs[:, j] + t_prev * g[:, j - 1]
-            else:
-                r = rhs[:, 0]
-            if j < Y - 1:
-                C = -txm[:, j]                                # off-diagonal to column j+1
-                sol = np.linalg.solve(M, np.concatenate(
-                    [np.eye(X)[None] * C[:, None, :], r[:, :, None]], 2))
-                Minv_c[:, j] = sol[:, :, :X]
-                g[:, j] = sol[:, :, X]
-            else:
-                g[:, j] = np.linalg.solve(M, r[:, :, None])[:, :, 0]
-        x = np.zeros((N, Y, X))
-        x[:, Y - 1] = g[:, Y - 1]
-        for j in range(Y - 2, -1, -1):
-            x[:, j] = g[:, j] - np.einsum("nab,nb->na", Minv_c[:, j], x[:, j + 1])
+        x = _column_elimination(blocks, rhs, txm)
         pres = np.where(act, np.moveaxis(x, 1, 2), 0.0)
         t_now = tn
         if k_rep < len(t_rep) and abs(tn - t_rep[k_rep]) <= 1e-9 * t_rep[k_rep]:
@@ -804,7 +812,7 @@ def _rz_implicit_step(tx, tz, cf, stor, dt, pres, q, sink):
     """One implicit Euler step of the r-z pressure system with transmissibilities tx, tz and
     well connections cf (mobilities included), the well node at total rate q (N,) eliminated,
     a volume sink (N, X, Y) [m3/s]: (pressure (N, X, Y) [Pa], well connection rates (N, X)).
-    Block-tridiagonal elimination over the radial columns as rz_single_phase_dp_bar."""
+    Block-tridiagonal elimination over the radial columns (_column_elimination)."""
     N, X, Y = stor.shape
     ix = np.arange(X)
     cfs = np.maximum(cf.sum(1), 1e-300)
@@ -824,27 +832,7 @@ def _rz_implicit_step(tx, tz, cf, stor, dt, pres, q, sink):
     src = stor / dt * pres - sink
     src[:, :, 0] += q[:, None] * cf / cfs[:, None]
     rhs = np.moveaxis(src, 2, 1)
-    txm = np.moveaxis(tx, 2, 1)
-    Minv_c = np.zeros((N, Y, X, X))
-    g = np.zeros((N, Y, X))
-    M = blocks[:, 0]
-    for j in range(Y):
-        if j > 0:
-            M = blocks[:, j] + txm[:, j - 1][:, :, None] * Minv_c[:, j - 1]
-            r = rhs[:, j] + txm[:, j - 1] * g[:, j - 1]
-        else:
-            r = rhs[:, 0]
-        if j < Y - 1:
-            sol = np.linalg.solve(M, np.concatenate(
-                [np.eye(X)[None] * (-txm[:, j])[:, None, :], r[:, :, None]], 2))
-            Minv_c[:, j] = sol[:, :, :X]
-            g[:, j] = sol[:, :, X]
-        else:
-            g[:, j] = np.linalg.solve(M, r[:, :, None])[:, :, 0]
-    x = np.zeros((N, Y, X))
-    x[:, Y - 1] = g[:, Y - 1]
-    for j in range(Y - 2, -1, -1):
-        x[:, j] = g[:, j] - np.einsum("nab,nb->na", Minv_c[:, j], x[:, j + 1])
+    x = _column_elimination(blocks, rhs, np.moveaxis(tx, 2, 1))
     pn = np.moveaxis(x, 1, 2)
     pw = (q + (cf * pn[:, :, 0]).sum(1)) / cfs
     return pn, cf * (pw[:, None] - pn[:, :, 0])
