@@ -391,20 +391,17 @@ double theis_from(const PressureProperties& p) {
          kBar;
 }
 
-std::vector<double> rz_solve(const ReservoirCase& c, const PressureProperties& p,
-                             const std::vector<double>& times_days, int substeps, int first_steps) {
-  require_whole(c);
+// The decks' brine transmissibilities of a whole case [m3/(Pa s)]: radial tx (X, Y-1) between
+// node radii, each half cell's 2 pi k dz / ln(r ratio) in series; vertical tz (X-1 rows of Y,
+// X * Y stored) between layer centres with the harmonic kz over the ring's area; 0 where a
+// neighbour is inactive.
+void rz_transmissibilities(const ReservoirCase& c, const Radii& r, const std::vector<double>& area,
+                           double mu, std::vector<double>& tx, std::vector<double>& tz) {
   const int X = c.nx, Y = c.ny;
-  const std::size_t XX = std::size_t(X) * X;
-  const Radii r = radii(c.dr);
-  std::vector<double> area(Y);
-  for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
   auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
   auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
-  const double mu = p.mu_w, ct = p.c_t;
-  // Radial transmissibilities tx (X, Y-1), vertical tz (X-1, Y), storage (X, Y), well factors.
-  std::vector<double> tx(std::size_t(X) * (Y - 1), 0.0), tz(std::size_t(X) * Y, 0.0);
-  std::vector<double> stor(std::size_t(X) * Y), cf(X, 0.0);
+  tx.assign(std::size_t(X) * (Y - 1), 0.0);
+  tz.assign(std::size_t(X) * Y, 0.0);
   for (int x = 0; x < X; ++x)
     for (int y = 0; y + 1 < Y; ++y)
       if (act(x, y) && act(x, y + 1)) {
@@ -422,6 +419,23 @@ std::vector<double> rz_solve(const ReservoirCase& c, const PressureProperties& p
         const double v = area[y] / (1 / h0 + 1 / h1) / mu;
         tz[at(x, y)] = std::isnan(v) ? 0.0 : v;
       }
+}
+
+std::vector<double> rz_solve(const ReservoirCase& c, const PressureProperties& p,
+                             const std::vector<double>& times_days, int substeps, int first_steps) {
+  require_whole(c);
+  const int X = c.nx, Y = c.ny;
+  const std::size_t XX = std::size_t(X) * X;
+  const Radii r = radii(c.dr);
+  std::vector<double> area(Y);
+  for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
+  auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
+  auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
+  const double mu = p.mu_w, ct = p.c_t;
+  // Radial transmissibilities tx (X, Y-1), vertical tz (X-1, Y), storage (X, Y), well factors.
+  std::vector<double> tx, tz;
+  rz_transmissibilities(c, r, area, mu, tx, tz);
+  std::vector<double> stor(std::size_t(X) * Y), cf(X, 0.0);
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y)
       stor[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] * ct : 1.0;
@@ -591,25 +605,9 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
   const double mu_w = p.mu_w, mu_g = p.mu_g, swi = c.swi, lam = c.vg_lambda;
   const double smax = 1.0 - swi;
   // Brine transmissibilities tx (X, Y-1), tz (X-1 rows of Y), pore volume, storage, wells.
-  std::vector<double> tx0(std::size_t(X) * (Y - 1), 0.0), tz0(XY, 0.0), pv(XY), stor(XY);
+  std::vector<double> tx0, tz0, pv(XY), stor(XY);
+  rz_transmissibilities(c, r, area, mu_w, tx0, tz0);
   std::vector<double> cf0(X, 0.0), perf(X, 0.0);
-  for (int x = 0; x < X; ++x)
-    for (int y = 0; y + 1 < Y; ++y)
-      if (act(x, y) && act(x, y + 1)) {
-        const double ho =
-            2 * kPi * (c.permx[at(x, y)] * kMdToM2) * c.dz[x] / std::log(r.out[y] / r.node[y]);
-        const double hi = 2 * kPi * (c.permx[at(x, y + 1)] * kMdToM2) * c.dz[x] /
-                          std::log(r.node[y + 1] / r.in[y + 1]);
-        tx0[std::size_t(x) * (Y - 1) + y] = 1 / (1 / ho + 1 / hi) / mu_w;
-      }
-  for (int x = 0; x + 1 < X; ++x)
-    for (int y = 0; y < Y; ++y)
-      if (act(x, y) && act(x + 1, y)) {
-        const double h0 = (c.permz[at(x, y)] * kMdToM2) / (c.dz[x] / 2);
-        const double h1 = (c.permz[at(x + 1, y)] * kMdToM2) / (c.dz[x + 1] / 2);
-        const double v = area[y] * 1 / (1 / h0 + 1 / h1) / mu_w;
-        tz0[at(x, y)] = std::isnan(v) ? 0.0 : v;
-      }
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y) {
       pv[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] : 1.0;

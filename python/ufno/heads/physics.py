@@ -660,33 +660,8 @@ def rz_single_phase_dp_bar(cs, times_days=None, props=None, substeps=4, first_st
     props = props or [properties(c) for c in cs]
     N = len(cs)
     X, Y = cs[0]["kx"].shape
-    dr = cs[0]["dr"]
-    rw = _cases.WELL_RADIUS
-    r_out = rw + np.cumsum(dr)
-    r_in = r_out - dr
-    rn = np.exp((r_out ** 2 * np.log(r_out) - r_in ** 2 * np.log(r_in))
-                / (r_out ** 2 - r_in ** 2) - 0.5)
-    area = math.pi * (r_out ** 2 - r_in ** 2)
-    kx = np.stack([c["kx"] for c in cs]) * MD_TO_M2
-    kz = np.stack([c["kz"] for c in cs]) * MD_TO_M2
-    act = np.stack([c["active"] for c in cs])
-    dz = np.stack([c["dz"] for c in cs])                       # (N, X)
-    poro = np.stack([c["poro"] for c in cs])
-    mu = np.array([p["mu_w"] for p in props])[:, None, None]
-    ct = np.array([p["c_t"] for p in props])[:, None, None]
     q = np.array([p["q"] for p in props])
-    perf = np.stack([c["perf"] & c["active"][:, 0] for c in cs])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ho = 2 * math.pi * kx[:, :, :-1] * dz[:, :, None] / np.log(r_out[:-1] / rn[:-1])
-        hi = 2 * math.pi * kx[:, :, 1:] * dz[:, :, None] / np.log(rn[1:] / r_in[1:])
-        tx = np.where(act[:, :, :-1] & act[:, :, 1:], 1 / (1 / ho + 1 / hi), 0.0) / mu
-        hz = kz / (dz[:, :, None] / 2)
-        tz = np.where(act[:, :-1] & act[:, 1:], area * 1 / (1 / hz[:, :-1] + 1 / hz[:, 1:]),
-                      0.0) / mu
-    tx = np.nan_to_num(tx)
-    tz = np.nan_to_num(tz)
-    stor = np.where(act, poro * dz[:, :, None] * area * ct, 1.0)   # (N, X, Y) m3/Pa
-    cf = np.where(perf, 2 * math.pi * kx[:, :, 0] * dz / math.log(rn[0] / rw), 0.0) / mu[:, :, 0]
+    tx, tz, _, stor, cf, act, _ = _rz_geometry(cs, props)
     cfs = cf.sum(1)                                           # (N,)
     # the constant part of each column's block: vertical couplings and radial diagonals
     base = np.zeros((N, Y, X, X))
