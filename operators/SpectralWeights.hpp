@@ -197,6 +197,18 @@ SpectralWeightView combine_corner_weights(int in, int out, const std::array<int,
   return load_owned_weights<D>(Corners(corners), "c", in, out, m, owned);
 }
 
+// r[t] += x[t] w[t] over n interleaved complex values: one case's share of a block of modes,
+// the mode mix's inner loop.
+KOKKOS_INLINE_FUNCTION void accumulate_mode_products(float* r, const float* x, const float* wv,
+                                                     long n) {
+  UFNO_OMP(omp simd)
+  for (long t = 0; t < n; ++t) {
+    const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
+    r[2 * t] += xr * wr - xi * wi;
+    r[2 * t + 1] += xr * wi + xi * wr;
+  }
+}
+
 // How the mode multiplies below cut their work. One iteration takes one output channel, a block
 // of consecutive modes and up to `cases` cases, and reads each of its weights once for all of
 // them (a pass of 8 cases reads the weights once, not 8 times): the weights are the large
@@ -255,13 +267,7 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
           const float* wv = wf + 2 * ((i * O + o) * M + q0);
           for (int c = 0; c < nb; ++c) {
             const float* x = xf + 2 * (((b0 + c) * I + i) * M + q0);
-            float* r = acc[c];
-            UFNO_OMP(omp simd)
-            for (long t = 0; t < n; ++t) {
-              const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
-              r[2 * t] += xr * wr - xi * wi;
-              r[2 * t + 1] += xr * wi + xi * wr;
-            }
+            accumulate_mode_products(acc[c], x, wv, n);
           }
         }
         for (int c = 0; c < nb; ++c) {
@@ -341,13 +347,7 @@ long spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
           }
           for (int c = 0; c < nb; ++c) {
             const float* x = xf + 2 * (((b0 + c) * I + i) * P + q0);
-            float* r = acc[c];
-            UFNO_OMP(omp simd)
-            for (long t = 0; t < n; ++t) {
-              const float xr = x[2 * t], xi = x[2 * t + 1], wr = wv[2 * t], wi = wv[2 * t + 1];
-              r[2 * t] += xr * wr - xi * wi;
-              r[2 * t + 1] += xr * wi + xi * wr;
-            }
+            accumulate_mode_products(acc[c], x, wv, n);
           }
         }
         for (int c = 0; c < nb; ++c)
