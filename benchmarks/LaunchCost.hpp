@@ -12,8 +12,8 @@
 // truncated transforms (the pruned DFTs as the GEMMs they are: the last axis real, the others
 // complex), the mode mix, the inverse transforms, the 1x1 convolution w, the U-Net's convolutions
 // (U-Fourier layers; transposed convolutions in sub-pixel form: 8 taps per output, 64 weights),
-// the layer's update, then the head (fused, on the kept cells). benchmarks/GpuRoofline.hpp turns a table into a predicted
-// time; bench_model --plan whole-tensor prints both.
+// the layer's update, then the head (fused, on the kept cells). benchmarks/GpuRoofline.hpp turns a
+// table into a predicted time; bench_model --plan whole-tensor prints both.
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,8 +47,7 @@ inline LaunchCost linear_cost(std::string layer, std::string launch, double poin
 inline LaunchCost mlp_head_cost(std::string layer, std::string launch, double points, double cin,
                                 double hidden, double cout) {
   return {std::move(layer), std::move(launch), 2 * points * (cin * hidden + hidden * cout),
-          kFloatBytes *
-              (points * (cin + cout) + cin * hidden + hidden + hidden * cout + cout)};
+          kFloatBytes * (points * (cin + cout) + cin * hidden + hidden + hidden * cout + cout)};
 }
 
 // A truncated DFT of `lines` real lines of length n keeping `kept` complex modes (or its inverse,

@@ -22,8 +22,8 @@
 
 #include "runtime/Head.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
-#include "screening/Kpis.hpp"
 #include "runtime/PressureEstimates.hpp"
+#include "screening/Kpis.hpp"
 
 namespace ufno {
 
