@@ -80,7 +80,8 @@ DistributedFno4d::DistributedFno4d(const Fno4dSpec& s, const WeightSource& w,
   // Each rank's padded block holds the grid's cells in its interior (the block's part of
   // [P, P + n)); the interiors, moved back by P, tile the grid. Padding gathers each rank's
   // interior of the channels-last input (T x C flattened into one axis: T is never split), and
-  // the lift writes the interior of the zero-filled padded block; the head runs on the interior
+  // the lift writes the interior of the padded block (nothing outside the interior's columns is
+  // zeroed: the first layer's update reads only them); the head runs on the interior
   // and the crop moves its one-channel output to the unpadded blocks.
   std::vector<Box4> interiors, interiors_cl;
   for (const Box4& b : padded_.boxes()) {
@@ -176,21 +177,14 @@ DistributedFno4d::Real DistributedFno4d::gather_interior(const Real& x) const {
   return gather_input_->apply(flat);
 }
 
-DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
-                                              Real* box_out) const {
+DistributedFno4d::Real DistributedFno4d::lift(const Real& x, Real* box_out) const {
   // x: (B, a1, a2, a3, t, C) on this rank's unpadded block. Returns the padded block
-  // (B, W, padded extents) whose interior holds fc0 of the (encoded) input: zero elsewhere with
-  // zero_outside, else zero only in the T padding of the interior's columns, the rest unset.
+  // (B, W, padded extents) whose interior holds fc0 of the (encoded) input and whose interior
+  // columns are zero in the T padding; the rest of the block is left unset.
   const int B = x.extent(0), C = spec_.in_channels, W = spec_.width;
   Real in = gather_interior(x);
   const Extents pe = padded_.box(rank_).extents();
   Real h = temporary_grid_view<4>("fno4d.padded", B, W, pe);
-  if (zero_outside) {
-    float* p = h.data();  // zero-filled on all threads (first touch of the largest tensor)
-    ufno::parallel_for(
-        "ufno::fno4d_zero", Kokkos::RangePolicy<ExecSpace>(0, long(h.size())),
-        KOKKOS_LAMBDA(const int64_t i) { p[i] = 0.f; });
-  }
   const Box4 ib = interior_in_block();
   const Extents ie = ib.extents();
   if (box_out) *box_out = temporary_grid_view<4>("fno4d.interior", B, W, ie);
@@ -201,17 +195,13 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
   auto cf = temporary<Kokkos::View<float*, DeviceSpace>>("fno4d.cf", long(C) * step);
   auto lifted = temporary<Kokkos::View<float*, DeviceSpace>>("fno4d.lifted", long(W) * step);
   const dist::DeviceColumnRuns& runs = interior_runs_;
-  // Not zero-filled, the block still needs zeros in the T padding of the interior's columns
-  // (the first layer's w_k reads whole columns there): rows are copied as whole columns, from a
-  // buffer whose padding stays zero.
-  Box4 columns = ib;
-  columns.lo[3] = 0;
-  columns.hi[3] = pe[3];
-  const long ncol = long(ie[1]) * ie[2];
-  auto whole = zeroed_temporary<Kokkos::View<float*, DeviceSpace>>(
-      "fno4d.whole_columns", zero_outside ? 0 : W * R * ncol * pe[3]);
   const bool encode = in_mean_.size() > 0;
   auto mean = in_mean_, scale = in_scale_;
+  // The T padding of the interior's columns, which the first layer's w_k reads with them.
+  const int T0 = ib.lo[3], TI = ie[3], TP = pe[3] - ie[3];
+  const long block_row = long(pe[1]) * pe[2] * pe[3], plane = long(pe[0]) * block_row;
+  const auto start = runs.start;
+  const long len = runs.length, nruns = long(start.size()), P3 = pe[3];
   for (int b = 0; b < B; ++b)
     for (int r = 0; r < ie[0]; r += R) {
       // Rows [r, r + n): channels first (the last channel encoded), fc0, into the block.
@@ -238,19 +228,16 @@ DistributedFno4d::Real DistributedFno4d::lift(const Real& x, bool zero_outside,
             "ufno::fno4d_interior_row", Kokkos::RangePolicy<ExecSpace>(0, long(W) * vox),
             KOKKOS_LAMBDA(const int64_t i) { dst[(i / vox) * box_plane + i % vox] = l[i]; });
       }
-      if (zero_outside) {
-        copy_interior_rows(lifted.data(), h, b, ib, runs, r, n, /*into_block=*/true);
-        continue;
-      }
-      const int P3 = pe[3], T0 = ib.lo[3], TI = ie[3];
-      float* wc = whole.data();
-      const float* l = lifted.data();
+      copy_interior_rows(lifted.data(), h, b, ib, runs, r, n, /*into_block=*/true);
+      if (TP == 0) continue;
+      float* first = h.data() + long(b) * W * plane + long(ib.lo[0] + r) * block_row;
       ufno::parallel_runs(
-          "ufno::fno4d_whole_columns", long(W) * n * ncol, TI,
+          "ufno::fno4d_t_padding", long(W) * n * nruns * len, TP,
           KOKKOS_LAMBDA(const int64_t i, int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t) wc[i * P3 + T0 + t] = l[i * TI + t];
+            const int64_t k = i % len, q = i / len, run = q % nruns, cr = q / nruns;  // c n + row
+            float* col = first + (cr / n) * plane + (cr % n) * block_row + (start(run) + k) * P3;
+            for (int64_t t = t0; t < t1; ++t) col[t < T0 ? t : t + TI] = 0.f;
           });
-      copy_interior_rows(whole.data(), h, b, columns, runs, r, n, /*into_block=*/true);
     }
   return h;
 }
@@ -323,8 +310,22 @@ void DistributedFno4d::normalise(const Real& y, const Kokkos::View<float*, Devic
 
 void DistributedFno4d::fourier_layer(std::size_t k, const Real& x, Real box) {
   using Scope = LayerTimer::Scope;
-  const Activation act = int(k) + 1 < spec_.layers ? Activation::GELU : Activation::None;
+  const bool last = int(k) + 1 == spec_.layers;
+  const Activation act = last ? Activation::None : Activation::GELU;
+  // As in the row groups: the first layer's x is unset outside the interior, and only the
+  // interior of the last layer's output is kept.
+  const Box4 inside = interior_in_block();
   GridView<4, complexf> t_modes;
+  if (last && k > 0 && conv_[k].box_fft()) {  // the interior alone, transformed and updated
+    {
+      Scope t("spectral conv");
+      t_modes = conv_[k].forward_t_modes_to_box(x);
+    }
+    Scope t("T inverse + w, fused, interior only");
+    fourier_layer_update_box<4>(x, t_modes, *conv_[k].box_fft()->pruned_t(), w_[k], act, inside,
+                                interior_runs_);
+    return;
+  }
   {
     Scope t("spectral conv");
     t_modes = box.data() ? conv_[k].forward_t_modes_of_box(box) : conv_[k].forward_t_modes(x);
@@ -334,7 +335,12 @@ void DistributedFno4d::fourier_layer(std::size_t k, const Real& x, Real box) {
     }
   }
   Scope t("T inverse + w + gelu, fused");
-  fourier_layer_update<4>(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], Real(), act);
+  const Support support = !to_box_ ? Support::All
+                          : k == 0 ? Support::InputInside
+                          : last   ? Support::OutputInside
+                                   : Support::All;
+  fourier_layer_update<4>(x, t_modes, *conv_[k].fft().pruned_t(), w_[k], act, support, inside,
+                          interior_runs_);
 }
 
 void DistributedFno4d::fourier_layer_in_row_groups(std::size_t k, const Real& x, Real box) {
@@ -404,15 +410,14 @@ void DistributedFno4d::forward_raw(const Real& input, const Real& output) {
                                 unpadded_.box(rank_).str());
   Workspace::Pass pass(*workspace_, workspace_key_ + shape_string(input));
   using Scope = LayerTimer::Scope;
-  // The first layer's input padded (zero outside the interior unless its update writes
-  // everything there anyway, as the streamed one does: it reads only the interior), and its
-  // interior alone, moved to the first layer's box plan, when the model pads.
-  const bool streams = conv_[0].fft().streams_rows();
+  // The first layer's input padded, set in the interior's columns only (the first layer's
+  // update reads nothing else: Support::InputInside), and its interior alone, moved to the first
+  // layer's box plan, when the model pads.
   Real x, box;
   {
     Scope t("fc0 + pad");
     Real interior;
-    x = lift(input, /*zero_outside=*/!streams, to_box_ ? &interior : nullptr);
+    x = lift(input, to_box_ ? &interior : nullptr);
     if (to_box_) box = to_box_->apply(interior);
   }
   for (std::size_t k = 0; k < conv_.size(); ++k) {

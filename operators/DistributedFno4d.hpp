@@ -9,7 +9,10 @@
 // weights sharded by mode ownership. On one rank the Fourier layers stream first-axis rows, so no
 // T-mode tensor of the whole padded grid exists. The first layer's spectral branch transforms the
 // lift's unpadded result (a windowed plan, DistributedSpectralConv::add_box_plan), not
-// the zero-padded block, which the streamed update then writes without its ever being zeroed.
+// the zero-padded block, which its update then writes without its ever being zeroed (w_k on the
+// interior's columns alone); the last layer computes only the interior that the crop keeps (a
+// second box plan, where the interiors are the unpadded blocks, as on one rank). Both execution
+// plans do both: the streaming one a few rows at a time, the whole-tensor one on whole blocks.
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,10 +57,11 @@ class DistributedFno4d {
 
   // Public only for nvcc: an extended __host__ __device__ lambda (KOKKOS_LAMBDA) needs a public
   // enclosing function in a GPU build.
-  // fc0 into the interior of the padded block, zero outside it when `zero_outside` (else left
-  // for the first layer to write); *box_out, when given, receives the interior alone,
-  // (B, W, interior extents) on the interiors' layout.
-  Real lift(const Real& channels_last, bool zero_outside = true, Real* box_out = nullptr) const;
+  // fc0 into the interior of the padded block, zero in the T padding of the interior's
+  // columns, the rest of the block left for the first layer to write (its update reads only the
+  // interior's columns: no zero fill of the block); *box_out, when given, receives the interior
+  // alone, (B, W, interior extents) on the interiors' layout.
+  Real lift(const Real& channels_last, Real* box_out = nullptr) const;
   // This rank's interior of the channels-last input (its block checked against the layout),
   // (B, 1, i0, i1, i2, T C): the input itself when the interior is the rank's own block.
   Real gather_interior(const Real& channels_last) const;

@@ -186,6 +186,14 @@ DistributedSpectralConv<D>::forward_first_axis_modes_to_box(const Real& x) {
   return box_fft_->backward_first_axis(mixed_modes(x));
 }
 
+template <std::size_t D>
+typename DistributedSpectralConv<D>::Complex DistributedSpectralConv<D>::forward_t_modes_to_box(
+    const Real& x) {
+  if (!box_fft_)
+    throw std::logic_error("DistributedSpectralConv: a box's output without add_box_plan");
+  return box_fft_->backward_to_t_modes(mixed_modes(x));
+}
+
 template class DistributedSpectralConv<3>;
 template class DistributedSpectralConv<4>;
 

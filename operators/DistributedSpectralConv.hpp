@@ -57,13 +57,16 @@ class DistributedSpectralConv {
   //   plan's real layout, and give what the calls above give for it padded with zeros.
   // - Output needed only inside the box (a last layer, then cropped):
   //   forward_first_axis_modes_to_box(x) gives the box plan's first-axis stage, from which
-  //   box_fft()->t_modes_of_rows() gives the T modes of the box's rows and columns only.
+  //   box_fft()->t_modes_of_rows() gives the T modes of the box's rows and columns only;
+  //   forward_t_modes_to_box(x) gives them all at once (the whole-tensor plan), (B, out, the
+  //   box plan's block with T -> m_T), for box_fft()->pruned_t().
   void add_box_plan(const dist::ProcessGrid& grid, Extents offset, Extents n,
                     dist::ExchangeAlgorithm alg);
   const Fft* box_fft() const { return box_fft_.get(); }
   Complex forward_t_modes_of_box(const Real& box);
   Complex forward_first_axis_modes_of_box(const Real& box);
   Complex forward_first_axis_modes_to_box(const Real& x);
+  Complex forward_t_modes_to_box(const Real& x);
   // Adds a constant per output channel to the layer's output at no cost: a constant field is
   // exactly the zero mode of the unnormalised inverse transform, so it goes into that bin of the
   // mixed spectrum (on the rank that owns it).

@@ -276,6 +276,101 @@ void fourier_layer_update_box_rows(const GridView<D>& x, int b, int r0,
   }
 }
 
+template <std::size_t D>
+void fourier_layer_update(const GridView<D>& x, const GridView<D, complexf>& t_modes,
+                          const fft::TruncatedRealDft& t_inverse, const Linear& w, Activation act,
+                          Support support, const dist::Box<D>& inside,
+                          const dist::DeviceColumnRuns& runs, long columns_per_chunk) {
+  if (support == Support::All) {
+    fourier_layer_update<D>(x, t_modes, t_inverse, w, GridView<D>(), act, columns_per_chunk);
+    return;
+  }
+  check_layer(x, t_inverse, w);
+  if (support == Support::InputInside && w.has_bias())
+    throw std::invalid_argument(
+        "fourier_layer_update: InputInside needs w's bias moved into the spectral branch (w(0) "
+        "is then 0)");
+  const int B = x.extent(0), C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
+  const int m = t_inverse.kept();
+  const std::array<int, D> e = grid_extents<D>(x);
+  bool fits = t_modes.extent(0) == x.extent(0) && t_modes.extent(1) == x.extent(1) &&
+              int(t_modes.extent(D + 1)) == m;
+  long row = 1;  // columns of one first-axis row
+  for (std::size_t a = 2; a < D + 1; ++a) fits = fits && t_modes.extent(a) == x.extent(a);
+  for (std::size_t a = 1; a + 1 < D; ++a) row *= e[a];
+  for (std::size_t a = 0; a + 1 < D; ++a)
+    fits = fits && (inside.empty() || (inside.lo[a] >= 0 && inside.hi[a] <= e[a]));
+  fits = fits && runs.columns() == (inside.empty() ? 0 : dist::column_runs<D>(e, inside).columns());
+  if (!fits)
+    throw std::invalid_argument("fourier_layer_update: x " + shape_string(x) + ", T modes " +
+                                shape_string(t_modes) + ", box " + inside.str() +
+                                " do not fit together");
+  const long plane = long(X) * row * T, m_plane = long(X) * row * m;
+  // The box's columns of every row, channel and case, compact (B C, rows, columns, T), taken
+  // before anything is written, and their T modes.
+  const int BC = B * C, rows = inside.empty() ? 0 : inside.extent(0);
+  const long in_cols = long(rows) * runs.columns();
+  auto xin = temporary<Kokkos::View<float*, DeviceSpace>>("flu.inside_x", BC * in_cols * T);
+  auto mc = temporary<Kokkos::View<complexf*, DeviceSpace>>("flu.inside_modes", BC * in_cols * m);
+  float* xr = x.data() + long(rows ? inside.lo[0] : 0) * row * T;
+  if (in_cols > 0) {
+    dist::copy_column_runs<float>(xr, plane, row * T, T, 0, xin.data(), runs, BC, rows, T, true);
+    dist::copy_column_runs<complexf>(t_modes.data() + long(inside.lo[0]) * row * m, m_plane,
+                                     row * m, m, 0, mc.data(), runs, BC, rows, m, true);
+  }
+  if (support == Support::InputInside) {
+    // Every column with w left out (x is zero but in the box): the inverse straight into x, no
+    // temporary of the block's size, then the activation in place.
+    t_inverse.backward_batched(t_modes.data(), m_plane, x.data(), plane, BC, long(X) * row, 0.f);
+    apply_activation(x, act);
+  }
+  if (in_cols == 0) return;
+  // The box: the whole update on the compact columns, then back into x.
+  const ColumnBlock blk{B,         xin.data(),  in_cols * T,    C * in_cols * T,
+                        mc.data(), in_cols * m, C * in_cols * m};
+  update_columns(C, blk, UnetTerm(), in_cols, t_inverse, &w, act, columns_per_chunk);
+  dist::copy_column_runs<float>(xr, plane, row * T, T, 0, xin.data(), runs, BC, rows, T, false);
+}
+
+template <std::size_t D>
+void fourier_layer_update_box(const GridView<D>& x, const GridView<D, complexf>& box_t_modes,
+                              const fft::TruncatedRealDft& box_t_inverse, const Linear& w,
+                              Activation act, const dist::Box<D>& box,
+                              const dist::DeviceColumnRuns& runs, long columns_per_chunk) {
+  if (box.empty()) return;  // a rank without interior cells (its T modes are empty)
+  const int B = x.extent(0), C = x.extent(1), X = x.extent(2), T = x.extent(D + 1);
+  const int m = box_t_inverse.kept(), TI = box.extent(D - 1);
+  const std::array<int, D> e = grid_extents<D>(x);
+  bool fits = w.in_channels() == C && w.out_channels() == C && box_t_inverse.period() == T &&
+              box_t_inverse.length() == TI && box_t_modes.extent(0) == x.extent(0) &&
+              int(box_t_modes.extent(1)) == C && int(box_t_modes.extent(D + 1)) == m &&
+              runs.columns() == dist::column_runs<D>(e, box).columns();
+  for (std::size_t a = 0; a < D && fits; ++a)
+    fits = box.lo[a] >= 0 && box.hi[a] <= e[a] &&
+           (a + 1 == D || int(box_t_modes.extent(a + 2)) == box.extent(a));
+  if (!fits)
+    throw std::invalid_argument("fourier_layer_update_box: x " + shape_string(x) + ", T modes " +
+                                shape_string(box_t_modes) + ", box " + box.str() +
+                                " do not fit together");
+  long row = 1;  // columns of one first-axis row of x
+  for (std::size_t a = 1; a + 1 < D; ++a) row *= e[a];
+  const long plane = long(X) * row * T;
+  const int BC = B * C, rows = box.extent(0);
+  const long in_cols = long(rows) * runs.columns();
+  // The box's cells of every row, channel and case, compact (B C, rows, columns, box T): the
+  // box plan's T modes are in that order.
+  auto xin = temporary<Kokkos::View<float*, DeviceSpace>>("flu.box_x", BC * in_cols * TI);
+  float* xr = x.data() + long(box.lo[0]) * row * T;
+  dist::copy_column_runs<float>(xr, plane, row * T, T, box.lo[D - 1], xin.data(), runs, BC, rows,
+                                TI, true);
+  const ColumnBlock blk{
+      B,           xin.data(),     in_cols * TI, C * in_cols * TI, box_t_modes.data(),
+      in_cols * m, C * in_cols * m};
+  update_columns(C, blk, UnetTerm(), in_cols, box_t_inverse, &w, act, columns_per_chunk);
+  dist::copy_column_runs<float>(xr, plane, row * T, T, box.lo[D - 1], xin.data(), runs, BC, rows,
+                                TI, false);
+}
+
 template void fourier_layer_update<3>(const GridView<3>&, const GridView<3, complexf>&,
                                       const fft::TruncatedRealDft&, const Linear&,
                                       const GridView<3>&, Activation, long);
@@ -308,5 +403,20 @@ template void fourier_layer_update_box_rows<4>(const GridView<4>&, int, int,
                                                const GridView<4, complexf>&,
                                                const fft::TruncatedRealDft&, const Linear&,
                                                Activation, const dist::Box<4>&, long);
+
+template void fourier_layer_update<3>(const GridView<3>&, const GridView<3, complexf>&,
+                                      const fft::TruncatedRealDft&, const Linear&, Activation,
+                                      Support, const dist::Box<3>&, const dist::DeviceColumnRuns&,
+                                      long);
+template void fourier_layer_update<4>(const GridView<4>&, const GridView<4, complexf>&,
+                                      const fft::TruncatedRealDft&, const Linear&, Activation,
+                                      Support, const dist::Box<4>&, const dist::DeviceColumnRuns&,
+                                      long);
+template void fourier_layer_update_box<3>(const GridView<3>&, const GridView<3, complexf>&,
+                                          const fft::TruncatedRealDft&, const Linear&, Activation,
+                                          const dist::Box<3>&, const dist::DeviceColumnRuns&, long);
+template void fourier_layer_update_box<4>(const GridView<4>&, const GridView<4, complexf>&,
+                                          const fft::TruncatedRealDft&, const Linear&, Activation,
+                                          const dist::Box<4>&, const dist::DeviceColumnRuns&, long);
 
 }  // namespace ufno

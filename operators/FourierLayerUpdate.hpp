@@ -11,6 +11,7 @@
 // their group is done. No layer output is allocated (100 MB at paper size, a third of the FNO's
 // activation memory), and the inverse transform's result is summed while still in cache.
 #include "decomposition/Box.hpp"
+#include "decomposition/ColumnRunCopy.hpp"
 #include "fft/TruncatedRealDft.hpp"
 #include "operators/Linear.hpp"
 
@@ -50,6 +51,18 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
                                Activation act, Support support, const dist::Box<D>& inside,
                                long columns_per_chunk = 512);
 
+// The same on the whole block, all cases at once (the whole-tensor plan, or a grid that splits
+// the first axis), knowing `support` about the box `inside` as above: t_modes as for the update
+// above, `runs` inside's column runs in x's block (dist::device_column_runs, made once by the
+// caller: a warm pass allocates nothing). InputInside runs the inverse transform straight into x
+// (no temporary of the block's size) and w on the box's columns alone; OutputInside computes
+// only the box's columns.
+template <std::size_t D>
+void fourier_layer_update(const GridView<D>& x, const GridView<D, complexf>& t_modes,
+                          const fft::TruncatedRealDft& t_inverse, const Linear& w, Activation act,
+                          Support support, const dist::Box<D>& inside,
+                          const dist::DeviceColumnRuns& runs, long columns_per_chunk = 512);
+
 // The last layer of a zero-padded grid on the box alone (the box of x's block that a crop
 // keeps, T included): box_t_modes_rows (1, C, R, the box's extents of the middle axes, m) are the
 // box's rows [r0, r0 + R), counted from box.lo[0], from a plan over the box
@@ -62,5 +75,14 @@ void fourier_layer_update_box_rows(const GridView<D>& x, int b, int r0,
                                    const fft::TruncatedRealDft& box_t_inverse, const Linear& w,
                                    Activation act, const dist::Box<D>& box,
                                    long columns_per_chunk = 512);
+
+// The same on all of the box's rows of every case at once (the whole-tensor plan): box_t_modes
+// (B, C, the box's extents but T -> m) from the box plan (DistributedSpectralConv::
+// forward_t_modes_to_box), `runs` the box's column runs in x's block.
+template <std::size_t D>
+void fourier_layer_update_box(const GridView<D>& x, const GridView<D, complexf>& box_t_modes,
+                              const fft::TruncatedRealDft& box_t_inverse, const Linear& w,
+                              Activation act, const dist::Box<D>& box,
+                              const dist::DeviceColumnRuns& runs, long columns_per_chunk = 512);
 
 }  // namespace ufno

@@ -2,6 +2,9 @@
 // relu(T^-1(modes) + W x + b + u), in chunks that do not divide the columns.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <tuple>
+
 #include "operators/FourierLayerUpdate.hpp"
 #include "support/Naive.hpp"
 #include "support/TestUtil.hpp"
@@ -184,6 +187,24 @@ struct Block4 {
     }
     return host(x);
   }
+  // The whole-block updates (all rows at once), with what is known about `box`, and of the box
+  // alone.
+  std::vector<float> update_whole(const std::vector<float>& xv, const Linear& w, Support s,
+                                  const dist::Box<4>& box) const {
+    fft::TruncatedRealDft t_inverse(T, m);
+    GridView<4> x = tensor(xv);
+    fourier_layer_update<4>(x, rows(0, X), t_inverse, w, Activation::GELU, s, box,
+                            dist::device_column_runs<4>({X, Y, Z, T}, box), 4);
+    return host(x);
+  }
+  std::vector<float> update_box_whole(const std::vector<float>& xv, const Linear& w,
+                                      const dist::Box<4>& box) const {
+    fft::TruncatedRealDft t_box(T, m, box.lo[3], box.extent(3));
+    GridView<4> x = tensor(xv);
+    fourier_layer_update_box<4>(x, box_rows(box, 0, box.extent(0)), t_box, w, Activation::GELU, box,
+                                dist::device_column_runs<4>({X, Y, Z, T}, box), 4);
+    return host(x);
+  }
   // The update in row groups of R rows, with or without what is known about `box`.
   std::vector<float> update(const std::vector<float>& xv, const Linear& w, int R, Support s,
                             const dist::Box<4>& box) const {
@@ -308,4 +329,67 @@ TEST_CASE("the box update equals the full update on the box and leaves the rest"
   CHECK_THROWS_AS(fourier_layer_update_box_rows<4>(x, 0, 3, blk.box_rows(box, 0, 2), t_box, w,
                                                    Activation::GELU, box),
                   std::invalid_argument);  // box rows 3, 4 of 4
+}
+
+TEST_CASE("the whole-block updates that know the padding equal the full update where they must",
+          "[fourier]") {
+  // The whole-tensor plan's first and last layers of a zero-padded grid, on either plan: the
+  // first layer's x is NaN (unset memory) outside the box's columns, which the update must not
+  // read; the last layer computes the box's columns (or its cells, from a plan over the box)
+  // and leaves the rest.
+  using B4 = Block4;
+  const B4 blk;
+  Linear w(B4::C, B4::C, test::random_array({std::size_t(B4::C), std::size_t(B4::C)}, 81),
+           HostArray{{std::size_t(B4::C)}, std::vector<float>(B4::C, 0.f)});
+  Linear biased(B4::C, B4::C, test::random_array({std::size_t(B4::C), std::size_t(B4::C)}, 82),
+                test::random_array({std::size_t(B4::C)}, 83));
+  dist::Box<4> box;
+  box.lo = {1, 2, 1, 2};
+  box.hi = {5, 4, 5, 7};
+  const auto xv = test::random_vector(std::size_t(B4::C) * B4::X * B4::Y * B4::Z * B4::T, 84);
+  std::vector<float> zero_outside = xv, nan_outside = xv;
+  for (int c = 0; c < B4::C; ++c)
+    for (int i = 0; i < B4::X; ++i)
+      for (int y = 0; y < B4::Y; ++y)
+        for (int z = 0; z < B4::Z; ++z)
+          for (int t = 0; t < B4::T; ++t)
+            if (!in_box(box, i, y, z)) {
+              zero_outside[B4::at(c, i, y, z, t)] = 0.f;
+              nan_outside[B4::at(c, i, y, z, t)] = std::numeric_limits<float>::quiet_NaN();
+            }
+  const auto full_in = blk.update(zero_outside, w, 2, Support::All, box);
+  const auto full = blk.update(xv, w, 2, Support::All, box);
+  const auto full_biased = blk.update(xv, biased, 2, Support::All, box);
+  for (PlanKind plan : {PlanKind::Streaming, PlanKind::WholeTensor}) {
+    ScopedExecutionPlan use(plan);
+    INFO(plan_name(plan) << " plan");
+    const auto known_in = blk.update_whole(nan_outside, w, Support::InputInside, box);
+    CHECK(test::rel_l2(known_in, std::vector<double>(full_in.begin(), full_in.end())) < 1e-6);
+    const auto all = blk.update_whole(xv, w, Support::All, box);
+    CHECK(test::rel_l2(all, std::vector<double>(full.begin(), full.end())) < 1e-6);
+    const auto known_out = blk.update_whole(xv, w, Support::OutputInside, box);
+    auto [worst_in, worst_out] = worst_inside_and_outside(
+        known_out, full, xv, [&](int i, int y, int z, int) { return in_box(box, i, y, z); });
+    CHECK(worst_in < 1e-5);
+    CHECK(worst_out == 0.0);
+    CHECK(blk.update_whole(xv, w, Support::OutputInside, dist::Box<4>{}) == xv);
+    const auto got_box = blk.update_box_whole(xv, biased, box);
+    std::tie(worst_in, worst_out) =
+        worst_inside_and_outside(got_box, full_biased, xv, [&](int i, int y, int z, int t) {
+          return in_box(box, i, y, z) && t >= box.lo[3] && t < box.hi[3];
+        });
+    CHECK(worst_in < 1e-5);
+    CHECK(worst_out == 0.0);
+  }
+  // A biased w cannot be left out where x is unset; runs that are not the box's are refused.
+  CHECK_THROWS_AS(blk.update_whole(zero_outside, biased, Support::InputInside, box),
+                  std::invalid_argument);
+  fft::TruncatedRealDft t_inverse(B4::T, B4::m);
+  GridView<4> x = blk.tensor(xv);
+  dist::Box<4> other = box;
+  other.hi[1] += 1;
+  CHECK_THROWS_AS(fourier_layer_update<4>(
+                      x, blk.rows(0, B4::X), t_inverse, w, Activation::GELU, Support::OutputInside,
+                      box, dist::device_column_runs<4>({B4::X, B4::Y, B4::Z, B4::T}, other)),
+                  std::invalid_argument);
 }
