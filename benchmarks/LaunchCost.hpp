@@ -14,6 +14,7 @@
 // (U-Fourier layers; transposed convolutions in sub-pixel form: 8 taps per output, 64 weights),
 // the layer's update, then the head (fused, on the kept cells). benchmarks/GpuRoofline.hpp turns a
 // table into a predicted time; bench_model --plan whole-tensor prints both.
+#include <array>
 #include <string>
 #include <utility>
 #include <vector>
@@ -161,31 +162,47 @@ inline std::vector<LaunchCost> net3d_costs(const ModelSpec& s, int cases) {
 }
 
 // One pass of a 4-D FNO (DistributedFno4d on one rank) over `cases` cases: the lift on the
-// unpadded grid into the zero-padded block, the Fourier layers on the padded grid (A4 the real,
-// half-spectrum axis), the head on the interior.
+// unpadded grid into the padded block (zeros only in the T padding of the interior's columns,
+// nothing written outside them), the Fourier layers on the padded grid (A4 the real,
+// half-spectrum axis), the head on the interior. As the pass runs them: the first layer
+// transforms the interior alone (a plan over the box; its input is zero outside) and runs w on the
+// interior's columns alone; the last layer's inverse transforms, w and update produce the interior
+// alone (the crop keeps nothing else); the layers between work on the whole padded grid.
 inline std::vector<LaunchCost> fno4d_costs(const Fno4dSpec& s, int cases) {
   const auto p = s.padded_grid();
+  const auto& u = s.grid;
   const double B = cases, C = s.width;
-  const double n1 = p[0], n2 = p[1], n3 = p[2], n4 = p[3], V = n1 * n2 * n3 * n4;
-  const double U = double(s.grid[0]) * s.grid[1] * s.grid[2] * s.grid[3];
+  const double V = double(p[0]) * p[1] * p[2] * p[3];
+  const double U = double(u[0]) * u[1] * u[2] * u[3];
+  const double columns = double(u[0]) * u[1] * u[2] * p[3];  // the interior's columns, padded T
   const double k1 = 2.0 * s.modes[0], k2 = 2.0 * s.modes[1], k3 = 2.0 * s.modes[2], k4 = s.modes[3];
   std::vector<LaunchCost> c;
   c.push_back(linear_cost("lift", "fc0 1x1", B * U, s.in_channels, C));
-  c.push_back(elementwise_cost("lift", "zero padding", 0, B * C * (V - U), 0));
+  c.push_back(
+      elementwise_cost("lift", "zero T padding (interior columns)", 0, B * C * (columns - U), 0));
+  // The real-side extents the transforms read (forward) or write (inverse).
+  using E = std::array<double, 4>;
+  const E padded{double(p[0]), double(p[1]), double(p[2]), double(p[3])};
+  const E interior{double(u[0]), double(u[1]), double(u[2]), double(u[3])};
   for (int k = 0; k < s.layers; ++k) {
     const std::string l = "fourier " + std::to_string(k + 1);
-    c.push_back(real_dft_cost(l, "A4 forward (real DFT)", B * C * n1 * n2 * n3, n4, k4));
-    c.push_back(complex_dft_cost(l, "A3 forward (DFT)", B * C * n1 * n2 * k4, n3, k3));
-    c.push_back(complex_dft_cost(l, "A2 forward (DFT)", B * C * n1 * k3 * k4, n2, k2));
-    c.push_back(complex_dft_cost(l, "A1 forward (DFT)", B * C * k2 * k3 * k4, n1, k1));
+    const bool first = k == 0, last = k > 0 && k + 1 == s.layers;
+    const E f = first ? interior : padded, i = last ? interior : padded;
+    c.push_back(real_dft_cost(l, "A4 forward (real DFT)", B * C * f[0] * f[1] * f[2], f[3], k4));
+    c.push_back(complex_dft_cost(l, "A3 forward (DFT)", B * C * f[0] * f[1] * k4, f[2], k3));
+    c.push_back(complex_dft_cost(l, "A2 forward (DFT)", B * C * f[0] * k3 * k4, f[1], k2));
+    c.push_back(complex_dft_cost(l, "A1 forward (DFT)", B * C * k2 * k3 * k4, f[0], k1));
     c.push_back(mode_mix_cost(l, B, C, C, k1 * k2 * k3 * k4));
-    c.push_back(complex_dft_cost(l, "A1 inverse (DFT)", B * C * k2 * k3 * k4, n1, k1));
-    c.push_back(complex_dft_cost(l, "A2 inverse (DFT)", B * C * n1 * k3 * k4, n2, k2));
-    c.push_back(complex_dft_cost(l, "A3 inverse (DFT)", B * C * n1 * n2 * k4, n3, k3));
-    c.push_back(real_dft_cost(l, "A4 inverse (real DFT)", B * C * n1 * n2 * n3, n4, k4));
-    c.push_back(linear_cost(l, "w 1x1", B * V, C, C));
+    c.push_back(complex_dft_cost(l, "A1 inverse (DFT)", B * C * k2 * k3 * k4, i[0], k1));
+    c.push_back(complex_dft_cost(l, "A2 inverse (DFT)", B * C * i[0] * k3 * k4, i[1], k2));
+    c.push_back(complex_dft_cost(l, "A3 inverse (DFT)", B * C * i[0] * i[1] * k4, i[2], k3));
+    c.push_back(real_dft_cost(l, "A4 inverse (real DFT)", B * C * i[0] * i[1] * i[2], i[3], k4));
+    // w where its input is not zero and its output is kept.
+    const double w_points = first ? columns : last ? U : V, out = last ? U : V;
+    c.push_back(linear_cost(l, "w 1x1", B * w_points, C, C));
     const double act = k + 1 < s.layers ? 1 : 0;  // GELU between layers
-    c.push_back(elementwise_cost(l, "update + GELU", 2 * B * C * V, B * C * V, 1 + act));
+    c.push_back(elementwise_cost(l, "update + GELU", B * C * (out + w_points), B * C * out,
+                                 (w_points == out ? 1 : w_points / out) + act));
   }
   c.push_back(linear_cost("head", "fc1 1x1 + GELU (interior)", B * U, C, s.hidden));
   c.push_back(linear_cost("head", "fc2 1x1", B * U, s.hidden, 1));

@@ -2,6 +2,7 @@
 // checked against FLOPs and bytes worked out by hand, without running a model.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <string>
 
 #include "benchmarks/GpuRoofline.hpp"
@@ -116,4 +117,27 @@ TEST_CASE("roofline: the longer of compute and memory time, summed over launches
   CHECK(roofline_seconds(memory, h100) == Approx(2.0));
   CHECK(memory_bound(memory, h100));
   CHECK(roofline_seconds(std::vector<LaunchCost>{compute, memory}, h100) == Approx(3.0));
+}
+
+TEST_CASE("cost model: the 4-D FNO's padding costs only what the pass computes there", "[cost]") {
+  // LGR1: 40 x 40 x 25 x 24 padded to 56 x 72 x 57 x 40, width 28, four layers.
+  const ufno::Fno4dSpec s;
+  const auto f4 = fno4d_costs(s, 1);
+  const double C = 28, V = 56.0 * 72 * 57 * 40, U = 40.0 * 40 * 25 * 24;
+  const double columns = 40.0 * 40 * 25 * 40;  // the interior's columns, padded T
+  // The lift writes zeros in the interior columns' T padding alone, not in the padded block.
+  CHECK(find(f4, "lift", "zero T padding (interior columns)").bytes == 4 * C * (columns - U));
+  // The first layer transforms the interior (its input is zero outside) and runs w on the
+  // interior's columns; the last one transforms back, runs w and updates on the interior alone.
+  CHECK(find(f4, "fourier 1", "A4 forward (real DFT)").flops == 2 * C * 40 * 40 * 25 * 24 * 2 * 10);
+  CHECK(find(f4, "fourier 1", "w 1x1").flops == 2 * columns * C * C);
+  CHECK(find(f4, "fourier 2", "w 1x1").flops == 2 * V * C * C);
+  CHECK(find(f4, "fourier 4", "w 1x1").flops == 2 * U * C * C);
+  CHECK(find(f4, "fourier 4", "A4 inverse (real DFT)").flops == 2 * C * 40 * 40 * 25 * 24 * 2 * 10);
+  CHECK(find(f4, "fourier 4", "update + GELU").bytes == 4 * C * 3 * U);
+  std::printf(
+      "4-D FNO at LGR1, one case: %.2f GB moved, %.1f GFLOP; lift zero fill %.0f MB "
+      "(the whole padded block: %.0f MB)\n",
+      totals(f4).bytes / 1e9, totals(f4).flops / 1e9,
+      find(f4, "lift", "zero T padding (interior columns)").bytes / 1e6, 4 * C * V / 1e6);
 }
