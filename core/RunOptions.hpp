@@ -15,6 +15,8 @@ struct RunOptions {
                                         // (CPUs with AVX512_BF16 or AMX: core/Bf16.hpp)
   bool plane_conv = true;               // the AVX-512 PlaneConv3d for the U-Net output convolution
                                         // where it applies (else oneDNN; same results)
+  bool winograd = true;                 // PlaneConv3d in Winograd F(4, 3) tiles along X (half the
+                                        // multiply-adds; within float32 rounding of the direct)
   std::string fftw_wisdom;              // measure FFTW plans and keep their wisdom in this file
   bool profile = false;                 // per-layer times and peak RSS on stderr
   bool heap_reuse = true;               // glibc without jemalloc: keep freed heap pages for reuse

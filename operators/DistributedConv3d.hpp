@@ -23,6 +23,10 @@ class DistributedConv3d {
   // bf16 off, UFNO_PLANE_CONV not 0; and then only blocks whose T extent it takes).
   bool plane_conv() const { return plane_.has_value(); }
   void set_plane_conv(bool on);
+  // Whether the plane kernel runs Winograd tiles (backend/PlaneConv3d.hpp; on by default).
+  void set_winograd(bool on) {
+    if (plane_) plane_->set_winograd(on);
+  }
 
  private:
   Conv3d local_;   // padding 0

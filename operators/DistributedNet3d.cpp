@@ -41,8 +41,9 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
       UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope),
                                  options.bf16);
       if (!options.plane_conv) unet.set_plane_conv(false);
+      unet.set_winograd(options.winograd);
       unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts_of<3>(), alg,
-                         options.plane_conv);
+                         options.plane_conv, options.winograd);
     } else {
       unet_.emplace_back(std::nullopt);
     }

@@ -46,6 +46,8 @@ class UNet3d {
   void set_plane_conv(bool on) {
     use_plane_conv_ = on && kHostTensors && backend::PlaneConv3d::available();
   }
+  // Whether PlaneConv3d runs tiles of 4 rows by Winograd (backend/PlaneConv3d.hpp; on by default).
+  void set_winograd(bool on) { plane_output_.set_winograd(on); }
 
  private:
   // conv1 (stride 2) in slabs of output rows, written straight into its channels-last output:

@@ -45,6 +45,7 @@ RunOptions run_options_from_environment(int threads, bool bf16) {
                        "without it");
   }
   o.plane_conv = env_switch("UFNO_PLANE_CONV", true);
+  o.winograd = env_switch("UFNO_WINOGRAD", true);
   o.fftw_wisdom = env("UFNO_FFTW_WISDOM");
   o.profile = env_switch("UFNO_PROFILE", false);
   o.heap_reuse = env_switch("UFNO_HEAP_REUSE", true);

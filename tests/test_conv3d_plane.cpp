@@ -40,9 +40,11 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
   // The model's 72 -> 36 (whole blocks of 12 output channels, 9 input chunks); channel counts
   // with remainders of both blocks; planes that end mid-vector; spare slab rows beyond R + 2;
   // T a multiple of 32, where whole lines are summed straight into the output.
+  // Rows in tiles of 4 (Winograd) and left over (direct): 4, 5, 8 and 11 rows.
   for (const Case k :
        {Case{72, 36, 2, 4, 10, 12}, Case{5, 7, 1, 3, 3, 5}, Case{9, 13, 3, 6, 8, 8},
-        Case{4, 4, 4, 6, 17, 23}, Case{72, 36, 2, 5, 3, 32}, Case{9, 13, 1, 3, 2, 64}}) {
+        Case{4, 4, 4, 6, 17, 23}, Case{72, 36, 2, 5, 3, 32}, Case{9, 13, 1, 3, 2, 64},
+        Case{72, 36, 8, 10, 6, 32}, Case{7, 13, 5, 8, 5, 9}, Case{10, 25, 11, 13, 3, 64}}) {
     const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
     auto x = test::random_vector(d.size(), 31);
     auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 32);
@@ -50,17 +52,23 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
     test::Dims5 od{};
     // Direct loops pad X too; rows 1 .. R of their output are the slab's interior rows.
     auto ref = test::naive_conv3d(x, d, w, b, k.out, 3, 1, 1, &od);
-    backend::PlaneConv3d conv(k.in, k.out, w, b);
-    Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
-    conv.forward(slab_of(x, d, k.slab_rows), y);
-    auto got = test::to_host(y);
     std::vector<double> want;
     for (int o = 0; o < k.out; ++o)
       for (int r = 1; r <= k.rows; ++r)
         for (int j = 0; j < k.y; ++j)
           for (int t = 0; t < k.t; ++t) want.push_back(ref[od.at(0, o, r, j, t)]);
-    INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t);
-    CHECK(test::rel_l2(got, want) < 1e-6);
+    backend::PlaneConv3d conv(k.in, k.out, w, b);
+    for (const bool winograd : {false, true}) {
+      conv.set_winograd(winograd);
+      Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
+      conv.forward(slab_of(x, d, k.slab_rows), y);
+      auto got = test::to_host(y);
+      INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
+                << (winograd ? ", Winograd tiles" : ", direct"));
+      // Winograd's transforms round a few more times per value (its constants reach 8 and 1/24):
+      // about twice the direct kernel's error against double-precision loops.
+      CHECK(test::rel_l2(got, want) < (winograd ? 3e-6 : 1e-6));
+    }
   }
 }
 

@@ -217,8 +217,8 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     CHECK(r.err.find(".tmp.") == std::string::npos);
   }
   SECTION("an on/off switch in the environment that is neither 0 nor 1") {
-    for (const char* var :
-         {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_HEAP_REUSE", "UFNO_BF16"}) {
+    for (const char* var : {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_WINOGRAD",
+                            "UFNO_HEAP_REUSE", "UFNO_BF16"}) {
       fs::remove("out_bad.h5");
       Run r = test::run_command(std::string(var) + "=yes " + std::string(UFNO_PREDICT_EXE) +
                                 " --threads 1 --model " + model + " --tensor " + io +

@@ -31,6 +31,7 @@ struct Block {
   int line;           // Tp: a Y step in the plane
   float* acc;         // partial sums of output channel 0; channel c at acc + c * acc_channel
   long acc_channel;
+  long acc_row = 0;  // one output row further in the sums (a Winograd tile writes 4)
 };
 
 #if defined(__x86_64__)
@@ -75,6 +76,131 @@ UFNO_AVX512 void convolve_block(const Block& b, const float* packed, const float
 }
 #endif
 
+// Winograd F(4, 3) along X (Lavin & Gray's transforms; interpolation points 0, +-1, +-2 and
+// infinity): a tile of 4 output rows reads 6 slab rows d, which become 6 rows V = B^T d; the
+// 3 X taps of each weight become 6, U = G g; each of the 6 is then a 3x3 (Y, T) convolution
+// M_u = U_u * V_u over the input channels, and the output rows are A^T M plus the bias. 6 x 9
+// multiply-adds per input value where the direct kernel makes 4 x 27, for a few additions.
+constexpr int kWinoRows = 4;   // output rows per tile
+constexpr int kPoints = 6;     // transformed rows per tile
+constexpr int kPlaneTaps = 9;  // (Y, T) taps
+constexpr int kWinoChunk = 4;  // input channels per pass: their transformed rows stay in L1
+constexpr float kBt[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
+                                         {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
+                                         {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+constexpr double kG[kPoints][3] = {{1. / 4, 0, 0},
+                                   {-1. / 6, -1. / 6, -1. / 6},
+                                   {-1. / 6, 1. / 6, -1. / 6},
+                                   {1. / 24, 1. / 12, 1. / 6},
+                                   {1. / 24, -1. / 12, 1. / 6},
+                                   {0, 0, 1}};
+constexpr float kAt[kWinoRows][kPoints] = {
+    {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+
+// One block's transformed input rows, (chunk channel, point, plane tap, cell), and its products
+// per point before the output transform, (point, output channel, cell).
+struct WinoScratch {
+  std::vector<float> v =
+      std::vector<float>(std::size_t(kWinoChunk) * kPoints * kPlaneTaps * kCells);
+  std::vector<float> m;
+  void reserve(int oc) { m.resize(std::size_t(kPoints) * oc * kCells); }
+  float* in(int c, int u, int tap) {
+    return v.data() + ((c * kPoints + u) * kPlaneTaps + tap) * kCells;
+  }
+  float* sums(int u, int o, int oc) { return m.data() + (std::size_t(u) * oc + o) * kCells; }
+};
+
+#if defined(__x86_64__)
+// V = B^T d for input channels [i0, i1) of the block's cells, at each of the 9 plane taps.
+UFNO_AVX512 void transform_input(const Block& b, int i0, int i1, WinoScratch& s) {
+  for (int ic = i0; ic < i1; ++ic)
+    for (int tap = 0; tap < kPlaneTaps; ++tap) {
+      const float* xp = b.x + ic * b.channel + (tap / 3) * b.line + tap % 3;
+      for (int m = 0; m < kVectors; ++m) {
+        __m512 d[kPoints];
+        for (int i = 0; i < kPoints; ++i) d[i] = _mm512_loadu_ps(xp + i * b.row + 16 * m);
+        for (int u = 0; u < kPoints; ++u) {
+          __m512 v = _mm512_setzero_ps();
+          for (int i = 0; i < kPoints; ++i)
+            if (kBt[u][i] != 0) v = _mm512_fmadd_ps(_mm512_set1_ps(kBt[u][i]), d[i], v);
+          _mm512_storeu_ps(s.in(ic - i0, u, tap) + 16 * m, v);
+        }
+      }
+    }
+}
+
+// M_u += U_u * V_u for output channels [o0, o0 + N) and the chunk's input channels [i0, i1);
+// wino: (point, input channel, plane tap, output channel).
+template <int N>
+UFNO_AVX512 void accumulate_points(WinoScratch& s, const float* wino, int ic, int oc, int o0,
+                                   int i0, int i1) {
+  for (int u = 0; u < kPoints; ++u) {
+    __m512 acc[kVectors][N];
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        acc[m][n] = i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(u, o0 + n, oc) + 16 * m);
+    for (int c = i0; c < i1; ++c) {
+      const float* w = wino + (long(u) * ic + c) * kPlaneTaps * oc + o0;
+      for (int tap = 0; tap < kPlaneTaps; ++tap, w += oc) {
+        const float* vp = s.in(c - i0, u, tap);
+        __m512 v[kVectors];
+        for (int m = 0; m < kVectors; ++m) v[m] = _mm512_loadu_ps(vp + 16 * m);
+        for (int n = 0; n < N; ++n) {
+          const __m512 wn = _mm512_set1_ps(w[n]);
+          for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_fmadd_ps(v[m], wn, acc[m][n]);
+        }
+      }
+    }
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        _mm512_storeu_ps(s.sums(u, o0 + n, oc) + 16 * m, acc[m][n]);
+  }
+}
+
+// A tile of 4 output rows of one block: the rows b.acc + j * b.acc_row, j = 0 .. 3.
+UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const float* bias, int ic, int oc,
+                               WinoScratch& s) {
+  for (int i0 = 0; i0 < ic; i0 += kWinoChunk) {
+    const int i1 = std::min(i0 + kWinoChunk, ic);
+    transform_input(b, i0, i1, s);
+    int o0 = 0;
+    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+      accumulate_points<kChannelBlock>(s, wino, ic, oc, o0, i0, i1);
+    for (; o0 < oc; ++o0) accumulate_points<1>(s, wino, ic, oc, o0, i0, i1);
+  }
+  for (int o = 0; o < oc; ++o)
+    for (int m = 0; m < kVectors; ++m) {
+      __m512 p[kPoints];
+      for (int u = 0; u < kPoints; ++u) p[u] = _mm512_loadu_ps(s.sums(u, o, oc) + 16 * m);
+      for (int j = 0; j < kWinoRows; ++j) {
+        __m512 y = _mm512_set1_ps(bias[o]);
+        for (int u = 0; u < kPoints; ++u)
+          if (kAt[j][u] != 0) y = _mm512_fmadd_ps(_mm512_set1_ps(kAt[j][u]), p[u], y);
+        _mm512_storeu_ps(b.acc + o * b.acc_channel + j * b.acc_row + 16 * m, y);
+      }
+    }
+}
+// The blocks of R output rows, `blocks` per row; at(r, k) is block k of output row r. Tiles of 4
+// rows go through Winograd when its weights are given, the rows left over through the direct
+// kernel (every row when they are not).
+template <class At>
+void convolve_rows(const char* label, int R, int blocks, const At& at, const float* packed,
+                   const float* wino, const float* bias, int ic, int oc) {
+  const int tiles = wino ? R / kWinoRows : 0;
+  const int first_direct = tiles * kWinoRows;
+  ufno::host_parallel_for(label, long(tiles + R - first_direct) * blocks, [=](const int64_t item) {
+    const int g = int(item / blocks), k = int(item % blocks);
+    if (g < tiles) {
+      thread_local WinoScratch scratch;
+      scratch.reserve(oc);
+      convolve_tile(at(g * kWinoRows, k), wino, bias, ic, oc, scratch);
+    } else {
+      convolve_block(at(first_direct + g - tiles, k), packed, bias, ic, oc);
+    }
+  });
+}
+#endif
+
 }  // namespace
 
 bool PlaneConv3d::available() {
@@ -100,6 +226,17 @@ PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<fl
         packed_[(std::size_t(i) * kTaps + k) * oc_ + o] =
             weights[(std::size_t(o) * ic_ + i) * kTaps + k];
   bias_ = bias.empty() ? std::vector<float>(oc_, 0.f) : bias;
+  // U = G g along X for each (Y, T) tap: (point, in, plane tap, out), summed in double.
+  winograd_.resize(std::size_t(kPoints) * ic_ * kPlaneTaps * oc_);
+  for (int u = 0; u < kPoints; ++u)
+    for (int i = 0; i < ic_; ++i)
+      for (int tap = 0; tap < kPlaneTaps; ++tap)
+        for (int o = 0; o < oc_; ++o) {
+          double g = 0;
+          for (int dx = 0; dx < 3; ++dx)
+            g += kG[u][dx] * weights[(std::size_t(o) * ic_ + i) * kTaps + dx * kPlaneTaps + tap];
+          winograd_[((std::size_t(u) * ic_ + i) * kPlaneTaps + tap) * oc_ + o] = float(g);
+        }
 }
 
 bool PlaneConv3d::takes_blocks_with(int nt) { return nt > 0 && nt % kCells == 0; }
@@ -137,17 +274,17 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
   const float* base = in.data;
   float* o = out.data();
   const long out_row = long(Y) * T, out_channel = long(R) * out_row;
+  const float* wino = winograd_enabled_ ? winograd_.data() : nullptr;
   if (T % kCells == 0) {
     // Whole lines: blocks of kCells interior cells along T, summed straight into the output.
     const int per_line = T / kCells, blocks = Y * per_line;
-    ufno::host_parallel_for("ufno::plane_conv3d_lines", long(R) * blocks, [=](const int64_t item) {
-      const int r = int(item / blocks), k = int(item % blocks);
+    const auto at = [=](int r, int k) {
       const long y = k / per_line, t0 = long(k % per_line) * kCells;
       // Interior cell (y, t0) is plane cell (y + 1) Tp + t0 + 1; x is one line up, one left.
-      const Block b{base + r * row + y * Tp + t0, channel,    row, Tp,
-                    o + r * out_row + y * T + t0, out_channel};
-      convolve_block(b, w, bias, ic, oc);
-    });
+      return Block{base + r * row + y * Tp + t0, channel,     row,    Tp,
+                   o + r * out_row + y * T + t0, out_channel, out_row};
+    };
+    convolve_rows("ufno::plane_conv3d_lines", R, blocks, at, w, wino, bias, ic, oc);
     return;
   }
   // Otherwise the plane cells from interior cell (0, 0) to (Y - 1, T - 1), the T border cells
@@ -161,12 +298,12 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
   const long acc_row = long(blocks) * kCells;  // computed cells of one row
   Tensor scratch = temporary_tensor("plane_conv3d.sums", 1, 1, oc_, R, acc_row);
   float* sums = scratch.data();
-  ufno::host_parallel_for("ufno::plane_conv3d", long(R) * blocks, [=](const int64_t item) {
-    const int r = int(item / blocks);
-    const long k0 = (item % blocks) * kCells;  // first computed cell, q = Tp + 1 + k0
-    const Block b{base + r * row + k0, channel, row, Tp, sums + r * acc_row + k0, R * acc_row};
-    convolve_block(b, w, bias, ic, oc);
-  });
+  const auto at = [=](int r, int k) {
+    const long k0 = long(k) * kCells;  // first computed cell, q = Tp + 1 + k0
+    return Block{base + r * row + k0,     channel,     row,    Tp,
+                 sums + r * acc_row + k0, R * acc_row, acc_row};
+  };
+  convolve_rows("ufno::plane_conv3d", R, blocks, at, w, wino, bias, ic, oc);
   // Computed cell k = y Tp + t holds interior cell (y, t).
   ufno::host_parallel_for("ufno::plane_conv3d_interior", long(oc_) * R * Y,
                           [=](const int64_t line) {

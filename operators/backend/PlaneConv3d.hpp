@@ -46,6 +46,11 @@ class PlaneConv3d {
   static bool takes_blocks_with(int nt);
   void forward(const Input& in, const Tensor& out) const;
 
+  // Tiles of 4 output rows by Winograd F(4, 3) along X (on by default; half the multiply-adds,
+  // results within float32 rounding of the direct kernel's), or every row by the direct kernel.
+  void set_winograd(bool on) { winograd_enabled_ = on; }
+  bool winograd() const { return winograd_enabled_; }
+
   int in_channels() const { return ic_; }
   int out_channels() const { return oc_; }
 
@@ -53,8 +58,10 @@ class PlaneConv3d {
   void run(const Input& in, const Tensor& out) const;
 
   int ic_ = 0, oc_ = 0;
-  std::vector<float> packed_;  // (in, 27 taps, out): a tap's output channels side by side
-  std::vector<float> bias_;    // zeros when the layer has none
+  std::vector<float> packed_;    // (in, 27 taps, out): a tap's output channels side by side
+  std::vector<float> bias_;      // zeros when the layer has none
+  std::vector<float> winograd_;  // (6 points, in, 9 (Y, T) taps, out): the X taps transformed
+  bool winograd_enabled_ = true;
 };
 
 }  // namespace ufno::backend
