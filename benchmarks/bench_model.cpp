@@ -258,8 +258,8 @@ int bench(int argc, char** argv, int rank, int size) {
   ufno::ModelFile mf(model);
   const auto& spec = mf.spec();
   std::function<void()> run;
+  std::unique_ptr<ufno::dist::ProcessGrid> grid;  // outlives the network, which refers to it
   std::unique_ptr<ufno::DistributedNet3d> dnet;
-  std::unique_ptr<ufno::dist::ProcessGrid> grid;
   ufno::Tensor x;
   std::size_t cases = 0;
   grid = std::make_unique<ufno::dist::ProcessGrid>(ufno::dist::ProcessGrid::from_string(
