@@ -191,3 +191,38 @@ def test_implicit_two_phase_solve_limits():
     assert feats.shape == (1, 4)
     with pytest.raises(ValueError):
         ph.max_dp_physics_features_x0(np.zeros((1, uc.NX, uc.NY, 12)), names=("log_x",))
+
+
+@pytest.mark.skipif(not os.path.exists(ph.CO2_TABLES), reason="no opm-material CO2 tables")
+def test_gravity_two_phase_solve_on_a_homogeneous_column():
+    """On a homogeneous, fully perforated case nothing flows vertically without gravity, so the
+    estimate without buoyancy is the implicit one exactly; with it the well's column holds CO2
+    from top to bottom and its buildup rises upward by close to (rho_brine - rho_CO2) g dz a
+    layer (a column in which CO2 is continuous: CO2's gradient, brine's hydrostatic
+    subtracted); no injection, no buildup."""
+    d = ph.from_case(_homogeneous_case())
+    p = ph.properties(d)
+    times = [1.0, 10.0, 100.0]
+    dp0, sat0 = ph.rz_gravity_two_phase_dp_bar([d], times, [p], gravity=0.0)
+    dpi, sati = ph.rz_implicit_two_phase_dp_bar([d], times, [p])
+    np.testing.assert_allclose(dp0, dpi, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(sat0, sati, rtol=1e-9, atol=1e-12)
+    dp, sat = ph.rz_gravity_two_phase_dp_bar([d], times, [p])
+    assert np.isfinite(dp).all()
+    assert (sat[0, :, :, 0] > 0.2).all()                 # CO2 all the way up the well's column
+    rho_w = ph.brine_density(d["temp"], p["p_perf"])
+    step = (rho_w - p["rho_co2"]) * 9.80665 * d["dz"][0] / 1e5   # about 0.21 bar
+    rise = -np.diff(dp[0, -1, :, 0]) / step              # layer to layer, upward, last report
+    assert 0.8 < rise[1:-1].min() and rise.max() < 1.0
+    # the top of the column lies above the estimate without buoyancy
+    assert dp[0, -1, 0, 0] > dpi[0, -1, 0, 0] + 0.25 * step * (uc.NX - 1)
+    assert ph.gravity_max_dp_bar([d], times, [p])[0] == pytest.approx(dp[0, :, :, 0].max())
+    # a head reading it gets log of its maximum over the paper's report times
+    x0 = ue.encode_case(_homogeneous_case(), nt=uc.NT)[None, :, :, 0, :]
+    feats, _ = ph.max_dp_physics_features_x0(x0, names=ph.GRAVITY_FEATURE_NAMES)
+    assert feats.shape == (1, 4)
+    assert feats[0, 3] == pytest.approx(
+        np.log(ph.gravity_max_dp_bar([ph.decode(x0[0])])[0]), rel=1e-12)
+    none = dict(d, rate=0.0)
+    dpn, satn = ph.rz_gravity_two_phase_dp_bar([none], times)
+    assert (dpn == 0.0).all() and (satn == 0.0).all()

@@ -4,7 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.max_dp_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--network-envelope] [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4]
-      [--limit N] [--network-envelope | --physics [--implicit [max|first-report]]]
+      [--limit N] [--network-envelope | --physics [--implicit [max|first-report|gravity]]]
 
 Why: the maximum pressure buildup a user reads (the max_dP_bar KPI, compared with a fracture
 limit) is one near-well value, usually at the first report time. The dP network, trained on the
@@ -33,6 +33,8 @@ well's column (physics.rz_implicit_two_phase_dp_bar, about 0.4 s a case in Pytho
 feature names say which inputs the programs compute for it, so a head without it reads as before.
 With --implicit first-report, the fourth input is that solve's value at the first report time
 instead (physics.implicit_first_report_dp_bar, only the first step's solve: about 0.01 s a case).
+With --implicit gravity, the buoyancy-aware estimate's maximum (physics.gravity_max_dp_bar, about
+1.5 s a case); the C++ programs do not compute it, so such a head is for study in Python.
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
@@ -52,7 +54,8 @@ TARGET = "log(max dP in bar) = target_mean + target_std * mean of members"
 
 def _physics_names(implicit):
     """The physics inputs' names for --implicit's value (None/False: none, True or "max": the
-    implicit maximum, "first-report": its first-report value)."""
+    implicit maximum, "first-report": its first-report value, "gravity": the buoyancy-aware
+    estimate's maximum)."""
     from ufno.heads import physics as ph
     if not implicit:
         return ph.PHYSICS_FEATURE_NAMES
@@ -60,7 +63,9 @@ def _physics_names(implicit):
         return ph.MAX_DP_FEATURE_NAMES
     if implicit == "first-report":
         return ph.FIRST_REPORT_FEATURE_NAMES
-    raise ValueError("--implicit: %r is neither max nor first-report" % (implicit,))
+    if implicit == "gravity":
+        return ph.GRAVITY_FEATURE_NAMES
+    raise ValueError("--implicit: %r is not max, first-report or gravity" % (implicit,))
 
 
 def load_data(path, limit=0, model=None, physics=False, implicit=False):
@@ -70,7 +75,8 @@ def load_data(path, limit=0, model=None, physics=False, implicit=False):
     PHYSICS_FEATURE_NAMES) and the target is Flow's maximum over the Theis estimate: the head
     corrects the physics rather than replacing it; with implicit also the implicit two-phase
     estimate (physics.MAX_DP_FEATURE_NAMES; implicit="first-report": its first-report value,
-    physics.FIRST_REPORT_FEATURE_NAMES)."""
+    physics.FIRST_REPORT_FEATURE_NAMES; implicit="gravity": the buoyancy-aware estimate's
+    maximum, physics.GRAVITY_FEATURE_NAMES)."""
     if physics:
         from ufno.heads import physics as ph
         f, peak, split = load_data(path, limit)
@@ -140,15 +146,16 @@ def implicit_input(model):
 
 def reads_implicit(model):
     """Whether the maximum-dP head of the dP model file `model` reads an implicit two-phase
-    estimate (its maximum or its first-report value) as its last input."""
+    estimate (its maximum, its first-report value or the buoyancy-aware one) as its last input."""
     return implicit_input(model) is not None
 
 
 def implicit_option(model):
-    """implicit_input as load_data's `implicit`: False, "max" or "first-report"."""
+    """implicit_input as load_data's `implicit`: False, "max", "first-report" or "gravity"."""
     from ufno.heads import physics as ph
     return {None: False, ph.IMPLICIT_FEATURE_NAME: "max",
-            ph.FIRST_REPORT_FEATURE_NAME: "first-report"}[implicit_input(model)]
+            ph.FIRST_REPORT_FEATURE_NAME: "first-report",
+            ph.GRAVITY_FEATURE_NAME: "gravity"}[implicit_input(model)]
 
 
 def estimate(model, x0):
@@ -199,8 +206,9 @@ def main(argv=None):
                (("--implicit",), {"nargs": "?", "const": "max", "default": None,
                                   "help": "with --physics, also read the implicit two-phase r-z "
                                           "estimate (physics.rz_implicit_two_phase_dp_bar): its "
-                                          "maximum (max, the default) or its value at the first "
-                                          "report time (first-report)"})])
+                                          "maximum (max, the default), its value at the first "
+                                          "report time (first-report), or the buoyancy-aware "
+                                          "estimate's maximum (gravity, Python only)"})])
 
 if __name__ == "__main__":
     main()
