@@ -142,8 +142,9 @@ void save_output(const std::string& path, const ufno::Tensor& y) {
   f.close();
 }
 
-// The 4-D FNO: warm passes of DistributedFno4d::forward with every layer's weights resident;
-// --save-output writes (B, A1, A2, A3, T) as /output (one rank).
+// The 4-D FNO: warm passes of DistributedFno4d::forward, every layer's weights resident (on a GPU
+// where they fit beside the pass: operators/WeightResidency.hpp); --save-output writes
+// (B, A1, A2, A3, T) as /output (one rank).
 int bench_fno4d(const std::string& model, const std::string& tensor, const std::string& save,
                 const std::string& grid_spec, int repeat, int rank, int size,
                 const ufno::bench::GpuPeak* costs_on) {
@@ -153,8 +154,11 @@ int bench_fno4d(const std::string& model, const std::string& tensor, const std::
   ufno::dist::ProcessGrid grid = ufno::dist::ProcessGrid::from_string(
       MPI_COMM_WORLD, ufno::process_grid_spec(grid_spec, g, MPI_COMM_WORLD),
       {g[0], g[1], g[2], g[3]});
-  ufno::DistributedFno4d net(s, mf, grid, ufno::dist::ExchangeAlgorithm::Alltoallv,
-                             ufno::WeightResidency::All);
+  // Many passes: every layer's weights held (on a GPU, where they fit beside the pass).
+  const ufno::WeightResidency residency = ufno::fno4d_weight_residency(
+      s, ufno::input_tensor4d_cases(tensor, g, s.in_channels, MPI_COMM_WORLD), grid.size(),
+      repeat + 1, MPI_COMM_WORLD);
+  ufno::DistributedFno4d net(s, mf, grid, ufno::dist::ExchangeAlgorithm::Alltoallv, residency);
   const auto b = net.layout().box(grid.rank());
   ufno::GridView<4> x;
   std::size_t cases = 0;
@@ -186,8 +190,8 @@ int bench_fno4d(const std::string& model, const std::string& tensor, const std::
   MPI_Allreduce(&rss, &rss_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0) {
     ufno::LayerTimer::instance().report("bench_model (FNO4D)");
-    std::printf("ufno seconds_per_case=%.6g peak_rss_mb=%.1f ranks=%d grid=%s\n", sec_max, rss_max,
-                size, grid.str().c_str());
+    std::printf("ufno seconds_per_case=%.6g peak_rss_mb=%.1f ranks=%d grid=%s weights=%s\n",
+                sec_max, rss_max, size, grid.str().c_str(), ufno::residency_name(residency));
   }
   if (!save.empty() && size == 1) {
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);

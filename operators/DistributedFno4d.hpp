@@ -24,19 +24,15 @@
 #include "decomposition/Repartition.hpp"
 #include "operators/DistributedSpectralConv.hpp"
 #include "operators/Linear.hpp"
+#include "operators/WeightResidency.hpp"
 
 namespace ufno {
-
-// Where the spectral weights live between forward passes: all layers' in memory (many passes),
-// or read from the weight source while each layer runs, one corner's part at a time
-// (DistributedSpectralConv::stream_weights_from; one pass, as ufno_predict makes: the same reads,
-// and memory holds one corner of one layer, not all layers). With PerLayer the weight source must
-// outlive the model.
-enum class WeightResidency { All, PerLayer };
 
 class DistributedFno4d {
  public:
   using Real = GridView<4>;
+  // residency: operators/WeightResidency.hpp; with PerLayer the weight source must outlive the
+  // model.
   DistributedFno4d(const Fno4dSpec& spec, const WeightSource& w, const dist::ProcessGrid& grid,
                    dist::ExchangeAlgorithm alg = dist::ExchangeAlgorithm::Alltoallv,
                    WeightResidency residency = WeightResidency::All);

@@ -125,6 +125,13 @@ void write_fno4d_output(const std::string& out, const std::string& tensor, const
 
 }  // namespace
 
+WeightResidency fno4d_weight_residency(const Fno4dSpec& s, std::size_t cases, int ranks, int passes,
+                                       MPI_Comm comm, const MemorySources& where) {
+  const double pass = Fno4dMemoryEstimate::per_rank(s, cases, ranks, execution_plan().kind);
+  return choose_weight_residency(Fno4dMemoryEstimate::spectral_weight_bytes(s, ranks),
+                                 device_memory_spare(pass, comm, where), passes);
+}
+
 Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& tensor,
                                  const std::string& out, const std::string& grid_spec,
                                  dist::ExchangeAlgorithm alg, MPI_Comm comm) {
@@ -139,16 +146,19 @@ Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& te
     grid = std::make_unique<dist::ProcessGrid>(dist::ProcessGrid::from_string(
         comm, process_grid_spec(grid_spec, g, comm), {g[0], g[1], g[2], g[3]}));
   });
+  std::size_t cases = 0;
   dist::collectively(comm, [&] {
     const Fno4dSpec& s = mf->spec();
-    const std::size_t cases = input_tensor4d_cases(tensor, s.grid, s.in_channels, comm);
+    cases = input_tensor4d_cases(tensor, s.grid, s.in_channels, comm);
     refuse_if_node_cannot_hold(s, cases, grid->size(), model, tensor, comm);
   });
-  // One forward pass: each layer's spectral weights are read when it runs (the same reads as
-  // holding them all, a third less peak memory at LGR size).
+  // One forward pass: on a CPU each layer's spectral weights are read when it runs (the same
+  // reads as holding them all, a third less peak memory at LGR size); on a GPU they are held on
+  // the device when they fit.
   dist::collectively(comm, [&] {
-    net =
-        std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, alg, WeightResidency::PerLayer);
+    const WeightResidency residency =
+        fno4d_weight_residency(mf->spec(), cases, grid->size(), /*passes=*/1, comm);
+    net = std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, alg, residency);
   });
   const Fno4dSpec& s = mf->spec();
   r.seconds_load = since(t0);

@@ -10,8 +10,10 @@
 #include <vector>
 
 #include "core/Fno4dSpec.hpp"
+#include "core/MemoryBudget.hpp"
 #include "core/Tensor.hpp"
 #include "decomposition/Repartition.hpp"
+#include "operators/WeightResidency.hpp"
 
 namespace ufno {
 
@@ -35,6 +37,13 @@ std::string process_grid_spec(const std::string& grid_spec, const std::array<int
 // (a failed allocation part-way would leave a half-done run). `input` names the input in errors.
 void refuse_if_node_cannot_hold(const Fno4dSpec& s, std::size_t cases, int ranks,
                                 const std::string& model, const std::string& input, MPI_Comm comm);
+
+// Collective. Where the spectral weights of a model making `passes` forward passes over `cases`
+// cases on `ranks` ranks live (operators/WeightResidency.hpp): on a GPU resident when each rank's
+// share fits beside its pass in its device's free memory (the ranks sharing a device add up;
+// `where` may stand in for the device's reading), else read per layer; on a CPU as before.
+WeightResidency fno4d_weight_residency(const Fno4dSpec& s, std::size_t cases, int ranks, int passes,
+                                       MPI_Comm comm, const MemorySources& where = {});
 
 Fno4dRunSummary run_fno4d_tensor(const std::string& model, const std::string& tensor,
                                  const std::string& out, const std::string& grid_spec,

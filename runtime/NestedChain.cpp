@@ -214,8 +214,10 @@ std::optional<Field> run_level(const Chain& c, const NestedLevel& l, const std::
     refuse_if_node_cannot_hold(mf->spec(), 1, grid->size(), model, c.site_path, c.comm);
   });
   dist::collectively(c.comm, [&] {
-    net = std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, c.alg,
-                                             WeightResidency::PerLayer);
+    // One pass per level: weights read per layer on a CPU, held on a GPU when they fit.
+    const WeightResidency residency =
+        fno4d_weight_residency(mf->spec(), 1, grid->size(), /*passes=*/1, c.comm);
+    net = std::make_unique<DistributedFno4d>(mf->spec(), *mf, *grid, c.alg, residency);
   });
   const dist::Box4 box = net->layout().box(grid->rank());
   const Span b(box, time_first);

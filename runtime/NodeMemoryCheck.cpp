@@ -21,8 +21,12 @@ std::optional<NodeMemoryNeed> node_memory_shortfall(double rank_bytes, MPI_Comm 
   return need;
 }
 
-std::optional<NodeMemoryNeed> device_memory_shortfall(double rank_bytes, MPI_Comm comm,
-                                                      const MemorySources& where) {
+namespace {
+
+// This rank's device: its ranks' needs summed and its free memory as its first rank reads it;
+// nothing on every rank when some rank cannot read its device. Collective over comm.
+std::optional<NodeMemoryNeed> device_need(double rank_bytes, MPI_Comm comm,
+                                          const MemorySources& where) {
   const auto reading = available_device_memory(where);
   int have = reading ? 1 : 0, all_have = 0;
   MPI_Allreduce(&have, &all_have, 1, MPI_INT, MPI_MIN, comm);
@@ -39,6 +43,25 @@ std::optional<NodeMemoryNeed> device_memory_shortfall(double rank_bytes, MPI_Com
   MPI_Bcast(&need.available, 1, MPI_DOUBLE, 0, device);
   MPI_Comm_free(&device);
   MPI_Comm_free(&node);
+  return need;
+}
+
+}  // namespace
+
+std::optional<double> device_memory_spare(double rank_bytes, MPI_Comm comm,
+                                          const MemorySources& where) {
+  const auto need = device_need(rank_bytes, comm, where);
+  if (!need) return std::nullopt;
+  double mine = (need->available - need->bytes) / need->ranks_on_node, least = 0;
+  MPI_Allreduce(&mine, &least, 1, MPI_DOUBLE, MPI_MIN, comm);
+  return least;
+}
+
+std::optional<NodeMemoryNeed> device_memory_shortfall(double rank_bytes, MPI_Comm comm,
+                                                      const MemorySources& where) {
+  const auto found = device_need(rank_bytes, comm, where);
+  if (!found) return std::nullopt;
+  const NodeMemoryNeed& need = *found;
   // The worst device's verdict for everyone: the largest shortfall, and its figures.
   struct {
     double lack;

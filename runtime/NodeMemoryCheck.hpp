@@ -30,4 +30,11 @@ std::optional<NodeMemoryNeed> node_memory_shortfall(double rank_bytes, MPI_Comm 
 std::optional<NodeMemoryNeed> device_memory_shortfall(double rank_bytes, MPI_Comm comm,
                                                       const MemorySources& where = {});
 
+// The device memory each rank may still take beside `rank_bytes` (its pass's need): the free
+// memory of its device less its ranks' needs, shared evenly among them, the least over all
+// devices, the same on every rank (collective); nothing when some rank cannot read its device
+// (host tensors and no reading in `where`). Negative when a device cannot hold the passes.
+std::optional<double> device_memory_spare(double rank_bytes, MPI_Comm comm,
+                                          const MemorySources& where = {});
+
 }  // namespace ufno

@@ -10,7 +10,10 @@
 
 #include "core/Tensor.hpp"
 #include "decomposition/CollectiveErrors.hpp"
+#include "operators/Fno4dMemoryEstimate.hpp"
 #include "operators/Net3dMemoryEstimate.hpp"
+#include "operators/WeightResidency.hpp"
+#include "runtime/Fno4dRun.hpp"
 #include "runtime/NodeMemoryCheck.hpp"
 #include "runtime/Predictor.hpp"
 
@@ -149,4 +152,53 @@ TEST_CASE("a pass of cases is cut to what the GPU's free memory holds", "[memory
     CHECK(what.find("MB of memory on GPU 0") != std::string::npos);
     CHECK(what.find('\n') == std::string::npos);
   }
+}
+
+TEST_CASE("the 4-D FNO's weights stay on the GPU when they fit beside the pass", "[memory][gpu]") {
+  using ufno::choose_weight_residency;
+  using ufno::WeightResidency;
+  // On a device: resident when the rank's share fits in what its pass leaves free, else read per
+  // layer; per layer too when the free memory is unknown.
+  CHECK(choose_weight_residency(1e9, 2e9, 1, false) == WeightResidency::All);
+  CHECK(choose_weight_residency(1e9, 2e9, 6, false) == WeightResidency::All);
+  CHECK(choose_weight_residency(1e9, 1e9, 6, false) == WeightResidency::All);
+  CHECK(choose_weight_residency(3e9, 2e9, 6, false) == WeightResidency::PerLayer);
+  CHECK(choose_weight_residency(1e9, -1e9, 6, false) == WeightResidency::PerLayer);
+  CHECK(choose_weight_residency(1e9, std::nullopt, 6, false) == WeightResidency::PerLayer);
+  // On the host: one pass reads per layer, several hold the weights, whatever the device says.
+  CHECK(choose_weight_residency(1e9, 2e9, 1, true) == WeightResidency::PerLayer);
+  CHECK(choose_weight_residency(1e9, std::nullopt, 1, true) == WeightResidency::PerLayer);
+  CHECK(choose_weight_residency(3e9, std::nullopt, 2, true) == WeightResidency::All);
+
+  int size = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const ufno::Fno4dSpec lgr1;  // 4 layers, width 28, modes (6, 10, 10, 10): 300 MB a layer
+  const double weights = ufno::Fno4dMemoryEstimate::spectral_weight_bytes(lgr1, size);
+  CHECK(weights * size == Approx(4 * 28 * 28 * (12 * 20 * 20 * 10) * 8.0));
+  const double pass =
+      ufno::Fno4dMemoryEstimate::per_rank(lgr1, 1, size, ufno::execution_plan().kind);
+  // Every rank on one device: their passes and weights add up.
+  ufno::MemorySources one_device;
+  one_device.device = 0;
+  one_device.device_free = size * (pass + weights) + 1;
+  const auto spare = ufno::device_memory_spare(pass, MPI_COMM_WORLD, one_device);
+  REQUIRE(spare);
+  CHECK(*spare == Approx(weights + 1.0 / size));
+  const WeightResidency fits =
+      ufno::kHostTensors ? WeightResidency::PerLayer : WeightResidency::All;
+  CHECK(ufno::fno4d_weight_residency(lgr1, 1, size, 1, MPI_COMM_WORLD, one_device) == fits);
+  one_device.device_free = size * (pass + weights / 2);
+  CHECK(ufno::fno4d_weight_residency(lgr1, 1, size, 1, MPI_COMM_WORLD, one_device) ==
+        WeightResidency::PerLayer);
+  // A device per rank, the last one fuller: every rank gets the least spare memory.
+  ufno::MemorySources own_device;
+  own_device.device = rank;
+  own_device.device_free = rank == size - 1 ? 0.5e6 : 1e6;
+  const auto least = ufno::device_memory_spare(0.2e6, MPI_COMM_WORLD, own_device);
+  REQUIRE(least);
+  CHECK(*least == Approx(0.3e6));
+  CHECK(everyone(*least == Approx(0.3e6)));
+  // No device reading (a host build): nothing, on every rank.
+  if (ufno::kHostTensors) CHECK(everyone(!ufno::device_memory_spare(1.0, MPI_COMM_WORLD)));
 }
