@@ -40,11 +40,13 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
   // The model's 72 -> 36 (whole blocks of 12 output channels, 9 input chunks); channel counts
   // with remainders of both blocks; planes that end mid-vector; spare slab rows beyond R + 2;
   // T a multiple of 32, where whole lines are summed straight into the output.
-  // Rows in tiles of 4 (Winograd) and left over (direct): 4, 5, 8 and 11 rows.
+  // Rows in tiles of 4 (Winograd) and left over (direct): 4, 5, 8, 9 and 11 rows, along whole
+  // lines (T a multiple of 32) and along the flattened plane.
   for (const Case k :
        {Case{72, 36, 2, 4, 10, 12}, Case{5, 7, 1, 3, 3, 5}, Case{9, 13, 3, 6, 8, 8},
         Case{4, 4, 4, 6, 17, 23}, Case{72, 36, 2, 5, 3, 32}, Case{9, 13, 1, 3, 2, 64},
-        Case{72, 36, 8, 10, 6, 32}, Case{7, 13, 5, 8, 5, 9}, Case{10, 25, 11, 13, 3, 64}}) {
+        Case{72, 36, 8, 10, 6, 32}, Case{7, 13, 5, 8, 5, 9}, Case{10, 25, 11, 13, 3, 64},
+        Case{16, 13, 4, 6, 8, 32}, Case{3, 5, 9, 11, 13, 64}}) {
     const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
     auto x = test::random_vector(d.size(), 31);
     auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 32);
