@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/Backend.hpp"
@@ -280,6 +281,21 @@ GridView<D, complexf> spectral_mix(const GridView<D, complexf>& a, const Spectra
   return out;
 }
 
+// n values of host memory where the device reads them: the memory itself where the device reads
+// host memory, else a workspace temporary they are copied into.
+template <class T>
+Kokkos::View<const T*, DeviceSpace> device_view_of(const T* host, std::size_t n,
+                                                   const std::string& label) {
+  if constexpr (kHostTensors) {
+    return Kokkos::View<const T*, DeviceSpace>(host, n);
+  } else {
+    auto d = temporary<Kokkos::View<T*, DeviceSpace>>(label, n);
+    Kokkos::deep_copy(d,
+                      Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(host, n));
+    return d;
+  }
+}
+
 // out[b, o, modes of one corner part] = scale * sum_i a[b, i, ...] * w[i, o, ...], with the
 // part's weights as read from the file, (in, out, part cells) complex: the mode multiply of a
 // layer whose weights are streamed from their source a corner at a time (no owned-box copy of
@@ -296,18 +312,14 @@ long spectral_mix_part(const GridView<D, complexf>& a, const HostArray& part_wei
   const long P = p.part.count(), run = p.run(), runs = long(p.run_at.size());
   if (part_weights.data.size() != std::size_t(I) * O * P * 2)
     throw std::invalid_argument("spectral_mix_part: weights of the wrong size");
-  using HostComplex = Kokkos::View<const complexf*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
-  using HostLong = Kokkos::View<const long*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>;
-  // Views over host memory; on a GPU build these copy to the device, on the host they alias.
-  auto w = Kokkos::create_mirror_view_and_copy(
-      DeviceSpace(), HostComplex(reinterpret_cast<const complexf*>(part_weights.data.data()),
-                                 std::size_t(I) * O * P));
-  auto at = Kokkos::create_mirror_view_and_copy(DeviceSpace(),
-                                                HostLong(p.run_at.data(), p.run_at.size()));
+  // The part's weights and run starts: on the host the read buffers themselves; on a GPU copied
+  // into workspace temporaries (no device allocation on a warm pass).
+  const auto w = device_view_of(reinterpret_cast<const complexf*>(part_weights.data.data()),
+                                std::size_t(I) * O * P, "spectral.part_weights");
+  const auto at = device_view_of(p.run_at.data(), p.run_at.size(), "spectral.part_runs");
   // The part's spectrum, compact like its weights, (B, I, part cells): the multiply below then
   // reads both in order. It is small (the weights are O times larger) and stays in cache.
-  Kokkos::View<complexf*, DeviceSpace> xs(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "spectral.part_in"), long(B) * I * P);
+  auto xs = temporary<Kokkos::View<complexf*, DeviceSpace>>("spectral.part_in", long(B) * I * P);
   const complexf* in = a.data();
   complexf* xp = xs.data();
   ufno::parallel_for(
