@@ -73,6 +73,9 @@ struct KpiHead {
   // Whether that last input is instead the implicit estimate's first-report value
   // (log_rz_implicit_first_report_dp_bar).
   bool physics_implicit_first_report = false;
+  // Whether it is instead the buoyancy-aware estimate's maximum
+  // (log_rz_gravity_two_phase_max_dp_bar).
+  bool physics_implicit_gravity = false;
   // The digest of the network a head that reads its output was fitted with (network_digest).
   std::string network_digest;
   bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }

@@ -81,14 +81,16 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
          {"log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar", "log_rz_first_report_dp_bar"})
       names.push_back(n);
   // A maximum-dP head may also read the implicit two-phase estimate, as its last input: its
-  // maximum or its first-report value.
+  // maximum, its first-report value or the buoyancy-aware estimate's maximum.
   if (head_.physics_inputs == "max_dp" && head_.features.size() == names.size() + 1 &&
       (head_.features.back() == "log_rz_implicit_two_phase_max_dp_bar" ||
-       head_.features.back() == "log_rz_implicit_first_report_dp_bar")) {
+       head_.features.back() == "log_rz_implicit_first_report_dp_bar" ||
+       head_.features.back() == "log_rz_gravity_two_phase_max_dp_bar")) {
     names.push_back(head_.features.back());
     head_.physics_implicit = true;
     head_.physics_implicit_first_report =
         head_.features.back() == "log_rz_implicit_first_report_dp_bar";
+    head_.physics_implicit_gravity = head_.features.back() == "log_rz_gravity_two_phase_max_dp_bar";
   }
   // An envelope head's r-z envelope columns, named log_rz_envelope_r<column>: read from its own
   // names, checked to be columns of its grid.

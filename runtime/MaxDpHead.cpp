@@ -6,6 +6,17 @@
 #include "runtime/KpiHeadFeatures.hpp"
 
 namespace ufno {
+namespace {
+
+// The implicit estimate a head reads as its last input, as its feature name says.
+double implicit_input(const KpiHead& h, const ReservoirCase& c,
+                      const std::vector<double>& times_days) {
+  if (h.physics_implicit_first_report) return rz_implicit_first_report_dp_bar(c, times_days);
+  if (h.physics_implicit_gravity) return rz_gravity_two_phase_max_dp_bar(c, times_days);
+  return rz_implicit_two_phase_max_dp_bar(c, times_days);
+}
+
+}  // namespace
 
 std::optional<HeadEstimate> max_dp_head_estimate(const KpiHeadEstimator& e, const ReservoirCase& c,
                                                  const std::vector<float>& dp,
@@ -20,10 +31,7 @@ std::optional<HeadEstimate> max_dp_head_estimate(const KpiHeadEstimator& e, cons
     scale = m.theis_bar;
     std::vector<double> extra(m.features.begin(), m.features.end());
     if (h.physics_implicit)
-      extra.push_back(std::log(std::max(h.physics_implicit_first_report
-                                            ? rz_implicit_first_report_dp_bar(c, times_days)
-                                            : rz_implicit_two_phase_max_dp_bar(c, times_days),
-                                        1e-3)));
+      extra.push_back(std::log(std::max(implicit_input(h, c, times_days), 1e-3)));
     v = e.estimate_with_interval(c, extra);
   } else if (!h.envelope_columns.empty()) {
     v = e.estimate_with_interval(

@@ -5,7 +5,8 @@
 // - a head with physics_inputs = "max_dp" estimates log(max dP / Theis) from the 32 case
 //   features and the three physics estimates (runtime/PressureEstimates.hpp), and a newer one
 //   also the implicit two-phase estimate (its last input log_rz_implicit_two_phase_max_dp_bar,
-//   or log_rz_implicit_first_report_dp_bar, the estimate at the first report time);
+//   log_rz_implicit_first_report_dp_bar, the estimate at the first report time, or
+//   log_rz_gravity_two_phase_max_dp_bar, the buoyancy-aware estimate's maximum);
 // - an older head that reads the network's envelope needs the case's whole dP field;
 // - one with neither reads the 32 case features alone.
 #include <optional>

@@ -796,6 +796,275 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
   return out;
 }
 
+// physics.py rz_gravity_two_phase_dp_bar for one case: implicit_two_phase with buoyancy.
+// Brine's potential difference between two layers is their buildup's (the buildup is over the
+// brine's hydrostatic pressure); CO2's falls short of it by (rho_brine - rho_CO2) g times the
+// centres' distance, which lets CO2 rise against brine's flow (counter-current).
+constexpr int kGravitySweeps = 12;  // CO2 crosses up to 12 layers a step (physics.py `sweeps`)
+
+// The two buoyancy terms of a case: head[x] (X - 1), the (rho_brine - rho_CO2) g distance
+// between layers x and x + 1 [Pa]; h_well[x] (X), how much less than at the perforations' mean
+// depth an injecting well's CO2-filled bore pushes on connection x [Pa] (0 when it does not
+// inject: its bore then holds brine, whose gradient is the reference's).
+struct Buoyancy {
+  std::vector<double> head, h_well;
+};
+Buoyancy buoyancy(const ReservoirCase& c, const PressureProperties& p,
+                  const std::vector<double>& perf, double gravity) {
+  const int X = c.nx;
+  const double drho_g = (brine_density_kg_m3(c.temperature_c, p.p_perf) - p.rho_co2) * gravity;
+  Buoyancy b;
+  b.head.resize(std::size_t(X) - 1);
+  for (int x = 0; x + 1 < X; ++x) b.head[x] = drho_g * 0.5 * (c.dz[x] + c.dz[x + 1]);
+  std::vector<double> zc(X), zp(X);
+  double z = 0.0;
+  for (int x = 0; x < X; ++x) {
+    z += c.dz[x];
+    zc[x] = z - c.dz[x] / 2.0;
+    zp[x] = zc[x] * perf[x];
+  }
+  const double z_ref = np_sum(zp) / std::max(np_sum(perf), 1.0);
+  const double injecting = c.rate_mt_per_year > 0 ? 1.0 : 0.0;
+  b.h_well.resize(X);
+  for (int x = 0; x < X; ++x) b.h_well[x] = -(drho_g * injecting) * (zc[x] - z_ref);
+  return b;
+}
+
+std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProperties& p,
+                                      const std::vector<double>& times_days, double gravity) {
+  require_whole(c);
+  const int X = c.nx, Y = c.ny;
+  const std::size_t XY = std::size_t(X) * Y;
+  const Radii r = radii(c.dr);
+  std::vector<double> area(Y);
+  for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
+  auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
+  auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
+  auto txi = [&](int x, int y) { return std::size_t(x) * (Y - 1) + y; };
+  const double mu_w = p.mu_w, mu_g = p.mu_g, swi = c.swi, lam = c.vg_lambda;
+  const double smax = 1.0 - swi;
+  // Brine transmissibilities, pore volume, storage and well connections (as implicit_two_phase).
+  std::vector<double> tx0, tz0, pv(XY), stor(XY);
+  rz_transmissibilities(c, r, area, mu_w, tx0, tz0);
+  std::vector<double> cf0(X, 0.0), perf(X, 0.0);
+  for (int x = 0; x < X; ++x)
+    for (int y = 0; y < Y; ++y) {
+      pv[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] : 1.0;
+      stor[at(x, y)] = pv[at(x, y)] * p.c_t;
+    }
+  const double log_w = std::log(r.node[0] / kWellRadius);
+  for (int x = 0; x < X; ++x)
+    if (c.perforated[x] != 0 && act(x, 0)) {
+      cf0[x] = 2 * kPi * (c.permx[at(x, 0)] * kMdToM2) * c.dz[x] / log_w / mu_w;
+      perf[x] = 1.0;
+    }
+  const double nperf = std::max(np_sum(perf), 1.0);
+  const Buoyancy b = buoyancy(c, p, perf, gravity);
+  // Each phase's mobility relative to brine's viscosity at gas saturation s: krw, and mg (CO2's,
+  // krg mu_w / mu_g); CO2's fractional flow is mg / (mg + krw).
+  auto phases = [&](double s, double& krw, double& mg) {
+    double krg;
+    rel_perms(s, swi, lam, krg, krw);
+    mg = krg * mu_w / mu_g;
+  };
+
+  // One implicit pressure step with the well's connections at p_well + h_well and the CO2's
+  // buoyant fluxes (src) as sources: pn (X, Y) and well rates qw (X). The well node is
+  // eliminated with the rate less sum cf h_well, and cf h_well enters each connected cell.
+  std::vector<double> tx(tx0.size()), tz(tz0.size()), cf(X), pn(XY), qw(X), src(XY), tot(XY);
+  ColumnElimination solver(X, Y);
+  std::vector<double> xs, tmp(X);
+  auto step = [&](double dt, const std::vector<double>& pres, double q,
+                  const std::vector<double>& sink) {
+    const double cfs = std::max(np_sum(cf), 1e-300);
+    for (int x = 0; x < X; ++x) tmp[x] = cf[x] * b.h_well[x];
+    const double qh = q - np_sum(tmp);
+    for (std::size_t i = 0; i < XY; ++i) tot[i] = sink[i] - src[i];
+    for (int x = 0; x < X; ++x) tot[at(x, 0)] -= tmp[x];
+    solver.solve(
+        tx,
+        [&](int j, std::vector<double>& M, std::vector<double>& rj) {
+          std::fill(M.begin(), M.end(), 0.0);
+          for (int x = 0; x < X; ++x) {
+            double d = 0.0;
+            if (j + 1 < Y) d += tx[txi(x, j)];
+            if (j > 0) d += tx[txi(x, j - 1)];
+            if (x + 1 < X) d += tz[at(x, j)];
+            if (x > 0) d += tz[at(x - 1, j)];
+            d += stor[at(x, j)] / dt;
+            M[std::size_t(x) * X + x] = d;
+            rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - tot[at(x, j)];
+            if (j == 0) rj[x] += qh * cf[x] / cfs;
+          }
+          for (int x = 0; x + 1 < X; ++x) {
+            M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
+            M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
+          }
+          if (j == 0)
+            for (int a = 0; a < X; ++a)
+              for (int bb = 0; bb < X; ++bb)
+                M[std::size_t(a) * X + bb] += (a == bb ? cf[a] : 0.0) - cf[a] * cf[bb] / cfs;
+        },
+        xs);
+    for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
+    const double pw = (qh + np_sum(tmp)) / cfs;
+    for (int x = 0; x < X; ++x) qw[x] = cf[x] * (pw + b.h_well[x] - xs[x]);
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < Y; ++y) pn[at(x, y)] = act(x, y) ? xs[std::size_t(y) * X + x] : 0.0;
+  };
+
+  // Upstream implicit saturations column by column, outward; within a column CO2 moves
+  // vertically by its own potential (wz, transmissibility x potential difference, downward
+  // positive) at its upstream cell's mobility, the vertical inflows taken from the sweep before.
+  std::vector<double> fx(std::size_t(X) * (Y - 1)), wz(XY), sn(XY);
+  std::vector<double> inflow(X), out_r(X), cout(X), down(X), up(X), fin(X), sj(X), mgj(X), so(X);
+  auto frac_of = [&](double s) {
+    double krw, mg;
+    phases(s, krw, mg);
+    return mg / (mg + krw);
+  };
+  // The saturation of cell (x, j) that balances its CO2: the residual rises with saturation.
+  auto balance = [&](int x, int j, double dt) {
+    const double a = pv[at(x, j)] / dt;
+    double lo = 0.0, hi = smax;
+    for (int k = 0; k < kBisections; ++k) {
+      const double mid = 0.5 * (lo + hi);
+      double krw, mg;
+      phases(mid, krw, mg);
+      if (a * (mid - so[x]) + out_r[x] * (mg / (mg + krw)) + cout[x] * mg - fin[x] > 0)
+        hi = mid;
+      else
+        lo = mid;
+    }
+    const bool none = so[x] <= 0 && fin[x] * dt <= 1e-9 * pv[at(x, j)];
+    return act(x, j) && !none ? 0.5 * (lo + hi) : 0.0;
+  };
+  auto transport = [&](const std::vector<double>& s_old, double dt) {
+    std::fill(sn.begin(), sn.end(), 0.0);
+    for (int x = 0; x < X; ++x) inflow[x] = std::max(qw[x], 0.0);
+    for (int j = 0; j < Y; ++j) {
+      bool any = false;
+      for (int x = 0; x < X && !any; ++x) {
+        any = inflow[x] > 0;
+        for (int y = j; y < Y && !any; ++y) any = s_old[at(x, y)] > 0;
+      }
+      if (!any) break;
+      for (int x = 0; x < X; ++x) {
+        out_r[x] = j + 1 < Y ? fx[txi(x, j)] : 0.0;
+        so[x] = s_old[at(x, j)];
+        sj[x] = 0.0;
+        cout[x] = 0.0;
+      }
+      for (int x = 0; x + 1 < X; ++x) {
+        down[x] = std::max(wz[at(x, j)], 0.0);
+        up[x] = std::max(-wz[at(x, j)], 0.0);
+        cout[x] += down[x];
+      }
+      for (int x = 1; x < X; ++x) cout[x] += up[x - 1];
+      for (int sweep = 0; sweep < kGravitySweeps; ++sweep) {
+        fin = inflow;
+        if (sweep) {
+          double krw;
+          for (int x = 0; x < X; ++x) phases(sj[x], krw, mgj[x]);
+          for (int x = 1; x < X; ++x) fin[x] += down[x - 1] * mgj[x - 1];
+          for (int x = 0; x + 1 < X; ++x) fin[x] += up[x] * mgj[x + 1];
+        }
+        for (int x = 0; x < X; ++x) sj[x] = balance(x, j, dt);
+      }
+      for (int x = 0; x < X; ++x) {
+        sn[at(x, j)] = sj[x];
+        inflow[x] = out_r[x] * frac_of(sj[x]);
+      }
+    }
+  };
+
+  const double mdot = c.rate_mt_per_year * 1e9 / kSecondsPerYear;
+  std::vector<double> swept(XY), wts(XY);
+  // (gas volume at the well's pressure, the volume the dissolved CO2 frees), weights in wts.
+  auto volumes = [&](double t, const std::vector<double>& pres, const std::vector<double>& s,
+                     double& vg, double& vd) {
+    const double mass = mdot * t;
+    for (int x = 0; x < X; ++x) tmp[x] = pres[at(x, 0)] * perf[x];
+    const double dp_well = np_sum(tmp) / nperf / kBar;
+    const double rho = co2_density_kg_m3(c.temperature_c, p.p_perf + dp_well);
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < Y; ++y)
+        swept[at(x, y)] =
+            pv[at(x, y)] * (s[at(x, y)] > kSweptSaturation ? 1.0 : 0.0) * (act(x, y) ? 1.0 : 0.0);
+    const double total = np_sum(swept);
+    const double m_dis = std::min(kDissolvedMassFraction * 1000.0 * total, 0.9 * mass);
+    vg = mass / rho;
+    vd = m_dis * (1.0 / rho - 1.0 / kDissolvedDensity);
+    for (std::size_t i = 0; i < XY; ++i) wts[i] = swept[i] / std::max(total, 1e-30);
+  };
+
+  std::vector<double> krw(XY), mg(XY), buoy(XY);
+  auto set_phases = [&](const std::vector<double>& sat) {
+    for (std::size_t i = 0; i < XY; ++i) phases(sat[i], krw[i], mg[i]);
+  };
+  // The connections' mobilities for pressures pprev: radial ones and the well's at the inner
+  // cell's total mobility, vertical ones at each phase's upstream cell (brine's in brine's
+  // potential, CO2's in CO2's), whose CO2 buoyancy becomes the source src.
+  auto set_connections = [&](const std::vector<double>& pprev) {
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y + 1 < Y; ++y)
+        tx[txi(x, y)] = tx0[txi(x, y)] * (krw[at(x, y)] + mg[at(x, y)]);
+    for (int x = 0; x < X; ++x) cf[x] = cf0[x] * (krw[at(x, 0)] + mg[at(x, 0)]);
+    for (int x = 0; x + 1 < X; ++x)
+      for (int y = 0; y < Y; ++y) {
+        const double dpv = pprev[at(x, y)] - pprev[at(x + 1, y)];
+        const double mw_up = dpv > 0 ? krw[at(x, y)] : krw[at(x + 1, y)];
+        const double mg_up = dpv - b.head[x] > 0 ? mg[at(x, y)] : mg[at(x + 1, y)];
+        buoy[at(x, y)] = tz0[at(x, y)] * mg_up * b.head[x];  // CO2's buoyant flux, upward
+        tz[at(x, y)] = tz0[at(x, y)] * (mw_up + mg_up);
+      }
+    std::fill(src.begin(), src.end(), 0.0);
+    for (int x = 0; x + 1 < X; ++x)
+      for (int y = 0; y < Y; ++y) src[at(x, y)] += buoy[at(x, y)];
+    for (int x = 0; x + 1 < X; ++x)
+      for (int y = 0; y < Y; ++y) src[at(x + 1, y)] -= buoy[at(x, y)];
+  };
+
+  const std::vector<double> t_rep = report_times_s(times_days);
+  const int T = int(t_rep.size());
+  std::vector<double> pres(XY, 0.0), s(XY, 0.0), out(std::size_t(T) * XY, 0.0);
+  std::vector<double> sink(XY), s_cur(XY), pprev(XY);
+  double v_gas = 0.0, v_dis = 0.0, q = p.q, t_now = 0.0;
+  for (int k = 0; k < T; ++k) {
+    const double tn = t_rep[k], dt = tn - t_now;
+    set_phases(s);
+    s_cur = s;
+    pprev = pres;
+    std::fill(sink.begin(), sink.end(), 0.0);
+    for (int it = 0; it <= kImplicitIterations; ++it) {
+      set_connections(pprev);
+      step(dt, pres, q, sink);
+      if (it == kImplicitIterations) break;
+      for (int x = 0; x < X; ++x)
+        for (int y = 0; y + 1 < Y; ++y)
+          fx[txi(x, y)] = std::max(tx[txi(x, y)] * (pn[at(x, y)] - pn[at(x, y + 1)]), 0.0);
+      for (int x = 0; x + 1 < X; ++x)
+        for (int y = 0; y < Y; ++y)
+          wz[at(x, y)] = tz0[at(x, y)] * ((pn[at(x, y)] - pn[at(x + 1, y)]) - b.head[x]);
+      transport(s, dt);
+      s_cur = sn;
+      set_phases(s_cur);
+      pprev = pn;
+      double vg, vd;
+      volumes(tn, pn, s_cur, vg, vd);
+      q = kRelax * std::max((vg - v_gas) / dt, 0.0) + (1 - kRelax) * q;
+      const double rate = std::max(vd - v_dis, 0.0) / dt;
+      for (std::size_t i = 0; i < XY; ++i)
+        sink[i] = kRelax * rate * wts[i] + (1 - kRelax) * sink[i];
+    }
+    volumes(tn, pn, s_cur, v_gas, v_dis);
+    pres = pn;
+    s = s_cur;
+    for (std::size_t i = 0; i < XY; ++i) out[std::size_t(k) * XY + i] = pres[i] / kBar;
+    t_now = tn;
+  }
+  return out;
+}
 }  // namespace
 
 double theis_max_dp_bar(const ReservoirCase& c) { return theis_from(pressure_properties(c)); }
@@ -835,6 +1104,22 @@ double rz_implicit_first_report_dp_bar(const ReservoirCase& c,
   const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny);
   double m = -std::numeric_limits<double>::infinity();
   for (std::size_t x = 0; x < X; ++x) m = std::max(m, f[x * Y]);
+  return m;
+}
+
+std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,
+                                                const std::vector<double>& times_days,
+                                                double gravity) {
+  return gravity_two_phase(c, pressure_properties(c), times_days, gravity);
+}
+
+double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
+                                       const std::vector<double>& times_days) {
+  const std::vector<double> f = rz_gravity_two_phase_dp_bar(c, times_days);
+  const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny), T = f.size() / (X * Y);
+  double m = -std::numeric_limits<double>::infinity();
+  for (std::size_t t = 0; t < T; ++t)
+    for (std::size_t x = 0; x < X; ++x) m = std::max(m, f[(t * X + x) * Y]);
   return m;
 }
 

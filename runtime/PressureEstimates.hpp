@@ -82,6 +82,24 @@ double rz_implicit_two_phase_max_dp_bar(const ReservoirCase& c,
 double rz_implicit_first_report_dp_bar(const ReservoirCase& c,
                                        const std::vector<double>& times_days);
 
+// The same with buoyancy (physics.py rz_gravity_two_phase_dp_bar) [bar] (T, X, Y): vertical
+// connections carry each phase at its upstream cell in that phase's own potential (CO2's falls
+// short of brine's by (rho_brine - rho_CO2) g dz, so CO2 rises while brine sinks), an injecting
+// well's bore holds CO2 (its connections' pressure rises with depth by CO2's gradient), and each
+// step's saturations move the column's CO2 by its potential (12 sweeps of a column's layers).
+// With gravity 0 it differs from rz_implicit_two_phase_dp_bar only in taking the vertical
+// connections' upstream total mobility in place of the two cells' mean.
+constexpr double kStandardGravity = 9.80665;  // physics.GRAVITY [m/s2]
+std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,
+                                                const std::vector<double>& times_days,
+                                                double gravity = kStandardGravity);
+// Its largest value in the well's column over layers and report times [bar] (physics.py
+// gravity_max_dp_bar): a maximum-dP head whose inputs end with
+// log_rz_gravity_two_phase_max_dp_bar reads log(max(this, 1e-3)). It catches the late maximum
+// at the top of the gas column at the well, which the implicit estimate misses.
+double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
+                                       const std::vector<double>& times_days);
+
 // The inputs a maximum-dP head with physics_inputs = "max_dp" reads after the 32 case
 // features (physics.py max_dp_physics_features), with col0[t] the r-z solve's largest buildup
 // over the well column's layers and g2ph the two-phase correction:

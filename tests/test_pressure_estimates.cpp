@@ -373,3 +373,96 @@ TEST_CASE("pressure estimates: an envelope head's physics inputs name r-z envelo
   CHECK_THROWS_WITH(KpiHeadEstimator(*h), Catch::Contains("r-z envelope columns"));
   std::remove(copy.c_str());
 }
+
+TEST_CASE("pressure estimates: the buoyancy-aware estimate equals python's",
+          "[pressure][gravity]") {
+  // Its first 8 radial columns and its largest value in the well's column on the examples and
+  // the hand-made case (python/ufno/conversion/fixtures.py add_gravity_pressure_estimates).
+  const auto f = h5::File::open_read(kFixture);
+  for (int k = 0; k < 4; ++k) {
+    const std::string g = "case" + std::to_string(k);
+    INFO(g);
+    const ReservoirCase c = fixture_case(f, k);
+    const std::vector<double> times = f.read_numeric(g + "/times_days").values;
+    const std::vector<double> dp = rz_gravity_two_phase_dp_bar(c, times);
+    const int T = int(times.size()), X = c.nx, Y = c.ny, W = 8;
+    REQUIRE(dp.size() == std::size_t(T) * X * Y);
+    const auto near = f.read_numeric(g + "/gravity_dp_bar_near");
+    std::vector<double> mine;
+    for (int t = 0; t < T; ++t)
+      for (int x = 0; x < X; ++x)
+        for (int y = 0; y < W; ++y) mine.push_back(dp[(std::size_t(t) * X + x) * Y + y]);
+    double scale = 0;
+    for (double v : near.values) scale = std::max(scale, std::abs(v));
+    CHECK(max_rel(mine, near.values, 1e-3 * scale) < kTwin);
+    CHECK(rz_gravity_two_phase_max_dp_bar(c, times) ==
+          Approx(attr(f, g, "gravity_max_dp_bar")).epsilon(kTwin));
+  }
+}
+
+TEST_CASE("pressure estimates: the buoyancy-aware estimate at hand-checkable limits",
+          "[pressure][gravity]") {
+  // The hand-made homogeneous case perforated over its whole thickness: nothing flows
+  // vertically without gravity, so the estimate is then the implicit one; with gravity the
+  // well's column holds CO2 and its buoyancy lifts the top layer's buildup above the implicit
+  // estimate's; no injection, no buildup.
+  const auto f = h5::File::open_read(kFixture);
+  ReservoirCase c = hand_made(f);
+  std::fill(c.perforated.begin(), c.perforated.end(), 1);
+  const std::vector<double> times = {1.0, 10.0, 100.0};
+  const std::vector<double> imp = rz_implicit_two_phase_dp_bar(c, times);
+  CHECK(max_rel(rz_gravity_two_phase_dp_bar(c, times, 0.0), imp, 1e-3) < kTwin);
+  const std::vector<double> dp = rz_gravity_two_phase_dp_bar(c, times);
+  const int X = c.nx, Y = c.ny;
+  const std::size_t last = std::size_t(times.size() - 1) * X * Y;
+  // Upward, layer to layer, the buildup rises by 0.8-1.0 (rho_brine - rho_CO2) g dz (a column
+  // in which CO2 is continuous: CO2's gradient, brine's hydrostatic subtracted).
+  const PressureProperties p = pressure_properties(c);
+  const double step =
+      (brine_density_kg_m3(c.temperature_c, p.p_perf) - p.rho_co2) * 9.80665 * c.dz[0] / 1e5;
+  for (int x = 0; x + 1 < X; ++x) {
+    INFO("layer " << x);
+    const double rise = (dp[last + std::size_t(x) * Y] - dp[last + std::size_t(x + 1) * Y]) / step;
+    CHECK(rise < 1.0);
+    if (x > 0 && x + 2 < X) CHECK(rise > 0.8);
+  }
+  CHECK(dp[last] > imp[last]);
+  for (double v : dp) CHECK(std::isfinite(v));
+  ReservoirCase none = c;
+  none.rate_mt_per_year = 0.0;
+  for (double v : rz_gravity_two_phase_dp_bar(none, times)) CHECK(v == 0.0);
+}
+
+TEST_CASE("pressure estimates: a maximum-dP head that reads the buoyancy-aware estimate",
+          "[pressure][kpi_heads][gravity]") {
+  // Its 36th input, named log_rz_gravity_two_phase_max_dp_bar, is computed for it; C++ gives
+  // Python's estimates on the examples.
+  const auto h = read_kpi_head(kFixture, "max_dp_head_gravity");
+  REQUIRE(h);
+  REQUIRE(h->features.size() == 36);
+  CHECK(h->features.back() == "log_rz_gravity_two_phase_max_dp_bar");
+  const KpiHeadEstimator e(*h);
+  CHECK(e.head().physics_implicit);
+  CHECK(e.head().physics_implicit_gravity);
+  CHECK_FALSE(e.head().physics_implicit_first_report);
+  CHECK_FALSE(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head_implicit"))
+                  .head()
+                  .physics_implicit_gravity);
+  const auto f = h5::File::open_read(kFixture);
+  const auto inputs = f.read_numeric("expected_gravity/inputs").values;
+  const auto expected = f.read_numeric("expected_gravity/max_dp_bar").values;
+  const auto times = paper_times_days(24);
+  const auto paths = example_paths();
+  REQUIRE(inputs.size() == paths.size() * 36);
+  for (std::size_t i = 0; i < paths.size(); ++i) {
+    INFO(paths[i]);
+    const ReservoirCase c = read_case(paths[i]);
+    CHECK(std::log(rz_gravity_two_phase_max_dp_bar(c, times)) ==
+          Approx(inputs[i * 36 + 35]).epsilon(kTwin));
+    Kpis k;
+    k.max_dp_bar = k.max_dp_field_bar = 3.0;
+    apply_max_dp_head(k, e, c, {}, times);
+    CHECK(k.max_dp_from_head);
+    CHECK(k.max_dp_bar == Approx(expected[i]).epsilon(1e-5));
+  }
+}

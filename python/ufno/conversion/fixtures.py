@@ -50,7 +50,12 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     last the implicit estimate) and /max_dp_head_first_report
                                     (36, the last its first-report value), with their inputs
                                     and estimates on the examples (/expected,
-                                    /expected_implicit, /expected_first_report)
+                                    /expected_implicit, /expected_first_report); the
+                                    buoyancy-aware estimate (/caseK/gravity_dp_bar_near, its
+                                    first 8 radial columns, and gravity_max_dp_bar) and
+                                    /max_dp_head_gravity (36, the last its maximum) with
+                                    /expected_gravity (add_gravity_pressure_estimates adds
+                                    these to the file, the rest untouched)
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -609,6 +614,68 @@ def make_pressure_estimates_fixture(out_dir, seed):
         f["expected_first_report/inputs"] = inputs
         f["expected_first_report/ratio"] = ratio
         f["expected_first_report/max_dp_bar"] = np.asarray(theis_all) * ratio
+    add_gravity_pressure_estimates(path, seed + 1)
+
+
+def add_gravity_pressure_estimates(path, seed):
+    """Adds the buoyancy-aware estimate (physics.rz_gravity_two_phase_dp_bar) to
+    pressure_estimates.h5 at `path`, leaving what is there as it is: /caseK/gravity_dp_bar_near
+    (its first 8 radial columns, (T, X, 8)) and the attribute gravity_max_dp_bar (its largest
+    value in the well's column), and /max_dp_head_gravity (36 inputs, the last
+    log_rz_gravity_two_phase_max_dp_bar) with its inputs and estimates under /expected_gravity."""
+    from ufno.data import cases as ufno_cases
+    from ufno.heads import common as kpi_head
+    from ufno.heads import physics
+    gravity_inputs, theis = [], []
+    with h5py.File(path, "a") as f:
+        k = 0
+        while "case%d" % k in f:
+            g = f["case%d" % k]
+            if "case" in g.attrs:
+                case = ufno_cases.read_case_h5(os.path.join(os.path.dirname(HERE),
+                                                            g.attrs["case"]))
+                times = None
+            else:
+                case = pressure_estimates_hand_made_case()
+                times = PRESSURE_ESTIMATES_HAND_MADE_TIMES
+            d = physics.from_case(case)
+            dp = physics.rz_gravity_two_phase_dp_bar([d], times, [physics.properties(d)])[0][0]
+            if "gravity_dp_bar_near" in g:
+                del g["gravity_dp_bar_near"]
+            g["gravity_dp_bar_near"] = dp[:, :, :8]
+            g.attrs["gravity_max_dp_bar"] = dp[:, :, 0].max()
+            if times is None:
+                gravity_inputs.append(math.log(max(dp[:, :, 0].max(),
+                                                   physics.PHYSICS_FLOOR_BAR)))
+                theis.append(g.attrs["theis_bar"])
+            k += 1
+        base = f["expected/inputs"][()]
+        inputs = np.concatenate([base, np.asarray(gravity_inputs)[:, None]], 1)
+        torch.manual_seed(seed)
+        nets = [kpi_head.mlp(inputs.shape[1], 8).double().eval() for _ in range(2)]
+        head = kpi_head.Head(nets, inputs.mean(0) + 0.1, inputs.std(0) + 0.5, 0.3, 0.2,
+                             inputs.min(0) - 1.0, inputs.max(0) + 1.0)
+        kpi_head.write_group(f, "max_dp_head_gravity", head, f["max_dp_head"].attrs["grid"],
+                             "log(max dP / Theis)", {"physics_inputs": "max_dp"},
+                             list(kpi_head.FEATURES) + list(physics.GRAVITY_FEATURE_NAMES))
+        ratio = head.predict(inputs)
+        if "expected_gravity" in f:
+            del f["expected_gravity"]
+        f["expected_gravity/inputs"] = inputs
+        f["expected_gravity/ratio"] = ratio
+        f["expected_gravity/max_dp_bar"] = np.asarray(theis) * ratio
+
+
+def pressure_estimates_gravity_main():
+    """`python3 -c 'from ufno.conversion.fixtures import pressure_estimates_gravity_main as m;
+    m()'`: adds the buoyancy-aware estimate to tests/data/pressure_estimates.h5, the rest of the
+    file untouched (add_gravity_pressure_estimates)."""
+    p = argparse.ArgumentParser(description="add the buoyancy-aware estimate to "
+                                "tests/data/pressure_estimates.h5")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "tests", "data"))
+    args = p.parse_args()
+    torch.set_num_threads(1)
+    add_gravity_pressure_estimates(os.path.join(args.out, "pressure_estimates.h5"), SEED + 14)
 
 
 def pressure_estimates_main():

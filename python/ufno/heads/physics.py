@@ -1122,8 +1122,9 @@ MAX_DP_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (IMPLICIT_FEATURE_NAME,)
 # the estimate misses (a gas column's buoyancy) then does not move the head's input.
 FIRST_REPORT_FEATURE_NAME = "log_rz_implicit_first_report_dp_bar"
 FIRST_REPORT_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (FIRST_REPORT_FEATURE_NAME,)
-# Or the buoyancy-aware estimate's maximum (rz_gravity_two_phase_dp_bar; Python only: the C++
-# programs do not compute it, so a head reading it is for study, not for ufno_predict).
+# Or the buoyancy-aware estimate's maximum (rz_gravity_two_phase_dp_bar; its C++ twin
+# rz_gravity_two_phase_max_dp_bar in runtime/PressureEstimates.cpp: the programs compute it for
+# a head that names it).
 GRAVITY_FEATURE_NAME = "log_rz_gravity_two_phase_max_dp_bar"
 GRAVITY_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (GRAVITY_FEATURE_NAME,)
 IMPLICIT_FEATURE_NAMES = (IMPLICIT_FEATURE_NAME, FIRST_REPORT_FEATURE_NAME, GRAVITY_FEATURE_NAME)
