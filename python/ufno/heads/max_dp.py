@@ -34,7 +34,7 @@ feature names say which inputs the programs compute for it, so a head without it
 With --implicit first-report, the fourth input is that solve's value at the first report time
 instead (physics.implicit_first_report_dp_bar, only the first step's solve: about 0.01 s a case).
 With --implicit gravity, the buoyancy-aware estimate's maximum (physics.gravity_max_dp_bar, about
-1.5 s a case); the C++ programs do not compute it, so such a head is for study in Python.
+1.5 s a case; its C++ twin about 0.7 s, computed by the programs for such a head).
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is
