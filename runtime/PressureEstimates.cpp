@@ -592,34 +592,80 @@ constexpr double kSweptSaturation = 1e-6;        // physics.SWEPT_SATURATION
 constexpr int kImplicitIterations = 3, kBisections = 22, kSweeps = 2;
 constexpr double kRelax = 0.5;
 
-std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressureProperties& p,
-                                       const std::vector<double>& times_days) {
-  require_whole(c);
+// The r-z system both implicit solves step (physics.py _rz_geometry): brine transmissibilities
+// tx0 (X, Y-1) and tz0 (X-1 rows of Y), pore volume and storage (X, Y; 1 and c_t in inactive
+// cells, which the solves keep at 0), the well's connections cf0 and its perforated layers (X).
+struct RzGeometry {
+  std::vector<double> tx0, tz0, pv, stor, cf0, perf;
+  double nperf = 1.0;  // the perforated layers' count, at least 1
+};
+RzGeometry rz_geometry(const ReservoirCase& c, const PressureProperties& p) {
   const int X = c.nx, Y = c.ny;
-  const std::size_t XY = std::size_t(X) * Y;
   const Radii r = radii(c.dr);
   std::vector<double> area(Y);
   for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
   auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
   auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
-  const double mu_w = p.mu_w, mu_g = p.mu_g, swi = c.swi, lam = c.vg_lambda;
-  const double smax = 1.0 - swi;
-  // Brine transmissibilities tx (X, Y-1), tz (X-1 rows of Y), pore volume, storage, wells.
-  std::vector<double> tx0, tz0, pv(XY), stor(XY);
-  rz_transmissibilities(c, r, area, mu_w, tx0, tz0);
-  std::vector<double> cf0(X, 0.0), perf(X, 0.0);
+  RzGeometry g;
+  rz_transmissibilities(c, r, area, p.mu_w, g.tx0, g.tz0);
+  g.pv.resize(std::size_t(X) * Y);
+  g.stor.resize(std::size_t(X) * Y);
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y) {
-      pv[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] : 1.0;
-      stor[at(x, y)] = pv[at(x, y)] * p.c_t;
+      g.pv[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] : 1.0;
+      g.stor[at(x, y)] = g.pv[at(x, y)] * p.c_t;
     }
+  g.cf0.assign(X, 0.0);
+  g.perf.assign(X, 0.0);
   const double log_w = std::log(r.node[0] / kWellRadius);
   for (int x = 0; x < X; ++x)
     if (c.perforated[x] != 0 && act(x, 0)) {
-      cf0[x] = 2 * kPi * (c.permx[at(x, 0)] * kMdToM2) * c.dz[x] / log_w / mu_w;
-      perf[x] = 1.0;
+      g.cf0[x] = 2 * kPi * (c.permx[at(x, 0)] * kMdToM2) * c.dz[x] / log_w / p.mu_w;
+      g.perf[x] = 1.0;
     }
-  const double nperf = std::max(np_sum(perf), 1.0);
+  g.nperf = std::max(np_sum(g.perf), 1.0);
+  return g;
+}
+
+// The injected CO2's volumes at time t (physics.py `volumes`): vg, its mass as gas at the well's
+// mean buildup over the perforations; vd, what the CO2 dissolved in the brine of the cells
+// holding gas frees of it; wts (X, Y), those cells' shares of their pore volume, which the
+// dissolution sink follows.
+void injected_volumes(const ReservoirCase& c, const PressureProperties& p, const RzGeometry& g,
+                      double t, const std::vector<double>& pres, const std::vector<double>& s,
+                      double& vg, double& vd, std::vector<double>& wts) {
+  const int X = c.nx, Y = c.ny;
+  const std::size_t XY = std::size_t(X) * Y;
+  auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
+  const double mdot = c.rate_mt_per_year * 1e9 / kSecondsPerYear;
+  const double mass = mdot * t;
+  std::vector<double> tmp(X), swept(XY);
+  for (int x = 0; x < X; ++x) tmp[x] = pres[at(x, 0)] * g.perf[x];
+  const double dp_well = np_sum(tmp) / g.nperf / kBar;
+  const double rho = co2_density_kg_m3(c.temperature_c, p.p_perf + dp_well);
+  for (int x = 0; x < X; ++x)
+    for (int y = 0; y < Y; ++y)
+      swept[at(x, y)] = g.pv[at(x, y)] * (s[at(x, y)] > kSweptSaturation ? 1.0 : 0.0) *
+                        (c.permx[at(x, y)] > 0 ? 1.0 : 0.0);
+  const double total = np_sum(swept);
+  const double m_dis = std::min(kDissolvedMassFraction * 1000.0 * total, 0.9 * mass);
+  vg = mass / rho;
+  vd = m_dis * (1.0 / rho - 1.0 / kDissolvedDensity);
+  wts.resize(XY);
+  for (std::size_t i = 0; i < XY; ++i) wts[i] = swept[i] / std::max(total, 1e-30);
+}
+
+std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressureProperties& p,
+                                       const std::vector<double>& times_days) {
+  require_whole(c);
+  const int X = c.nx, Y = c.ny;
+  const std::size_t XY = std::size_t(X) * Y;
+  const RzGeometry g = rz_geometry(c, p);
+  const std::vector<double>&tx0 = g.tx0, &tz0 = g.tz0, &pv = g.pv, &stor = g.stor, &cf0 = g.cf0;
+  auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
+  auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
+  const double mu_w = p.mu_w, mu_g = p.mu_g, swi = c.swi, lam = c.vg_lambda;
+  const double smax = 1.0 - swi;
   // (total mobility relative to brine's, gas fractional flow) at gas saturation s.
   auto mobility = [&](double s, double& frac) {
     double krg, krw;
@@ -727,25 +773,10 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
     }
   };
 
-  const double mdot = c.rate_mt_per_year * 1e9 / kSecondsPerYear;
-  std::vector<double> swept(XY), wts(XY);
-  // (gas volume at the well's pressure, the volume the dissolved CO2 frees), weights in wts.
+  std::vector<double> wts;
   auto volumes = [&](double t, const std::vector<double>& pres, const std::vector<double>& s,
-                     double& vg, double& vd) {
-    const double mass = mdot * t;
-    for (int x = 0; x < X; ++x) tmp[x] = pres[at(x, 0)] * perf[x];
-    const double dp_well = np_sum(tmp) / nperf / kBar;
-    const double rho = co2_density_kg_m3(c.temperature_c, p.p_perf + dp_well);
-    for (int x = 0; x < X; ++x)
-      for (int y = 0; y < Y; ++y)
-        swept[at(x, y)] =
-            pv[at(x, y)] * (s[at(x, y)] > kSweptSaturation ? 1.0 : 0.0) * (act(x, y) ? 1.0 : 0.0);
-    const double total = np_sum(swept);
-    const double m_dis = std::min(kDissolvedMassFraction * 1000.0 * total, 0.9 * mass);
-    vg = mass / rho;
-    vd = m_dis * (1.0 / rho - 1.0 / kDissolvedDensity);
-    for (std::size_t i = 0; i < XY; ++i) wts[i] = swept[i] / std::max(total, 1e-30);
-  };
+                     double& vg,
+                     double& vd) { injected_volumes(c, p, g, t, pres, s, vg, vd, wts); };
 
   const std::vector<double> t_rep = report_times_s(times_days);
   const int T = int(t_rep.size());
@@ -835,31 +866,14 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
   require_whole(c);
   const int X = c.nx, Y = c.ny;
   const std::size_t XY = std::size_t(X) * Y;
-  const Radii r = radii(c.dr);
-  std::vector<double> area(Y);
-  for (int y = 0; y < Y; ++y) area[y] = kPi * (r.out[y] * r.out[y] - r.in[y] * r.in[y]);
+  const RzGeometry g = rz_geometry(c, p);
+  const std::vector<double>&tx0 = g.tx0, &tz0 = g.tz0, &pv = g.pv, &stor = g.stor, &cf0 = g.cf0;
   auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
   auto act = [&](int x, int y) { return c.permx[at(x, y)] > 0; };
   auto txi = [&](int x, int y) { return std::size_t(x) * (Y - 1) + y; };
   const double mu_w = p.mu_w, mu_g = p.mu_g, swi = c.swi, lam = c.vg_lambda;
   const double smax = 1.0 - swi;
-  // Brine transmissibilities, pore volume, storage and well connections (as implicit_two_phase).
-  std::vector<double> tx0, tz0, pv(XY), stor(XY);
-  rz_transmissibilities(c, r, area, mu_w, tx0, tz0);
-  std::vector<double> cf0(X, 0.0), perf(X, 0.0);
-  for (int x = 0; x < X; ++x)
-    for (int y = 0; y < Y; ++y) {
-      pv[at(x, y)] = act(x, y) ? c.poro[at(x, y)] * c.dz[x] * area[y] : 1.0;
-      stor[at(x, y)] = pv[at(x, y)] * p.c_t;
-    }
-  const double log_w = std::log(r.node[0] / kWellRadius);
-  for (int x = 0; x < X; ++x)
-    if (c.perforated[x] != 0 && act(x, 0)) {
-      cf0[x] = 2 * kPi * (c.permx[at(x, 0)] * kMdToM2) * c.dz[x] / log_w / mu_w;
-      perf[x] = 1.0;
-    }
-  const double nperf = std::max(np_sum(perf), 1.0);
-  const Buoyancy b = buoyancy(c, p, perf, gravity);
+  const Buoyancy b = buoyancy(c, p, g.perf, gravity);
   // Each phase's mobility relative to brine's viscosity at gas saturation s: krw, and mg (CO2's,
   // krg mu_w / mu_g); CO2's fractional flow is mg / (mg + krw).
   auto phases = [&](double s, double& krw, double& mg) {
@@ -978,25 +992,10 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
     }
   };
 
-  const double mdot = c.rate_mt_per_year * 1e9 / kSecondsPerYear;
-  std::vector<double> swept(XY), wts(XY);
-  // (gas volume at the well's pressure, the volume the dissolved CO2 frees), weights in wts.
+  std::vector<double> wts;
   auto volumes = [&](double t, const std::vector<double>& pres, const std::vector<double>& s,
-                     double& vg, double& vd) {
-    const double mass = mdot * t;
-    for (int x = 0; x < X; ++x) tmp[x] = pres[at(x, 0)] * perf[x];
-    const double dp_well = np_sum(tmp) / nperf / kBar;
-    const double rho = co2_density_kg_m3(c.temperature_c, p.p_perf + dp_well);
-    for (int x = 0; x < X; ++x)
-      for (int y = 0; y < Y; ++y)
-        swept[at(x, y)] =
-            pv[at(x, y)] * (s[at(x, y)] > kSweptSaturation ? 1.0 : 0.0) * (act(x, y) ? 1.0 : 0.0);
-    const double total = np_sum(swept);
-    const double m_dis = std::min(kDissolvedMassFraction * 1000.0 * total, 0.9 * mass);
-    vg = mass / rho;
-    vd = m_dis * (1.0 / rho - 1.0 / kDissolvedDensity);
-    for (std::size_t i = 0; i < XY; ++i) wts[i] = swept[i] / std::max(total, 1e-30);
-  };
+                     double& vg,
+                     double& vd) { injected_volumes(c, p, g, t, pres, s, vg, vd, wts); };
 
   std::vector<double> krw(XY), mg(XY), buoy(XY);
   auto set_phases = [&](const std::vector<double>& sat) {
