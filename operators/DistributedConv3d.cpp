@@ -37,7 +37,7 @@ DistributedConv3d::DistributedConv3d(const Conv3d& conv, MPI_Comm comm,
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   out_box_ = out.box(rank);
-  set_plane_conv(backend::PlaneConv3d::chosen_by_default() && !conv.spec().bf16);
+  set_plane_conv(backend::PlaneConv3d::chosen_by_default());
 }
 
 void DistributedConv3d::set_plane_conv(bool on) {

@@ -40,10 +40,12 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
     if (k >= s.n_fourier) {
       UNet3d unet = UNet3d::load(w, ModelSpec::key("unet", k), c, s.bn_eps, float(s.leaky_slope),
                                  options.bf16);
-      if (!options.plane_conv) unet.set_plane_conv(false);
+      // In its direct form the float32 plane kernel is slower than oneDNN's bf16 one.
+      const bool plane = options.plane_conv && (options.winograd || !options.bf16);
+      if (!plane) unet.set_plane_conv(false);
       unet.set_winograd(options.winograd);
-      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts_of<3>(), alg,
-                         options.plane_conv, options.winograd);
+      unet_.emplace_back(std::in_place, unet, grid.comm(), np, grid.parts_of<3>(), alg, plane,
+                         options.winograd);
     } else {
       unet_.emplace_back(std::nullopt);
     }

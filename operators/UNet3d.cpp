@@ -27,7 +27,7 @@ UNet3d UNet3d::load(const WeightSource& w, const std::string& p, int c, double e
   const auto& os = u.p_.output.spec();
   if (os.kernel == 3 && os.stride == 1 && os.padding == 1 && os.activation == Activation::None) {
     u.plane_output_ = backend::PlaneConv3d(2 * c, c, u.p_.output.weights(), u.p_.output.bias());
-    u.set_plane_conv(backend::PlaneConv3d::chosen_by_default() && !bf16);
+    u.set_plane_conv(backend::PlaneConv3d::chosen_by_default());
   }
   for (const ConvTranspose3d* d : {&u.p_.deconv2, &u.p_.deconv1, &u.p_.deconv0})
     if (!d->has_parity_form())

@@ -19,9 +19,10 @@ class PlaneConv3d {
  public:
   // True when this CPU has AVX-512F (and the library was built for x86-64).
   static bool available();
-  // Whether the layers that can use it should (UNet3d, DistributedConv3d): available, tensors in
-  // host memory, bf16 convolutions off (oneDNN's bf16 kernel is faster: 1.25-1.32 s against
-  // 1.48 s per paper-size U-FNO pass), and the environment variable UFNO_PLANE_CONV not "0".
+  // Whether the layers that can use it should (UNet3d, DistributedConv3d): available and tensors
+  // in host memory (RunOptions::plane_conv, UFNO_PLANE_CONV=0, turns it off). With bf16 layers
+  // too: in Winograd tiles it is faster than oneDNN's bf16 kernel, in its direct form slower
+  // (DistributedNet3d then leaves that layer to oneDNN).
   static bool chosen_by_default();
 
   PlaneConv3d() = default;
