@@ -228,3 +228,32 @@ def test_shipped_models():
         check("the head's maximum dP (mean error %.3f) is closer to Flow's than the network's "
               "field's (%.3f)" % (h, f), h < f)
 
+
+
+def test_gravity_dp_model():
+    """models/dp_ufno_gravity.h5 (the shipped dP model with the maximum-dP head that reads the
+    buoyancy-aware estimate): the programs' maximum dP, their C++ twin of the estimate
+    included, equals the Python reader's on every example, and lies inside its interval."""
+    exe = os.environ.get("UFNO_PREDICT", os.path.join(ROOT, "build", "apps", "ufno_predict"))
+    kpis_exe = os.path.join(os.path.dirname(exe), "ufno_kpis")
+    model = os.path.join(ROOT, "models", "dp_ufno_gravity.h5")
+    head = max_dp_head.read_head(model)
+    check("dp_ufno_gravity.h5 carries a maximum-dP head", head is not None)
+    with h5py.File(model, "r") as f:
+        names = str(f["max_dp_head"].attrs.get("features", "")).split(",")
+    check("... whose last input is the buoyancy-aware estimate",
+          bool(names) and names[-1] == "log_rz_gravity_two_phase_max_dp_bar", names[-3:])
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    sg_file = os.path.join(ROOT, "models", "sg_ufno.h5")
+    for case_path in sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5"))):
+        name = os.path.basename(os.path.dirname(case_path))
+        target = os.path.join(os.path.dirname(case_path), "target.h5")
+        row = kpi_table(kpis_exe, [case_path, target, "--model", sg_file, "--model", model], env)
+        if not row:
+            continue
+        x0 = ufno_encoding.encode_case(ufno_cases.read_case_h5(case_path))[:, :, 0, :][None]
+        want = float(max_dp_head.estimate(model, x0)[0])
+        got, lo, hi = (float(row[k]) for k in ("max_dP_bar", "max_dP_bar_lo", "max_dP_bar_hi"))
+        check("%s: ufno_kpis's maximum dP %.4f bar equals Python's %.4f (rel 1e-5)"
+              % (name, got, want), abs(got / want - 1) <= 1e-5)
+        check("%s: ... inside its interval [%.2f, %.2f]" % (name, lo, hi), lo <= got <= hi)
