@@ -391,6 +391,39 @@ double theis_from(const PressureProperties& p) {
          kBar;
 }
 
+// Block j (radial column j, its X layers) of one implicit pressure step, as physics.py's
+// _rz_implicit_step builds it: storage over dt, the radial (tx, X x (Y - 1)) and vertical (tz)
+// transmissibilities, the cells' sinks, and in column 0 the well node eliminated: rate q shared
+// by the connections cf (sum cfs).
+void implicit_step_block(int j, int X, int Y, const std::vector<double>& tx,
+                         const std::vector<double>& tz, const std::vector<double>& stor, double dt,
+                         const std::vector<double>& pres, const std::vector<double>& sink, double q,
+                         const std::vector<double>& cf, double cfs, std::vector<double>& M,
+                         std::vector<double>& rj) {
+  auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
+  auto txi = [&](int x, int y) { return std::size_t(x) * (Y - 1) + y; };
+  std::fill(M.begin(), M.end(), 0.0);
+  for (int x = 0; x < X; ++x) {
+    double d = 0.0;
+    if (j + 1 < Y) d += tx[txi(x, j)];
+    if (j > 0) d += tx[txi(x, j - 1)];
+    if (x + 1 < X) d += tz[at(x, j)];
+    if (x > 0) d += tz[at(x - 1, j)];
+    d += stor[at(x, j)] / dt;
+    M[std::size_t(x) * X + x] = d;
+    rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - sink[at(x, j)];
+    if (j == 0) rj[x] += q * cf[x] / cfs;
+  }
+  for (int x = 0; x + 1 < X; ++x) {
+    M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
+    M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
+  }
+  if (j == 0)
+    for (int a = 0; a < X; ++a)
+      for (int b = 0; b < X; ++b)
+        M[std::size_t(a) * X + b] += (a == b ? cf[a] : 0.0) - cf[a] * cf[b] / cfs;
+}
+
 // The decks' brine transmissibilities of a whole case [m3/(Pa s)]: radial tx (X, Y-1) between
 // node radii, each half cell's 2 pi k dz / ln(r ratio) in series; vertical tz (X-1 rows of Y,
 // X * Y stored) between layer centres with the harmonic kz over the ring's area; 0 where a
@@ -690,26 +723,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
     solver.solve(
         tx,
         [&](int j, std::vector<double>& M, std::vector<double>& rj) {
-          std::fill(M.begin(), M.end(), 0.0);
-          for (int x = 0; x < X; ++x) {
-            double d = 0.0;
-            if (j + 1 < Y) d += tx[std::size_t(x) * (Y - 1) + j];
-            if (j > 0) d += tx[std::size_t(x) * (Y - 1) + j - 1];
-            if (x + 1 < X) d += tz[at(x, j)];
-            if (x > 0) d += tz[at(x - 1, j)];
-            d += stor[at(x, j)] / dt;
-            M[std::size_t(x) * X + x] = d;
-            rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - sink[at(x, j)];
-            if (j == 0) rj[x] += q * cf[x] / cfs;
-          }
-          for (int x = 0; x + 1 < X; ++x) {
-            M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
-            M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
-          }
-          if (j == 0)
-            for (int a = 0; a < X; ++a)
-              for (int b = 0; b < X; ++b)
-                M[std::size_t(a) * X + b] += (a == b ? cf[a] : 0.0) - cf[a] * cf[b] / cfs;
+          implicit_step_block(j, X, Y, tx, tz, stor, dt, pres, sink, q, cf, cfs, M, rj);
         },
         xs);
     for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
@@ -898,26 +912,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
     solver.solve(
         tx,
         [&](int j, std::vector<double>& M, std::vector<double>& rj) {
-          std::fill(M.begin(), M.end(), 0.0);
-          for (int x = 0; x < X; ++x) {
-            double d = 0.0;
-            if (j + 1 < Y) d += tx[txi(x, j)];
-            if (j > 0) d += tx[txi(x, j - 1)];
-            if (x + 1 < X) d += tz[at(x, j)];
-            if (x > 0) d += tz[at(x - 1, j)];
-            d += stor[at(x, j)] / dt;
-            M[std::size_t(x) * X + x] = d;
-            rj[x] = stor[at(x, j)] / dt * pres[at(x, j)] - tot[at(x, j)];
-            if (j == 0) rj[x] += qh * cf[x] / cfs;
-          }
-          for (int x = 0; x + 1 < X; ++x) {
-            M[std::size_t(x) * X + x + 1] -= tz[at(x, j)];
-            M[std::size_t(x + 1) * X + x] -= tz[at(x, j)];
-          }
-          if (j == 0)
-            for (int a = 0; a < X; ++a)
-              for (int bb = 0; bb < X; ++bb)
-                M[std::size_t(a) * X + bb] += (a == bb ? cf[a] : 0.0) - cf[a] * cf[bb] / cfs;
+          implicit_step_block(j, X, Y, tx, tz, stor, dt, pres, tot, qh, cf, cfs, M, rj);
         },
         xs);
     for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];

@@ -818,6 +818,20 @@ def _rz_implicit_step(tx, tz, cf, stor, dt, pres, q, sink):
     return pn, cf * (pw[:, None] - pn[:, :, 0])
 
 
+def _injected_volumes(t, pres, S, mdot, perf, nperf, temp, p_perf, pv, act, dissolved):
+    """(gas volume at the well's pressure, the volume the dissolved CO2 frees, the sink's
+    weights) after injecting for t seconds: the implicit estimates' injected volumes (the C++
+    injected_volumes)."""
+    mass = mdot * t
+    dp_well = (pres[:, :, 0] * perf).sum(1) / nperf / BAR
+    rho = co2_density(temp, p_perf + dp_well)
+    swept = pv * (S > SWEPT_SATURATION) * act
+    total = swept.sum((1, 2))
+    m_dis = np.minimum(dissolved * 1000.0 * total, 0.9 * mass)
+    return (mass / rho, m_dis * (1.0 / rho - 1.0 / DISSOLVED_DENSITY),
+            swept / np.maximum(total, 1e-30)[:, None, None])
+
+
 def rz_implicit_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisections=22,
                                  sweeps=2, relax=0.5, dissolved=DISSOLVED_MASS_FRACTION):
     """Two-phase buildup [bar] (N, T, X, Y) and gas saturation (N, T, X, Y) of a batch of
@@ -893,16 +907,7 @@ def rz_implicit_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisec
     nperf = np.maximum(perf.sum(1), 1)
 
     def volumes(t, pres, S):
-        """(gas volume at the well's pressure, the volume the dissolved CO2 frees, the sink's
-        weights) after injecting for t seconds."""
-        mass = mdot * t
-        dp_well = (pres[:, :, 0] * perf).sum(1) / nperf / BAR
-        rho = co2_density(temp, p_perf + dp_well)
-        swept = pv * (S > SWEPT_SATURATION) * act
-        total = swept.sum((1, 2))
-        m_dis = np.minimum(dissolved * 1000.0 * total, 0.9 * mass)
-        return (mass / rho, m_dis * (1.0 / rho - 1.0 / DISSOLVED_DENSITY),
-                swept / np.maximum(total, 1e-30)[:, None, None])
+        return _injected_volumes(t, pres, S, mdot, perf, nperf, temp, p_perf, pv, act, dissolved)
 
     t_rep = report_times_s(times_days)
     pres = np.zeros((N, X, Y))
@@ -1038,14 +1043,7 @@ def rz_gravity_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisect
     nperf = np.maximum(perf.sum(1), 1)
 
     def volumes(t, pres, S):
-        mass = mdot * t
-        dp_well = (pres[:, :, 0] * perf).sum(1) / nperf / BAR
-        rho = co2_density(temp, p_perf + dp_well)
-        swept = pv * (S > SWEPT_SATURATION) * act
-        total = swept.sum((1, 2))
-        m_dis = np.minimum(dissolved * 1000.0 * total, 0.9 * mass)
-        return (mass / rho, m_dis * (1.0 / rho - 1.0 / DISSOLVED_DENSITY),
-                swept / np.maximum(total, 1e-30)[:, None, None])
+        return _injected_volumes(t, pres, S, mdot, perf, nperf, temp, p_perf, pv, act, dissolved)
 
     t_rep = report_times_s(times_days)
     pres = np.zeros((N, X, Y))
