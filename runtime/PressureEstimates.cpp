@@ -391,6 +391,18 @@ double theis_from(const PressureProperties& p) {
          kBar;
 }
 
+constexpr double kRelax = 0.5;  // how far each iteration moves the injection
+
+// The well's rate and the dissolution sink moved kRelax of the way toward what this step's gas
+// and dissolved volumes (dv_gas, dv_dis since the last report) ask for.
+void relax_injection(double dv_gas, double dv_dis, double dt, const std::vector<double>& wts,
+                     double& q, std::vector<double>& sink) {
+  q = kRelax * std::max(dv_gas / dt, 0.0) + (1 - kRelax) * q;
+  const double rate = std::max(dv_dis, 0.0) / dt;
+  for (std::size_t i = 0; i < sink.size(); ++i)
+    sink[i] = kRelax * rate * wts[i] + (1 - kRelax) * sink[i];
+}
+
 // Block j (radial column j, its X layers) of one implicit pressure step, as physics.py's
 // _rz_implicit_step builds it: storage over dt, the radial (tx, X x (Y - 1)) and vertical (tz)
 // transmissibilities, the cells' sinks, and in column 0 the well node eliminated: rate q shared
@@ -623,7 +635,6 @@ constexpr double kDissolvedMassFraction = 0.05;  // physics.DISSOLVED_MASS_FRACT
 constexpr double kDissolvedDensity = 1190.0;     // physics.DISSOLVED_DENSITY [kg/m3]
 constexpr double kSweptSaturation = 1e-6;        // physics.SWEPT_SATURATION
 constexpr int kImplicitIterations = 3, kBisections = 22, kSweeps = 2;
-constexpr double kRelax = 0.5;
 
 // The r-z system both implicit solves step (physics.py _rz_geometry): brine transmissibilities
 // tx0 (X, Y-1) and tz0 (X-1 rows of Y), pore volume and storage (X, Y; 1 and c_t in inactive
@@ -827,10 +838,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
       set_mobilities(s_cur);
       double vg, vd;
       volumes(tn, pn, s_cur, vg, vd);
-      q = kRelax * std::max((vg - v_gas) / dt, 0.0) + (1 - kRelax) * q;
-      const double rate = std::max(vd - v_dis, 0.0) / dt;
-      for (std::size_t i = 0; i < XY; ++i)
-        sink[i] = kRelax * rate * wts[i] + (1 - kRelax) * sink[i];
+      relax_injection(vg - v_gas, vd - v_dis, dt, wts, q, sink);
     }
     volumes(tn, pn, s_cur, v_gas, v_dis);
     pres = pn;
@@ -1046,10 +1054,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
       pprev = pn;
       double vg, vd;
       volumes(tn, pn, s_cur, vg, vd);
-      q = kRelax * std::max((vg - v_gas) / dt, 0.0) + (1 - kRelax) * q;
-      const double rate = std::max(vd - v_dis, 0.0) / dt;
-      for (std::size_t i = 0; i < XY; ++i)
-        sink[i] = kRelax * rate * wts[i] + (1 - kRelax) * sink[i];
+      relax_injection(vg - v_gas, vd - v_dis, dt, wts, q, sink);
     }
     volumes(tn, pn, s_cur, v_gas, v_dis);
     pres = pn;
