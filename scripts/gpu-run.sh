@@ -17,7 +17,8 @@
 #      on one rank, the MPI tests on 2 ranks sharing the GPU;
 #   5. one profiled pass (30): UFNO_PROFILE=1 bench_model --plan whole-tensor on the paper U-FNO,
 #      its per-layer table and the cost model's prediction (docs/gpu.md) appended to results.md.
-# $OUT/summary.txt has one line a step; $OUT/results.md the tables; $OUT/gpu-run.log everything.
+# $OUT/summary.txt has one line a step; $OUT/results.md the tables; $OUT/logs.tar.gz every log
+# (gpu-run.log: everything printed), so that what comes back is three files.
 # Exit status: 0 when every step passed, 1 when a test or a row failed, 2 when something was
 # left out for lack of time, 3 when the probe stopped it.
 #
@@ -45,9 +46,16 @@ cap_files() {
       > "$f.cut" && mv "$f.cut" "$f"
   done
 }
+# The device tool returns at most 8 files: every log goes into one logs.tar.gz beside
+# summary.txt and results.md.
+pack_logs() {
+  (cd "$OUT" && find . -type f ! -name summary.txt ! -name results.md ! -name logs.tar.gz -print0 |
+    tar czf logs.tar.gz --null -T - --remove-files && find . -mindepth 1 -type d -empty -delete)
+}
 finish() {
   say "done in $((SECONDS - T0)) s: status $status"
   cap_files
+  pack_logs
   exit "$status"
 }
 

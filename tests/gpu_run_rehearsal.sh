@@ -15,9 +15,15 @@ OUT=$T/out WORK=$T/work BUILD=$BUILD DEVICE=cpu bash "$ROOT/scripts/gpu-run.sh" 
 rc=$?
 cat "$T/out/summary.txt"
 [ "$rc" -eq 0 ] || { tail -30 "$T/run.log"; fail "exit $rc (want 0)"; }
-for f in summary.txt results.md gpu-run.log probe.txt ldd.txt benchmark.log cases.log \
-         profile.log test-mpi_model_np2.log; do
+# What comes back from the device tool: at most 8 files, the logs packed into one.
+n=$(find "$T/out" -type f | wc -l)
+[ "$n" -le 8 ] || fail "$n files in OUT (the device tool returns 8)"
+for f in summary.txt results.md logs.tar.gz; do
   [ -s "$T/out/$f" ] || fail "no $f in OUT"
+done
+mkdir "$T/logs" && tar xzf "$T/out/logs.tar.gz" -C "$T/logs" || fail "logs.tar.gz does not unpack"
+for f in gpu-run.log probe.txt ldd.txt benchmark.log cases.log profile.log test-mpi_model_np2.log; do
+  [ -s "$T/logs/$f" ] || fail "no $f in logs.tar.gz"
 done
 # Rows: 2 models x 1 batch x 4 sides, then 2 rows of the shipped models; all measured.
 rows=$(grep -c '^| U-FNO small\|^| FNO4D small' "$T/out/results.md")
