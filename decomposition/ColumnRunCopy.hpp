@@ -4,7 +4,9 @@
 // activation this way, and the Fourier layer update the columns it computes.
 #include <array>
 #include <cstddef>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -36,6 +38,39 @@ DeviceColumnRuns device_column_runs(const std::array<int, D>& e, const Box<D>& b
     d.start = device_copy_of(r.start, "column_runs.start");
   }
   return d;
+}
+
+// The runs of (e, box) as device_column_runs makes them, made once per process where the device
+// cannot read host memory and kept: the streaming plan asks for the same box at every row group
+// of every pass, and a device table is an allocation, a copy and a fence each time
+// (tests/test_pass_allocations.cpp counts them in a warm pass). At most 256 kept (a process that
+// sees many shapes starts over); dropped before Kokkos finalizes.
+template <std::size_t D>
+DeviceColumnRuns kept_device_column_runs(const std::array<int, D>& e, const Box<D>& box) {
+  if constexpr (kHostTensors) {
+    return device_column_runs<D>(e, box);
+  } else {
+    static std::mutex mutex;
+    static std::map<std::array<int, 3 * D>, DeviceColumnRuns> kept;
+    static bool hooked = false;
+    std::array<int, 3 * D> key{};
+    for (std::size_t a = 0; a < D; ++a) {
+      key[a] = e[a];
+      key[D + a] = box.lo[a];
+      key[2 * D + a] = box.hi[a];
+    }
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = kept.find(key); it != kept.end()) return it->second;
+    if (!hooked) {
+      Kokkos::push_finalize_hook([] {
+        const std::lock_guard<std::mutex> l(mutex);
+        kept.clear();
+      });
+      hooked = true;
+    }
+    if (kept.size() >= 256) kept.clear();
+    return kept.emplace(key, device_column_runs<D>(e, box)).first->second;
+  }
 }
 
 // Cells [t0, t0 + width) of every run column of R consecutive first-axis rows, for C channels:

@@ -214,7 +214,7 @@ void fourier_layer_update_rows(const GridView<D>& x, int b, int r0,
   // Rows of the group inside the box, and its columns in each of them.
   const int in0 = inside.empty() ? r0 : std::max(r0, inside.lo[0]);
   const int in1 = inside.empty() ? r0 : std::min(r0 + R, inside.hi[0]);
-  const dist::DeviceColumnRuns runs = dist::device_column_runs<D>(e, inside);
+  const dist::DeviceColumnRuns runs = dist::kept_device_column_runs<D>(e, inside);
   const long cols = runs.columns(), rows_in = cols > 0 ? std::max(0, in1 - in0) : 0;
   // The box's x in each of those rows, taken before anything is written (InputInside writes
   // every column first), and one row's T modes at a time.
@@ -263,7 +263,7 @@ void fourier_layer_update_box_rows(const GridView<D>& x, int b, int r0,
   long row = 1;  // columns of one first-axis row of x
   for (std::size_t a = 1; a + 1 < D; ++a) row *= e[a];
   const long plane = long(X) * row * T;
-  const dist::DeviceColumnRuns runs = dist::device_column_runs<D>(e, box);
+  const dist::DeviceColumnRuns runs = dist::kept_device_column_runs<D>(e, box);
   const long cols = runs.columns(), TI = box.extent(D - 1);
   float* xb = x.data() + long(b) * C * plane;
   auto xin = temporary<Kokkos::View<float*, DeviceSpace>>("flu.box_x", long(C) * cols * TI);

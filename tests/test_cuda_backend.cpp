@@ -1,6 +1,7 @@
-// The CUDA backend against the host backends: cuFFT vs FFTW, cuBLAS vs oneDNN's GEMM, cuDNN
-// (transposed) convolutions vs oneDNN. The references are the Host backends by name
-// (core/Backend.hpp) on host memory, whatever the build's default memory space. Catch2 with a
+// The CUDA backend against host references: cuFFT vs FFTW, cuBLAS vs oneDNN's GEMM, cuDNN
+// (transposed) convolutions vs direct sums (tests/support/Naive.hpp). The references run on host
+// vectors, whatever the build's default memory space (a GPU build's tensors are device memory,
+// which the host backends cannot read). Catch2 with a
 // main of its own: without a CUDA device it exits 77 before any test case runs, which CTest
 // reports as skipped (SKIP_RETURN_CODE, as capability_available's checks): the backend is
 // compiled and linked but cannot run. No CUDA header here: the device is reached only through
@@ -21,6 +22,7 @@
 #include "fft/Fft1dPlan.hpp"
 #include "operators/backend/ConvPrimitive.hpp"
 #include "operators/backend/CudnnConv.hpp"
+#include "support/Naive.hpp"
 
 using namespace ufno;
 using backend::cuda::DeviceBuffer;
@@ -175,31 +177,78 @@ TEST_CASE("an activation over more values than one grid of threads covers all of
 
 namespace {
 
-// The extents (B, C, X, Y, T) as stored in `layout`.
-Shape5 stored(const Shape5& s, backend::Layout layout) {
-  return layout == backend::Layout::ChannelsFirst ? s : Shape5{s[0], s[2], s[3], s[4], s[1]};
+// v, channels first (B, C, X, Y, T) of extents d, as stored in `layout`.
+template <class T>
+std::vector<float> stored_as(const std::vector<T>& v, const test::Dims5& d,
+                             backend::Layout layout) {
+  std::vector<float> out(v.size());
+  std::size_t e = 0;
+  if (layout == backend::Layout::ChannelsFirst) {
+    for (const T& x : v) out[e++] = float(x);
+    return out;
+  }
+  for (int n = 0; n < d.n; ++n)
+    for (int i = 0; i < d.x; ++i)
+      for (int j = 0; j < d.y; ++j)
+        for (int k = 0; k < d.t; ++k)
+          for (int c = 0; c < d.c; ++c) out[e++] = float(v[d.at(n, c, i, j, k)]);
+  return out;
 }
 
-// One spec through oneDNN (make_conv_primitive) and cuDNN (make_cudnn_conv), both tensors in
-// `layout` (the U-Net keeps its tensors channels last).
+// The spec from its definition (tests/support/Naive.hpp), channels first: the host backend's
+// convolution reads host memory, which a GPU build's tensors are not.
+std::vector<double> reference_conv(const backend::ConvSpec& s, const std::vector<float>& x,
+                                   const test::Dims5& d, const std::vector<float>& w,
+                                   const std::vector<float>& b, test::Dims5* od) {
+  const int I = s.in_channels, O = s.out_channels, K = s.kernel;
+  const std::size_t k3 = std::size_t(K) * K * K;
+  std::vector<double> y;
+  if (s.transposed) {  // PyTorch's (in, out, k3) from the spec's (out, in, k3)
+    std::vector<float> wt(w.size());
+    for (int o = 0; o < O; ++o)
+      for (int i = 0; i < I; ++i)
+        for (std::size_t k = 0; k < k3; ++k)
+          wt[(std::size_t(i) * O + o) * k3 + k] = w[(std::size_t(o) * I + i) * k3 + k];
+    y = test::naive_conv_transpose3d(x, d, wt, b, O, K, s.stride, s.padding, od);
+  } else {
+    y = test::naive_conv3d(x, d, w, b, O, K, s.stride, s.padding, od);
+  }
+  const int cut = s.padding - backend::conv_padding(s, 0);  // X padding below the others'
+  if (cut > 0) {  // stride 1: row i without X padding is row i + cut with it
+    REQUIRE((s.stride == 1 && !s.transposed));
+    test::Dims5 c = *od;
+    c.x -= 2 * cut;
+    std::vector<double> cropped(c.size());
+    for (int n = 0; n < c.n; ++n)
+      for (int ch = 0; ch < c.c; ++ch)
+        for (int i = 0; i < c.x; ++i)
+          for (int j = 0; j < c.y; ++j)
+            for (int k = 0; k < c.t; ++k)
+              cropped[c.at(n, ch, i, j, k)] = y[od->at(n, ch, i + cut, j, k)];
+    y = std::move(cropped);
+    *od = c;
+  }
+  for (double& v : y) {
+    if (s.activation == Activation::ReLU) v = v > 0 ? v : 0;
+    if (s.activation == Activation::LeakyReLU) v = v > 0 ? v : s.slope * v;
+  }
+  return y;
+}
+
+// One spec through cuDNN (make_cudnn_conv) against the direct sums, both tensors in `layout`
+// (the U-Net keeps its tensors channels last).
 void test_conv_case(const std::string& name, const backend::ConvSpec& s, Shape5 in,
                     backend::Layout layout = backend::Layout::ChannelsFirst) {
   const std::size_t k3 = std::size_t(s.kernel) * s.kernel * s.kernel;
   auto w = random_vector(std::size_t(s.out_channels) * s.in_channels * k3, 8);
   auto bias = s.has_bias ? random_vector(s.out_channels, 9) : std::vector<float>{};
-  const Shape5 out{in[0], s.out_channels, backend::conv_output_extent(s, in[2], 0),
-                   backend::conv_output_extent(s, in[3], 1),
-                   backend::conv_output_extent(s, in[4], 2)};
-  Tensor x = make_tensor("x", stored(in, layout)), y = make_tensor("y", stored(out, layout));
-  auto hx = Kokkos::create_mirror_view(x);
-  auto xs = random_vector(hx.span(), 10);
-  std::copy(xs.begin(), xs.end(), hx.data());
-  Kokkos::deep_copy(x, hx);
-  backend::ConvPrimitives<backend::Host>::make(s, w, bias)->forward(x, y, layout, layout);
-  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
-  const std::vector<float> ref(hy.data(), hy.data() + hy.span());
+  const test::Dims5 d{int(in[0]), int(in[1]), int(in[2]), int(in[3]), int(in[4])};
+  const auto xs = random_vector(d.size(), 10);
+  test::Dims5 od{};
+  const std::vector<float> ref = stored_as(reference_conv(s, xs, d, w, bias, &od), od, layout);
+  REQUIRE(od.x == backend::conv_output_extent(s, d.x, 0));
 
-  DeviceBuffer dx = upload(xs), dy(ref.size() * sizeof(float));
+  DeviceBuffer dx = upload(stored_as(xs, d, layout)), dy(ref.size() * sizeof(float));
   auto conv = backend::cuda::make_cudnn_conv(s, w, bias);
   conv->forward(dx.as<float>(), in[0], in[2], in[3], in[4], dy.as<float>(), layout, layout);
   report(name + " " + to_string(in), rel_l2(download<float>(dy, ref.size()), ref));

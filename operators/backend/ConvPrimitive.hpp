@@ -71,6 +71,8 @@ template <>
 struct ConvPrimitives<Host> {  // oneDNN (operators/backend/OnednnConv.cpp)
   // bf16 convolutions (ConvSpec::bf16) on CPUs that have them (core/Bf16.hpp).
   static constexpr bool kBf16 = true;
+  // Bias and activation run inside the convolution (oneDNN post-ops).
+  static constexpr bool kFusedBiasActivation = true;
   static std::unique_ptr<ConvPrimitive> make(const ConvSpec& spec,
                                              const std::vector<float>& weights,
                                              const std::vector<float>& bias);
@@ -80,6 +82,9 @@ template <>
 struct ConvPrimitives<Cuda> {  // cuDNN (operators/backend/CudnnConvPrimitive.cu, in ufno_cuda)
   // No bf16 here: TF32 (core/Tf32.hpp) is the GPU's faster mode.
   static constexpr bool kBf16 = false;
+  // Bias and activation are one kernel after the convolution: cuDNN's fused form has no
+  // LeakyReLU and no transposed convolution (operators/backend/CudnnConv.cu).
+  static constexpr bool kFusedBiasActivation = false;
   // Checks the extents, waits for the Kokkos kernels that wrote the input and for the
   // convolution before returning.
   static std::unique_ptr<ConvPrimitive> make(const ConvSpec& spec,
