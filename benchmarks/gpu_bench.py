@@ -381,7 +381,7 @@ def run_cases(a, res):
 
 def torch_cases(a):
     """PyTorch on the case files: read, encode, predict both models at batch --batch, bring the
-    fields to the host and apply the same rules and dP head as ufno_predict --cases does; the first batch is a warm-up
+    fields to the host and apply the same rules and dP heads (field scale, peak) as ufno_predict --cases does; the first batch is a warm-up
     and is not timed. Saves the first batch's SG and dP, (case, T, X, Y)."""
     import numpy as np
     a.mode = "tf32" if os.environ.get("UFNO_TF32") == "1" else "fp32"
@@ -390,7 +390,7 @@ def torch_cases(a):
     from ufno.conversion.model_file import read_model_file
     from ufno.data.cases import read_case_h5
     from ufno.data.encoding import encode_case, physical_output
-    from ufno.heads import dp_field_scale
+    from ufno.heads import dp_field_scale, peak_match
     nets = []
     for m in shipped_models():
         net, attrs = read_model_file(m, torch.float32)
@@ -403,14 +403,16 @@ def torch_cases(a):
                 sync(torch, a.device)
                 t0, n_timed = time.perf_counter(), 0
             chunk = a.cases[i:i + a.batch]
-            x = np.stack([encode_case(read_case_h5(c)) for c in chunk])
+            read = [read_case_h5(c) for c in chunk]
+            x = np.stack([encode_case(c) for c in read])
             xd = torch.from_numpy(x).to(a.device)
             got = {}
             for path, var, net, scale, offset in nets:
                 y = (net(xd).reshape(x.shape[:4]) * scale + offset).float().cpu().numpy()
                 y = physical_output(var, y, x)
-                if var == "dP":  # the model file's field-scale head, as ufno_predict applies it
+                if var == "dP":  # the field-scale head and the field's peak, as ufno_predict
                     y = dp_field_scale.corrected(path, x, y)
+                    y = peak_match.matched(path, x, y, read)
                 got[var] = y.transpose(0, 3, 1, 2)
             n_timed += len(chunk)
             if first is None:

@@ -19,6 +19,7 @@
 #      its per-layer table and the cost model's prediction (docs/gpu.md) appended to results.md.
 # $OUT/summary.txt has one line a step; $OUT/results.md the tables; $OUT/logs.tar.gz every log
 # (gpu-run.log: everything printed), so that what comes back is three files.
+# STEPS="cases tests" (any of benchmark, cases, tests, profile) runs only those after the probe.
 # Exit status: 0 when every step passed, 1 when a test or a row failed, 2 when something was
 # left out for lack of time, 3 when the probe stopped it.
 #
@@ -100,6 +101,10 @@ PY
   export PMIX_MCA_pcompress=^zlib
 fi
 export UFNO_TEST_DATA_DIR="$ROOT/tests/data" OMP_NUM_THREADS=$THREADS PYTHONPATH="$ROOT/python"
+# STEPS: the steps after the probe to run (default all four), e.g. STEPS="cases tests" to
+# check fixes in a short call.
+STEPS=${STEPS:-benchmark cases tests profile}
+wants() { [[ " $STEPS " == *" $1 "* ]]; }
 prog() {  # the path of a program by name
   local d
   for d in "${BIN_DIRS[@]}"; do [ -x "$d/$1" ] && { echo "$d/$1"; return; }; done
@@ -156,8 +161,12 @@ bench() {  # step name, limit, gpu_bench.py arguments...
   case $rc in 0) ;; 2) worse 2 ;; *) worse 1 ;; esac
 }
 mkdir -p "$OUT/bench"
-bench benchmark "$L_BENCH" models --bin "$(dirname "$(prog bench_model)")" "${SMALL[@]}"
-bench cases "$L_CASES" cases --bin "$(dirname "$(prog ufno_predict)")" --cases "$CASES" --batch "$BATCH"
+if wants benchmark; then
+  bench benchmark "$L_BENCH" models --bin "$(dirname "$(prog bench_model)")" "${SMALL[@]}"
+fi
+if wants cases; then
+  bench cases "$L_CASES" cases --bin "$(dirname "$(prog ufno_predict)")" --cases "$CASES" --batch "$BATCH"
+fi
 
 # 4. The GPU tests, once each, within L_TESTS seconds in all.
 tests_end=$((SECONDS + L_TESTS))
@@ -176,14 +185,17 @@ run_test() {  # label, limit, program, ranks
   # 77 is test_cuda_backend's "no CUDA device": a failure on a GPU machine only.
   [ "$rc" -eq 0 ] || { [ "$rc" -eq 77 ] && [ "$DEVICE" = cpu ]; } || worse 1
 }
-run_test cuda_backend 40 test_cuda_backend 1
-run_test model_parity 40 test_model_parity 1
-run_test execution_plan 20 test_execution_plan 1
-run_test pass_allocations 20 test_pass_allocations 1
-run_test mpi_model_np2 40 test_mpi_model 2
-run_test mpi_fno4d_np2 40 test_mpi_fno4d 2
-run_test mpi_fft4d_np2 30 test_mpi_fft4d 2
-run_test mpi_node_memory_np2 20 test_mpi_node_memory 2
+if wants tests; then
+  run_test cuda_backend 40 test_cuda_backend 1
+  run_test model_parity 40 test_model_parity 1
+  run_test execution_plan 20 test_execution_plan 1
+  run_test pass_allocations 20 test_pass_allocations 1
+  run_test mpi_model_np2 40 test_mpi_model 2
+  run_test mpi_fno4d_np2 40 test_mpi_fno4d 2
+  run_test mpi_fft4d_np2 30 test_mpi_fft4d 2
+  run_test mpi_node_memory_np2 20 test_mpi_node_memory 2
+fi
+wants profile || finish
 
 # 5. One profiled pass: the per-layer table into results.md.
 model=$WORK/paper/ufno_paper.h5 input=$WORK/paper/input.h5
