@@ -99,6 +99,7 @@ PY
   # PMIx's zlib compression plugin needs a symbol of a newer PMIx than the bundle's and fails
   # to load at every MPI start; nothing here compresses PMIx messages, so it is left out.
   export PMIX_MCA_pcompress=^zlib
+  export UFNO_CO2_TABLES="$B/share/co2tables.inc"  # for the Python heads (no opm-common there)
 fi
 export UFNO_TEST_DATA_DIR="$ROOT/tests/data" OMP_NUM_THREADS=$THREADS PYTHONPATH="$ROOT/python"
 # STEPS: the steps after the probe to run (default all four), e.g. STEPS="cases tests" to

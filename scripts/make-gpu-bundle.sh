@@ -64,6 +64,10 @@ for p in "$MPI"/bin/* "$MPI"/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so \
 done | sort -u | while read -r name path; do
   if ! [[ "$name" =~ $skip ]] && [ ! -e "$OUT/lib/$name" ]; then cp -L "$path" "$OUT/lib/$name"; fi
 done
+# OPM's CO2 tables, which the Python KPI heads read (UFNO_CO2_TABLES; the GPU machine has no
+# opm-common): the PyTorch side of the shipped-model comparison applies the maximum-dP head.
+mkdir -p "$OUT/share"
+cp /usr/include/opm/material/components/co2tables.inc "$OUT/share/"
 # What the runs read: fixtures, models, examples, benchmark scripts come with the working tree.
 echo "$(git rev-parse HEAD) $(date -u +%FT%TZ)" > "$OUT/VERSION"
 tar cJf build-gpu/bundle.tar.xz -C build-gpu bundle

@@ -14,13 +14,18 @@
 // the call's own buffers (cudnnFind*Ex, once, in the first pass) among those that fit the
 // workspace budget (ConvWorkspaceBudget.hpp) and, unless TF32 is allowed, use FP32 FMA; each
 // plan has its own convolution descriptor, so the math type chosen for one shape is not the
-// one another shape runs with. The workspace is one buffer shared by every convolution.
+// one another shape runs with. The workspace is one buffer shared by every convolution. Where
+// cuDNN has no such algorithm for a channels-last pair of layouts (it offered none in FP32 for a
+// channels-last transposed convolution on an H100), the plan runs channels first between two
+// reorders (cudnnTransformTensor) into buffers of its own.
 #include <cudnn.h>
 
 #include <array>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "core/CudaCheck.cuh"
 #include "core/CudaDevice.hpp"
@@ -179,20 +184,12 @@ class CudnnConv final : public DeviceConv {
     const auto stream = static_cast<cudaStream_t>(kokkos_stream());
     check_cudnn(cudnnSetStream(handle(), stream), "cudnnSetStream");
     Plan& p = plan_for(key, src, dst);
-    DeviceBuffer& ws = shared_workspace(p.workspace);
-    const float one = 1.f, zero = 0.f;
-    if (!s_.transposed) {
-      check_cudnn(
-          cudnnConvolutionForward(handle(), &one, p.src.d, src, filter_.d, weights_.get(), p.conv.d,
-                                  p.fwd_algo, ws.get(), p.workspace, &zero, p.dst.d, dst),
-          "cudnnConvolutionForward");
-      LaunchLog::record_library("cudnnConvolutionForward");
+    if (p.reordered()) {
+      transform(p.src, src, *p.src_first, p.src_tmp.as<float>());
+      run(p, *p.src_first, p.src_tmp.as<float>(), *p.dst_first, p.dst_tmp.as<float>());
+      transform(*p.dst_first, p.dst_tmp.as<float>(), p.dst, dst);
     } else {
-      check_cudnn(cudnnConvolutionBackwardData(handle(), &one, filter_.d, weights_.get(), p.src.d,
-                                               src, p.conv.d, p.bwd_algo, ws.get(), p.workspace,
-                                               &zero, p.dst.d, dst),
-                  "cudnnConvolutionBackwardData");
-      LaunchLog::record_library("cudnnConvolutionBackwardData");
+      run(p, p.src, src, p.dst, dst);
     }
     const int act = s_.activation == Activation::ReLU        ? kReLU
                     : s_.activation == Activation::LeakyReLU ? kLeaky
@@ -208,16 +205,52 @@ class CudnnConv final : public DeviceConv {
 
  private:
   struct Plan {
-    std::array<int, 5> out;
-    TensorDesc src, dst;
-    ConvDesc conv;  // this shape's own: its math type is its algorithm's
+    std::array<int, 5> in, out;
+    TensorDesc src, dst;  // the caller's layouts
+    ConvDesc conv;        // this shape's own: its math type is its algorithm's
     cudnnConvolutionFwdAlgo_t fwd_algo{};
     cudnnConvolutionBwdDataAlgo_t bwd_algo{};
     std::size_t workspace = 0;
-    Plan(const std::array<int, 5>& in, Layout in_layout, const std::array<int, 5>& o,
+    // Set where the algorithm runs channels first, away from the caller's layouts.
+    std::unique_ptr<TensorDesc> src_first, dst_first;
+    DeviceBuffer src_tmp, dst_tmp;
+    Plan(const std::array<int, 5>& i, Layout in_layout, const std::array<int, 5>& o,
          Layout out_layout, const ConvSpec& s)
-        : out(o), src(in, in_layout), dst(o, out_layout), conv(s) {}
+        : in(i), out(o), src(i, in_layout), dst(o, out_layout), conv(s) {}
+    bool reordered() const { return src_first != nullptr; }
   };
+
+  static std::size_t count(const std::array<int, 5>& d) {
+    return std::size_t(d[0]) * d[1] * d[2] * d[3] * d[4];
+  }
+
+  // y (layout of `to`) = x (layout of `from`), the same extents.
+  static void transform(const TensorDesc& from, const float* x, const TensorDesc& to, float* y) {
+    const float one = 1.f, zero = 0.f;
+    check_cudnn(cudnnTransformTensor(handle(), &one, from.d, x, &zero, to.d, y),
+                "cudnnTransformTensor");
+    LaunchLog::record_library("cudnnTransformTensor");
+  }
+
+  // The plan's convolution from sd/src to dd/dst with its algorithm.
+  void run(const Plan& p, const TensorDesc& sd, const float* src, const TensorDesc& dd,
+           float* dst) {
+    DeviceBuffer& ws = shared_workspace(p.workspace);
+    const float one = 1.f, zero = 0.f;
+    if (!s_.transposed) {
+      check_cudnn(
+          cudnnConvolutionForward(handle(), &one, sd.d, src, filter_.d, weights_.get(), p.conv.d,
+                                  p.fwd_algo, ws.get(), p.workspace, &zero, dd.d, dst),
+          "cudnnConvolutionForward");
+      LaunchLog::record_library("cudnnConvolutionForward");
+    } else {
+      check_cudnn(cudnnConvolutionBackwardData(handle(), &one, filter_.d, weights_.get(), sd.d, src,
+                                               p.conv.d, p.bwd_algo, ws.get(), p.workspace, &zero,
+                                               dd.d, dst),
+                  "cudnnConvolutionBackwardData");
+      LaunchLog::record_library("cudnnConvolutionBackwardData");
+    }
+  }
 
   // key: B, X, Y, T, source layout, destination layout. A new shape's algorithm is measured on
   // the call's own buffers (dst is overwritten, as the call then does anyway).
@@ -233,23 +266,54 @@ class CudnnConv final : public DeviceConv {
       throw std::invalid_argument("conv: the input is too small for the kernel");
     auto p = std::make_unique<Plan>(in, Layout(key[4]), out, Layout(key[5]), s_);
     DeviceBuffer& trial = shared_workspace(kConvWorkspaceBudgetBytes);
-    if (!s_.transposed)
-      choose_forward(*p, src, dst, trial);
-    else
-      choose_backward_data(*p, src, dst, trial);
+    std::string why;
+    if (!choose(*p, p->src, src, p->dst, dst, trial, why)) {
+      const bool first =
+          key[4] == int(Layout::ChannelsFirst) && key[5] == int(Layout::ChannelsFirst);
+      std::string why_first;
+      if (!first) {  // channels first between two reorders
+        p->src_first = std::make_unique<TensorDesc>(in, Layout::ChannelsFirst);
+        p->dst_first = std::make_unique<TensorDesc>(out, Layout::ChannelsFirst);
+        p->src_tmp = DeviceBuffer(count(in) * sizeof(float));
+        p->dst_tmp = DeviceBuffer(count(out) * sizeof(float));
+        transform(p->src, src, *p->src_first, p->src_tmp.as<float>());
+      }
+      if (first || !choose(*p, *p->src_first, p->src_tmp.as<float>(), *p->dst_first,
+                           p->dst_tmp.as<float>(), trial, why_first))
+        throw std::runtime_error(
+            std::string("cuDNN: no FP32 ") + (s_.transposed ? "transposed " : "") +
+            "convolution algorithm within the workspace budget for input " + dims(in) +
+            (first ? "" : " (neither in the given layouts nor channels first)") +
+            "; measured:" + why + why_first);
+    }
     return *plans_.emplace(key, std::move(p)).first->second;
   }
 
-  // The first (fastest) measured result that ran, fits the budget and has an allowed math type:
-  // the plan takes its algorithm, workspace and math type.
+  static std::string dims(const std::array<int, 5>& d) {
+    return "(" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) +
+           ", " + std::to_string(d[3]) + ", " + std::to_string(d[4]) + ")";
+  }
+
+  bool choose(Plan& p, const TensorDesc& sd, const float* src, const TensorDesc& dd, float* dst,
+              DeviceBuffer& trial, std::string& why) {
+    return s_.transposed ? choose_backward_data(p, sd, src, dd, dst, trial, why)
+                         : choose_forward(p, sd, src, dd, dst, trial, why);
+  }
+
+  // The first (fastest) measured result that ran, fits the budget and has an allowed math type,
+  // or null; `why` then lists what was measured.
   template <class Perf>
-  const Perf& fastest_allowed(const std::vector<Perf>& perf, int got, const char* what) {
+  static const Perf* fastest_allowed(const std::vector<Perf>& perf, int got, std::string& why) {
     for (int i = 0; i < got; ++i)
       if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kConvWorkspaceBudgetBytes &&
           allowed_math(perf[i].mathType))
-        return perf[i];
-    throw std::runtime_error(std::string("cuDNN: no FP32 ") + what +
-                             " algorithm for this shape within the workspace budget");
+        return &perf[i];
+    for (int i = 0; i < got; ++i)
+      why += " algorithm " + std::to_string(int(perf[i].algo)) + " " +
+             cudnnGetErrorString(perf[i].status) + " " + std::to_string(perf[i].memory) + " B" +
+             (tensor_op(perf[i].mathType) ? " tensor ops" : "") + ";";
+    if (got == 0) why += " nothing;";
+    return nullptr;
   }
 
   void take(Plan& p, cudnnMathType_t math, std::size_t memory) {
@@ -258,33 +322,39 @@ class CudnnConv final : public DeviceConv {
       check_cudnn(cudnnSetConvolutionMathType(p.conv.d, math), "cudnnSetConvolutionMathType");
   }
 
-  void choose_forward(Plan& p, const float* src, float* dst, DeviceBuffer& trial) {
+  bool choose_forward(Plan& p, const TensorDesc& sd, const float* src, const TensorDesc& dd,
+                      float* dst, DeviceBuffer& trial, std::string& why) {
     int max = 0, got = 0;
     check_cudnn(cudnnGetConvolutionForwardAlgorithmMaxCount(handle(), &max),
                 "cudnnGetConvolutionForwardAlgorithmMaxCount");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(max);
     check_cudnn(cudnnFindConvolutionForwardAlgorithmEx(
-                    handle(), p.src.d, src, filter_.d, weights_.get(), p.conv.d, p.dst.d, dst, max,
-                    &got, perf.data(), trial.get(), trial.bytes()),
+                    handle(), sd.d, src, filter_.d, weights_.get(), p.conv.d, dd.d, dst, max, &got,
+                    perf.data(), trial.get(), trial.bytes()),
                 "cudnnFindConvolutionForwardAlgorithmEx");
-    const auto& best = fastest_allowed(perf, got, "forward convolution");
-    p.fwd_algo = best.algo;
-    take(p, best.mathType, best.memory);
+    const auto* best = fastest_allowed(perf, got, why);
+    if (!best) return false;
+    p.fwd_algo = best->algo;
+    take(p, best->mathType, best->memory);
+    return true;
   }
 
   // Transposed: src is the "dy" and dst the "dx" of the convolution being transposed.
-  void choose_backward_data(Plan& p, const float* src, float* dst, DeviceBuffer& trial) {
+  bool choose_backward_data(Plan& p, const TensorDesc& sd, const float* src, const TensorDesc& dd,
+                            float* dst, DeviceBuffer& trial, std::string& why) {
     int max = 0, got = 0;
     check_cudnn(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle(), &max),
                 "cudnnGetConvolutionBackwardDataAlgorithmMaxCount");
     std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(max);
     check_cudnn(cudnnFindConvolutionBackwardDataAlgorithmEx(
-                    handle(), filter_.d, weights_.get(), p.src.d, src, p.conv.d, p.dst.d, dst, max,
-                    &got, perf.data(), trial.get(), trial.bytes()),
+                    handle(), filter_.d, weights_.get(), sd.d, src, p.conv.d, dd.d, dst, max, &got,
+                    perf.data(), trial.get(), trial.bytes()),
                 "cudnnFindConvolutionBackwardDataAlgorithmEx");
-    const auto& best = fastest_allowed(perf, got, "transposed convolution");
-    p.bwd_algo = best.algo;
-    take(p, best.mathType, best.memory);
+    const auto* best = fastest_allowed(perf, got, why);
+    if (!best) return false;
+    p.bwd_algo = best->algo;
+    take(p, best->mathType, best->memory);
+    return true;
   }
 
   ConvSpec s_;
