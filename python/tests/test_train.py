@@ -254,6 +254,9 @@ def test_train():
             fh["max_dp_head"].attrs["members"] = np.int32(1)
             fh["plume_radius_head/feature_std"] = np.arange(4.0)
             fh["dp_field_scale_head/feature_mean"] = np.arange(5.0)
+            fh["dp_field_scale_head"].attrs["network_digest"] = "0123456789abcdef"
+            fh["dp_envelope_head/feature_mean"] = np.arange(6.0)
+            fh["training_profile/mean"] = np.arange(7.0)
         avg2 = os.path.join(work, "avg2.h5")
         average_models.average(avg2, [headed, shifted])
         with h5py.File(avg2, "r") as fa:
@@ -272,10 +275,23 @@ def test_train():
         pe = forked_run.run(exp + [run, hx, "--grid", str(X), str(Y), str(T),
                                    "--heads-from", headed], capture_output=True, text=True)
         with h5py.File(hx, "r") as fh:
-            check("export_checkpoint --heads-from copies the maximum-dP head only",
+            check("export_checkpoint --heads-from copies what reads the case alone (maximum-dP "
+                  "head, a dP-envelope head without a network digest, the training profile)",
                   pe.returncode == 0 and "max_dp_head" in fh
                   and list(fh["max_dp_head/feature_mean"][()]) == [0, 1, 2]
+                  and list(fh["dp_envelope_head/feature_mean"][()]) == [0, 1, 2, 3, 4, 5]
+                  and list(fh["training_profile/mean"][()]) == [0, 1, 2, 3, 4, 5, 6]
                   and "dp_field_scale_head" not in fh and "plume_radius_head" not in fh,
+                  pe.stderr[-300:])
+        # An envelope head that reads a network's envelope (its digest) stays behind.
+        with h5py.File(headed, "r+") as fh:
+            fh["dp_envelope_head"].attrs["network_digest"] = "0123456789abcdef"
+        hy = os.path.join(work, "with_heads2.h5")
+        pe = forked_run.run(exp + [run, hy, "--grid", str(X), str(Y), str(T),
+                                   "--heads-from", headed], capture_output=True, text=True)
+        with h5py.File(hy, "r") as fh:
+            check("export_checkpoint --heads-from leaves a head with a network digest behind",
+                  pe.returncode == 0 and "dp_envelope_head" not in fh and "max_dp_head" in fh,
                   pe.stderr[-300:])
         with h5py.File(headed, "r+") as fh:
             fh.attrs["variable"] = "SG"

@@ -10,10 +10,11 @@ scripts/gpu-train.sh returns): a network whose model file is too large to come b
 machine is exported here from them.
 SLIM.pt is the small file of ufno.train --slim (small enough to come back from a GPU machine).
 
---heads-from MODEL.h5 copies that file's KPI heads that read the case alone (the maximum-dP and
-CO2-mass heads) into OUT.h5; the heads that read the network's output (plume radius with field
-radii, dP field scale, dP envelope) belong to one network and must be fitted again for this one
-(models/README.md), so they are never copied.
+--heads-from MODEL.h5 copies into OUT.h5 what of that file reads the case alone: the maximum-dP,
+CO2-mass and dP-envelope heads (an envelope head fitted to the r-z solve's envelope, not to a
+network's) and the training data's profile. The heads that read the network's output (plume
+radius with field radii, dP field scale, an older dP-envelope head) store that network's digest,
+belong to it and must be fitted again for this one (models/README.md), so they are never copied.
 """
 import argparse
 import os
@@ -26,19 +27,21 @@ from ufno.conversion import convert as ufno_convert
 from ufno.data.output_path import check_output
 
 
-# The heads fitted to the case features alone: valid for any network of their variable.
-CASE_HEADS = ("max_dp_head", "co2_mass_head")
+# The groups fitted to the case alone: valid for any network of their variable, unless one
+# stores the digest of the network whose output it reads.
+CASE_HEADS = ("max_dp_head", "co2_mass_head", "dp_envelope_head", "training_profile")
 
 
 def copy_case_heads(src, dst, variable):
-    """Copy src's CASE_HEADS groups into the model file dst; the names copied."""
+    """Copy src's CASE_HEADS groups that read no network into the model file dst; the names
+    copied."""
     import h5py
     with h5py.File(src, "r") as fs, h5py.File(dst, "r+") as fd:
         v = fs.attrs.get("variable", b"")
         v = v.decode() if isinstance(v, bytes) else str(v)
         if v != variable:
             raise ValueError("a model of %s, not %s" % (v or "no variable", variable))
-        copied = [g for g in CASE_HEADS if g in fs]
+        copied = [g for g in CASE_HEADS if g in fs and "network_digest" not in fs[g].attrs]
         for g in copied:
             fs.copy(fs[g], fd, name=g)
     return copied

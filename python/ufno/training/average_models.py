@@ -26,11 +26,11 @@ import numpy as np
 from ufno.data.output_path import check_output
 
 
-# python/ufno/heads/common.py: fitted apart, never averaged. A head that reads the network's output keeps
-# the digest of the network it was fitted to, so the programs do not use it with the average
-# (docs/kpis.md).
+# python/ufno/heads/common.py: fitted apart, never averaged (nor the training data's profile,
+# python/ufno/data/training_profile.py). A head that reads the network's output keeps the digest
+# of the network it was fitted to, so the programs do not use it with the average (docs/kpis.md).
 HEADS = ("max_dp_head", "plume_radius_head", "co2_mass_head", "dp_envelope_head",
-         "dp_field_scale_head")
+         "dp_field_scale_head", "training_profile")
 
 
 def arrays_of(f):
