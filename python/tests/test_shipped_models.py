@@ -12,9 +12,10 @@
    training set's mean dP everywhere (the model file's output offset). The error of an oracle
    constant (the true field's own mean at each time) is printed for comparison, not asserted;
 4. the dP model file carries a maximum-dP head (python/ufno/heads/max_dp.py): over the examples
-   its estimates of the maximum dP are closer to Flow's maxima than the maxima of the network's
-   field (after the field-scale head; mean relative error), and the written field's peak is the
-   head's estimate (python/ufno/heads/peak_match.py, runtime/DpPeakMatch.cpp);
+   its estimates of the maximum dP are within 20 % of Flow's maxima on average and none more
+   than 10 % below one (the unsafe side; how the head compares with the network's field is a
+   held-out figure, docs/accuracy.md), and the written field's peak is the head's estimate
+   (python/ufno/heads/peak_match.py, runtime/DpPeakMatch.cpp);
 5. the SG model file carries a plume-radius head (python/ufno/heads/plume_radius.py), and over the
    examples its 30-year plume radii are closer to those of Flow's fields than the predicted
    field's (mean relative error, both by the rule of screening/Kpis.cpp without the mass cap); a head
@@ -169,8 +170,8 @@ def test_shipped_models():
             check("%s: the written field's peak %.4f bar is the head's %.4f" % (name, written_peak,
                                                                                  est),
                   abs(written_peak - est) <= 1e-5 * est)
-            peak_err["head"].append(abs(est - flow_peak) / flow_peak)
-            peak_err["field"].append(abs(field_peak - flow_peak) / flow_peak)
+            peak_err["head"].append((est - flow_peak) / flow_peak)
+            peak_err["field"].append((field_peak - flow_peak) / flow_peak)
             print("  %s: maximum dP: Flow %.2f bar, head %.2f, the network's field %.2f"
                   % (name, flow_peak, est, field_peak))
         if plume is not None:
@@ -224,9 +225,14 @@ def test_shipped_models():
         check("the dP field with the field-scale head (mean error %.4f) is closer to Flow's than "
               "the network's alone (%.4f)" % (h, f), h < f)
     if peak_err["head"]:
-        h, f = np.mean(peak_err["head"]), np.mean(peak_err["field"])
-        check("the head's maximum dP (mean error %.3f) is closer to Flow's than the network's "
-              "field's (%.3f)" % (h, f), h < f)
+        # Three cases cannot rank the head against the network's field (on the 152 test cases
+        # the head is within 10 % of Flow in 117, the field of the modes-6 network in 56:
+        # docs/accuracy.md); they can catch a head gone wrong, most of all one that reads low.
+        e = np.array(peak_err["head"])
+        check("the head's maximum dP: mean error %.3f at most 0.2, none more than 10 %% below "
+              "Flow's (%s; the network's field: %s)"
+              % (np.abs(e).mean(), np.round(e, 3), np.round(peak_err["field"], 3)),
+              np.abs(e).mean() <= 0.2 and e.min() >= -0.1)
 
 
 
