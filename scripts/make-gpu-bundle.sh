@@ -96,3 +96,12 @@ if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null && [ -x build/apps/ufn
   fi
   rm -f /tmp/ufno-bundle-check.h5
 fi
+# What a GPU call carries: the working tree (tracked and untracked, not ignored) and the bundle,
+# 64 MiB at most together (docs/gpu.md). A pack for training travels in a call of its own.
+tree=$(git ls-files -coz --exclude-standard | xargs -0 -r stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+bundle=$(stat -c %s build-gpu/bundle.tar.xz)
+echo "make-gpu-bundle: working tree $((tree >> 20)) MiB + bundle $((bundle >> 20)) MiB of the 64 MiB a GPU call carries"
+if [ $((tree + bundle)) -gt $((64 << 20)) ]; then
+  echo "make-gpu-bundle: the working tree and the bundle are over 64 MiB together: a GPU call would refuse them" >&2
+  exit 1
+fi
