@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/LayerTimer.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "decomposition/Repartition.hpp"
 #include "io/Hdf5File.hpp"
@@ -236,6 +237,7 @@ int predict_one(const Options& o, const ufno::RunOptions& run, int rank) {
         p.cases, predictor.variables().c_str(), spec.grid[0], spec.grid[1], spec.grid[2],
         spec.architecture.c_str(), seconds_since(t0), t_load, t_predict, predictor.grid().size(),
         predictor.grid().str().c_str(), o.threads, o.threads_from.c_str(), o.out.c_str());
+  if (rank == 0) ufno::LayerTimer::instance().report("ufno_predict");  // UFNO_PROFILE
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <iostream>
 #include <optional>
 
+#include "core/LayerTimer.hpp"
 #include "core/Progress.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/Hdf5File.hpp"
@@ -265,6 +266,9 @@ BatchSummary run_batch(const BatchOptions& o) {
   int total[3] = {0, 0, 0};
   MPI_Reduce(local, total, 3, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   MPI_Comm_free(&comm);
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  if (world_rank == 0) LayerTimer::instance().report(o.tool.c_str());  // UFNO_PROFILE
   BatchSummary s{total[0], total[1], total[2],
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()};
   return s;

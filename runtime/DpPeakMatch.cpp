@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <stdexcept>
+#include <vector>
 
 #include "core/InputError.hpp"
 #include "runtime/MaxDpHead.hpp"
@@ -38,6 +40,28 @@ float DpPeakMatch::matched(float dp, double field_max, double target) {
   return float(dp * (1 + a * std::pow(w, exponent(field_max, target))));
 }
 
+// The head's estimate for every case of the pass, the cases on the run's OpenMP threads: one
+// case's physics is a few r-z solves on one core (about 35 ms on the paper's grid), which a
+// GPU's pass of the networks (a few ms a case) would otherwise wait for case after case.
+std::vector<std::optional<HeadEstimate>> DpPeakMatch::head_estimates(
+    const FieldHeadInput& fin) const {
+  const long B = long(fin.cases.size());
+  std::vector<std::optional<HeadEstimate>> out(static_cast<std::size_t>(B));
+  std::exception_ptr failed;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (long b = 0; b < B; ++b) {
+    try {
+      out[std::size_t(b)] =
+          max_dp_head_estimate(e_, *fin.cases[std::size_t(b)], {}, *fin.times_days);
+    } catch (...) {
+#pragma omp critical(ufno_dp_peak_match)
+      if (!failed) failed = std::current_exception();
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+  return out;
+}
+
 void DpPeakMatch::apply(HeadInput& head_input) const {
   if (head_input.stage != HeadStage::Field)
     throw std::logic_error("DpPeakMatch::apply: given the input of another stage");
@@ -48,6 +72,7 @@ void DpPeakMatch::apply(HeadInput& head_input) const {
   if (fin.cases.empty() || !fin.times_days) return;  // encoded tensors: no whole case
   if (fin.cases.size() != B || fin.dp.size() != B * T * lx * ly)
     throw std::logic_error("DpPeakMatch::apply: the cases, the input and the field disagree");
+  const auto estimates = head_estimates(fin);
   for (std::size_t b = 0; b < B; ++b) {
     double field_max = -HUGE_VAL;  // over the formation (the KPIs' maximum), every rank's block
     for (std::size_t i = 0; i < lx; ++i)
@@ -58,7 +83,7 @@ void DpPeakMatch::apply(HeadInput& head_input) const {
       }
     MPI_Allreduce(MPI_IN_PLACE, &field_max, 1, MPI_DOUBLE, MPI_MAX, fin.comm);
     // Every rank estimates from the same whole case, so all take the same branch.
-    const auto h = max_dp_head_estimate(e_, *fin.cases[b], {}, *fin.times_days);
+    const auto& h = estimates[b];
     if (!h || !(field_max > 0)) continue;
     const double target =
         std::clamp(h->value.front(), kMinRatio * field_max, kMaxRatio * field_max);

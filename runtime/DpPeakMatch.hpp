@@ -16,6 +16,7 @@
 // model file), keeps the field's peak too, as the KPI stage then keeps the field's maximum.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/Head.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
@@ -50,6 +51,7 @@ class DpPeakMatch : public Head {
 
  private:
   explicit DpPeakMatch(KpiHeadEstimator e) : e_(std::move(e)) {}
+  std::vector<std::optional<HeadEstimate>> head_estimates(const FieldHeadInput& fin) const;
   KpiHeadEstimator e_;
 };
 

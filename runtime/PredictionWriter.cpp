@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "core/LayerTimer.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/EclipseDeckWriter.hpp"
 #include "io/OutputFile.hpp"
@@ -55,6 +56,7 @@ std::vector<XdmfStep> radial_steps(const RadialWedge& w, const std::vector<std::
 
 void write_prediction(const std::string& path, const Predictor& predictor, const Prediction& p,
                       const std::string& source) {
+  LayerTimer::Scope scope("prediction: write (KPIs and their heads included)");
   const MPI_Comm comm = predictor.grid().comm();
   std::unique_ptr<OutputFile> out;
   dist::collectively(comm, [&] { out = std::make_unique<OutputFile>(path, comm); });

@@ -8,6 +8,7 @@
 #include <future>
 
 #include "core/Fingerprint.hpp"
+#include "core/LayerTimer.hpp"
 #include "decomposition/CollectiveErrors.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/ModelFile.hpp"
@@ -160,6 +161,7 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times,
   for (std::size_t mi = 0; mi < models_.size(); ++mi) {
     auto& m = models_[mi];
     Tensor y = m->forward(x);  // (B, 1, lx, ly, T)
+    std::optional<LayerTimer::Scope> to_host(std::in_place, "output: to the host, its rules");
     auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
     Field f;
     f.name = m->spec().variable;
@@ -189,7 +191,9 @@ Prediction Predictor::run(const HostArray& in, const std::vector<double>& times,
           ": the model's output is not finite or physically impossible (|dP| > " +
           std::to_string(int(kMaxPressureBuildupBar)) + " bar) in " + std::to_string(any) +
           " cell(s): the input or the model is far outside what it can predict");
+    to_host.reset();
     if (field_kind(f.name) == FieldKind::dP) {
+      LayerTimer::Scope heads("dP field heads (field scale, peak)");
       FieldHeadInput field_stage(f.values, in, block(), spec().grid[0], spec().grid[1], comm_);
       if (whole_cases.size() == B) {
         field_stage.cases = whole_cases;
@@ -224,6 +228,7 @@ Prediction Predictor::run_tensor_file(const std::string& path) {
 }
 
 Predictor::PreparedCase Predictor::prepare_case_file(const std::string& path) {
+  LayerTimer::Scope scope("case file: read, check, encode");
   ReservoirCase c;
   dist::collectively(comm_, [&] {
     c = read_case(path, spec().grid[0], spec().grid[1], block(), comm_);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -131,6 +132,39 @@ TEST_CASE("cases stacked into one pass give each case's own output", "[batch]") 
   // A rerun skips every case done, whatever the passes were.
   Run again = predict(kModels + " --cases pass_in --out pass_three --cases-per-pass 3");
   CHECK(again.out.find("batch of 6 case(s): 0 done, 5 skipped") != std::string::npos);
+}
+
+TEST_CASE(
+    "the shipped dP model's peak, estimated for a pass's cases on two threads, is each "
+    "case's own",
+    "[batch][heads]") {
+  // The maximum-dP head's physics runs for every case of a pass on the run's threads
+  // (runtime/DpPeakMatch.cpp): the fields equal those of one case a pass on one thread.
+  const std::string root = test::data_path("../..");
+  const std::string models =
+      " --model " + root + "/models/sg_ufno.h5 --model " + root + "/models/dp_ufno.h5";
+  fs::remove_all("peak_in");
+  fs::create_directories("peak_in");
+  const char* examples[] = {"s1_i000026", "s1_i000031", "s1_i000087"};
+  for (const char* e : examples)
+    fs::copy_file(root + "/examples/opm/" + e + "/case.h5", std::string("peak_in/") + e + ".h5");
+  fs::remove_all("peak_one");
+  fs::remove_all("peak_pass");
+  const auto one = test::run_command(std::string(UFNO_PREDICT_EXE) + " --threads 1" + models +
+                                     " --cases peak_in --out peak_one --cases-per-pass 1");
+  const auto pass = test::run_command(std::string(UFNO_PREDICT_EXE) + " --threads 2" + models +
+                                      " --cases peak_in --out peak_pass --cases-per-pass 3");
+  INFO(one.err << pass.err);
+  REQUIRE(one.code == 0);
+  REQUIRE(pass.code == 0);
+  CHECK(pass.err.find("(one pass of 3 cases)") != std::string::npos);
+  for (const char* e : examples) {
+    const std::string name = std::string("/") + e + ".h5";
+    const auto a = field("peak_one" + name, "dP"), b = field("peak_pass" + name, "dP");
+    CHECK(rel_l2(a, b) <= 1e-5);
+    CHECK(*std::max_element(a.begin(), a.end()) ==
+          Approx(*std::max_element(b.begin(), b.end())).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("a batch of case.h5 files in one directory per case writes one output each", "[batch]") {
