@@ -105,6 +105,12 @@ export UFNO_TEST_DATA_DIR="$ROOT/tests/data" OMP_NUM_THREADS=$THREADS PYTHONPATH
 # STEPS: the steps after the probe to run (default all four), e.g. STEPS="cases tests" to
 # check fixes in a short call.
 STEPS=${STEPS:-benchmark cases tests profile}
+for step in $STEPS; do
+  case $step in
+    benchmark | cases | tests | profile) ;;
+    *) say "stop: STEPS: '$step' is not a step (benchmark, cases, tests, profile)"; status=2; finish ;;
+  esac
+done
 wants() { [[ " $STEPS " == *" $1 "* ]]; }
 prog() {  # the path of a program by name
   local d

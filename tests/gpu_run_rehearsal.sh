@@ -61,4 +61,11 @@ if cc -shared -o "$T/libufno_missing_for_test.so" -x c /dev/null &&
 else
   fail "cannot build the program with a missing library"
 fi
+# A step that does not exist: one line naming it, exit 2, nothing run.
+OUT=$T/out3 WORK=$T/work BUILD=$BUILD DEVICE=cpu STEPS="tests bogus" bash "$ROOT/scripts/gpu-run.sh" \
+  > "$T/run3.log" 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "STEPS with an unknown step: exit $rc (want 2)"
+grep -q "^stop: STEPS: 'bogus' is not a step" "$T/out3/summary.txt" || fail "no line naming the bad step"
+[ ! -e "$T/out3/results.md" ] || fail "steps ran after a bad STEPS"
 echo "gpu_run_rehearsal: passed"
