@@ -393,6 +393,34 @@ double theis_from(const PressureProperties& p) {
 
 constexpr double kRelax = 0.5;  // how far each iteration moves the injection
 
+// One column's part of the upstream saturation transport (physics.py's transport loops), for
+// the implicit and the buoyancy-aware estimates: each cell's radial outflow (out_r), old
+// saturation (so), new saturation (sj, from 0), and its vertical fluxes split by direction
+// (down: from x to x + 1, up: from x + 1 to x) with the vertical outflow they make (out_v).
+struct TransportColumn {
+  explicit TransportColumn(int X) : out_r(X), out_v(X), down(X), up(X), sj(X), so(X) {}
+  std::vector<double> out_r, out_v, down, up, sj, so;
+  // Column j of an X x Y grid: fx the radial fluxes (X x (Y - 1)), fz the vertical ones
+  // (X x Y, downward positive), s_old the saturations (X x Y).
+  void begin(int j, int Y, const std::vector<double>& fx, const std::vector<double>& fz,
+             const std::vector<double>& s_old) {
+    const int X = int(so.size());
+    for (int x = 0; x < X; ++x) {
+      out_r[x] = j + 1 < Y ? fx[std::size_t(x) * (Y - 1) + j] : 0.0;
+      so[x] = s_old[std::size_t(x) * Y + j];
+      sj[x] = 0.0;
+      out_v[x] = 0.0;
+    }
+    for (int x = 0; x + 1 < X; ++x) {
+      const double f = fz[std::size_t(x) * Y + j];
+      down[x] = std::max(f, 0.0);
+      up[x] = std::max(-f, 0.0);
+      out_v[x] += down[x];
+    }
+    for (int x = 1; x < X; ++x) out_v[x] += up[x - 1];
+  }
+};
+
 // The well's rate and the dissolution sink moved kRelax of the way toward what this step's gas
 // and dissolved volumes (dv_gas, dv_dis since the last report) ask for.
 void relax_injection(double dv_gas, double dv_dis, double dt, const std::vector<double>& wts,
@@ -746,7 +774,10 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
 
   // Upstream implicit saturations column by column (physics.py transport).
   std::vector<double> fx(std::size_t(X) * (Y - 1)), fz(XY), sn(XY);
-  std::vector<double> inflow(X), out_r(X), out_v(X), down(X), up(X), fin(X), sj(X), fj(X), so(X);
+  std::vector<double> inflow(X), fin(X), fj(X);
+  TransportColumn column(X);
+  auto &out_r = column.out_r, &out_v = column.out_v, &down = column.down, &up = column.up,
+       &sj = column.sj, &so = column.so;
   auto transport = [&](const std::vector<double>& s_old, double dt) {
     std::fill(sn.begin(), sn.end(), 0.0);
     for (int x = 0; x < X; ++x) inflow[x] = std::max(qw[x], 0.0);
@@ -757,18 +788,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
         for (int y = j; y < Y && !any; ++y) any = s_old[at(x, y)] > 0;
       }
       if (!any) break;
-      std::fill(out_v.begin(), out_v.end(), 0.0);
-      for (int x = 0; x < X; ++x) {
-        out_r[x] = j + 1 < Y ? fx[std::size_t(x) * (Y - 1) + j] : 0.0;
-        so[x] = s_old[at(x, j)];
-        sj[x] = 0.0;
-      }
-      for (int x = 0; x + 1 < X; ++x) {
-        down[x] = std::max(fz[at(x, j)], 0.0);
-        up[x] = std::max(-fz[at(x, j)], 0.0);
-        out_v[x] += down[x];
-      }
-      for (int x = 1; x < X; ++x) out_v[x] += up[x - 1];
+      column.begin(j, Y, fx, fz, s_old);
       for (int sweep = 0; sweep < kSweeps; ++sweep) {
         fin = inflow;
         if (sweep) {
@@ -934,7 +954,10 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
   // vertically by its own potential (wz, transmissibility x potential difference, downward
   // positive) at its upstream cell's mobility, the vertical inflows taken from the sweep before.
   std::vector<double> fx(std::size_t(X) * (Y - 1)), wz(XY), sn(XY);
-  std::vector<double> inflow(X), out_r(X), cout(X), down(X), up(X), fin(X), sj(X), mgj(X), so(X);
+  std::vector<double> inflow(X), fin(X), mgj(X);
+  TransportColumn column(X);
+  auto &out_r = column.out_r, &cout = column.out_v, &down = column.down, &up = column.up,
+       &sj = column.sj, &so = column.so;
   auto frac_of = [&](double s) {
     double krw, mg;
     phases(s, krw, mg);
@@ -966,18 +989,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
         for (int y = j; y < Y && !any; ++y) any = s_old[at(x, y)] > 0;
       }
       if (!any) break;
-      for (int x = 0; x < X; ++x) {
-        out_r[x] = j + 1 < Y ? fx[txi(x, j)] : 0.0;
-        so[x] = s_old[at(x, j)];
-        sj[x] = 0.0;
-        cout[x] = 0.0;
-      }
-      for (int x = 0; x + 1 < X; ++x) {
-        down[x] = std::max(wz[at(x, j)], 0.0);
-        up[x] = std::max(-wz[at(x, j)], 0.0);
-        cout[x] += down[x];
-      }
-      for (int x = 1; x < X; ++x) cout[x] += up[x - 1];
+      column.begin(j, Y, fx, wz, s_old);
       for (int sweep = 0; sweep < kGravitySweeps; ++sweep) {
         fin = inflow;
         if (sweep) {
