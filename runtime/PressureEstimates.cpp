@@ -400,6 +400,18 @@ constexpr double kRelax = 0.5;  // how far each iteration moves the injection
 struct TransportColumn {
   explicit TransportColumn(int X) : out_r(X), out_v(X), down(X), up(X), sj(X), so(X) {}
   std::vector<double> out_r, out_v, down, up, sj, so;
+  // Whether CO2 flows into column j or stands in it or beyond: the transport stops at the first
+  // column it has not reached. inflow: column j's radial inflow (X).
+  static bool reached(int j, int Y, const std::vector<double>& inflow,
+                      const std::vector<double>& s_old) {
+    const int X = int(inflow.size());
+    for (int x = 0; x < X; ++x) {
+      if (inflow[x] > 0) return true;
+      for (int y = j; y < Y; ++y)
+        if (s_old[std::size_t(x) * Y + y] > 0) return true;
+    }
+    return false;
+  }
   // Column j of an X x Y grid: fx the radial fluxes (X x (Y - 1)), fz the vertical ones
   // (X x Y, downward positive), s_old the saturations (X x Y).
   void begin(int j, int Y, const std::vector<double>& fx, const std::vector<double>& fz,
@@ -782,12 +794,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
     std::fill(sn.begin(), sn.end(), 0.0);
     for (int x = 0; x < X; ++x) inflow[x] = std::max(qw[x], 0.0);
     for (int j = 0; j < Y; ++j) {
-      bool any = false;
-      for (int x = 0; x < X && !any; ++x) {
-        any = inflow[x] > 0;
-        for (int y = j; y < Y && !any; ++y) any = s_old[at(x, y)] > 0;
-      }
-      if (!any) break;
+      if (!TransportColumn::reached(j, Y, inflow, s_old)) break;
       column.begin(j, Y, fx, fz, s_old);
       for (int sweep = 0; sweep < kSweeps; ++sweep) {
         fin = inflow;
@@ -983,12 +990,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
     std::fill(sn.begin(), sn.end(), 0.0);
     for (int x = 0; x < X; ++x) inflow[x] = std::max(qw[x], 0.0);
     for (int j = 0; j < Y; ++j) {
-      bool any = false;
-      for (int x = 0; x < X && !any; ++x) {
-        any = inflow[x] > 0;
-        for (int y = j; y < Y && !any; ++y) any = s_old[at(x, y)] > 0;
-      }
-      if (!any) break;
+      if (!TransportColumn::reached(j, Y, inflow, s_old)) break;
       column.begin(j, Y, fx, wz, s_old);
       for (int sweep = 0; sweep < kGravitySweeps; ++sweep) {
         fin = inflow;
