@@ -393,6 +393,24 @@ double theis_from(const PressureProperties& p) {
 
 constexpr double kRelax = 0.5;  // how far each iteration moves the injection
 
+// After an implicit step's solve (xs, Y-major, the well node eliminated): the well's pressure
+// from the rate q (cfs = sum of cf), each connection's rate cf (p_well + h - p) with h the
+// connection's head (none: 0), and the cells' pressures pn (X x Y, zero outside the formation:
+// permx 0). tmp is scratch of X.
+void well_and_cells(const std::vector<double>& xs, const std::vector<double>& cf, double cfs,
+                    double q, const std::vector<double>* h, const std::vector<double>& permx, int Y,
+                    std::vector<double>& tmp, std::vector<double>& qw, std::vector<double>& pn) {
+  const int X = int(cf.size());
+  for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
+  const double pw = (q + np_sum(tmp)) / cfs;
+  for (int x = 0; x < X; ++x) qw[x] = cf[x] * (h ? pw + (*h)[x] - xs[x] : pw - xs[x]);
+  for (int x = 0; x < X; ++x)
+    for (int y = 0; y < Y; ++y) {
+      const std::size_t i = std::size_t(x) * Y + y;
+      pn[i] = permx[i] > 0 ? xs[std::size_t(y) * X + x] : 0.0;
+    }
+}
+
 // One column's part of the upstream saturation transport (physics.py's transport loops), for
 // the implicit and the buoyancy-aware estimates: each cell's radial outflow (out_r), old
 // saturation (so), new saturation (sj, from 0), and its vertical fluxes split by direction
@@ -777,11 +795,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
           implicit_step_block(j, X, Y, tx, tz, stor, dt, pres, sink, q, cf, cfs, M, rj);
         },
         xs);
-    for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
-    const double pw = (q + np_sum(tmp)) / cfs;
-    for (int x = 0; x < X; ++x) qw[x] = cf[x] * (pw - xs[x]);
-    for (int x = 0; x < X; ++x)
-      for (int y = 0; y < Y; ++y) pn[at(x, y)] = act(x, y) ? xs[std::size_t(y) * X + x] : 0.0;
+    well_and_cells(xs, cf, cfs, q, nullptr, c.permx, Y, tmp, qw, pn);
   };
 
   // Upstream implicit saturations column by column (physics.py transport).
@@ -950,11 +964,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
           implicit_step_block(j, X, Y, tx, tz, stor, dt, pres, tot, qh, cf, cfs, M, rj);
         },
         xs);
-    for (int x = 0; x < X; ++x) tmp[x] = cf[x] * xs[x];
-    const double pw = (qh + np_sum(tmp)) / cfs;
-    for (int x = 0; x < X; ++x) qw[x] = cf[x] * (pw + b.h_well[x] - xs[x]);
-    for (int x = 0; x < X; ++x)
-      for (int y = 0; y < Y; ++y) pn[at(x, y)] = act(x, y) ? xs[std::size_t(y) * X + x] : 0.0;
+    well_and_cells(xs, cf, cfs, qh, &b.h_well, c.permx, Y, tmp, qw, pn);
   };
 
   // Upstream implicit saturations column by column, outward; within a column CO2 moves
