@@ -297,7 +297,27 @@ def torch_worker(a):
         sec = (time.perf_counter() - t0) / a.repeat / x.shape[0]
     np.save(a.save, y.float().cpu().numpy())
     print("torch seconds_per_case=%.6g" % sec, flush=True)
+    if a.profile:
+        print_torch_profile(torch, model, x, a.device)
     return 0
+
+
+def print_torch_profile(torch, model, x, device):
+    """PyTorch's own kernels of one warm forward, the most expensive first: where PyTorch's
+    time goes, to read beside ufno's UFNO_PROFILE table."""
+    from torch.profiler import ProfilerActivity, profile
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with torch.inference_mode(), profile(activities=acts) as prof:
+        model(x)
+        sync(torch, device)
+    keys = (["self_device_time_total", "self_cuda_time_total"] if device == "cuda" else [])
+    for key in keys + ["self_cpu_time_total"]:
+        try:
+            table = prof.key_averages().table(sort_by=key, row_limit=25, max_name_column_width=70)
+        except (AttributeError, KeyError, ValueError):
+            continue
+        print("torch profile of one forward, sorted by %s:\n%s" % (key, table), flush=True)
+        return
 
 
 def shipped_models():
@@ -449,6 +469,8 @@ def main():
     w.add_argument("--device", default="cuda")
     w.add_argument("--repeat", type=int, default=5)
     w.add_argument("--threads", type=int, default=4)
+    w.add_argument("--profile", action="store_true",
+                   help="after the timing, print PyTorch's profile of one forward")
     c = sub.add_parser("torch-cases")
     c.add_argument("--device", default="cuda")
     c.add_argument("--batch", type=int, default=8)

@@ -16,7 +16,8 @@
 #      test_execution_plan and test_pass_allocations (allocations and fences inside a warm pass)
 #      on one rank, the MPI tests on 2 ranks sharing the GPU;
 #   5. one profiled pass (30): UFNO_PROFILE=1 bench_model --plan whole-tensor on the paper U-FNO,
-#      its per-layer table and the cost model's prediction (docs/gpu.md) appended to results.md.
+#      its per-layer table and the cost model's prediction (docs/gpu.md) appended to results.md,
+#      then PyTorch's profile of one forward of the same model and input (30).
 # $OUT/summary.txt has one line a step; $OUT/results.md the tables; $OUT/logs.tar.gz every log
 # (gpu-run.log: everything printed), so that what comes back is three files.
 # STEPS="cases tests" (any of benchmark, cases, tests, profile) runs only those after the probe.
@@ -225,5 +226,20 @@ rc=$?
   echo '```'
 } >> "$OUT/results.md"
 say "profile: exit $rc ($(grep -m1 'per-layer time' "$OUT/profile.log"))"
+[ "$rc" -eq 0 ] || worse 1
+# PyTorch's kernels for the same model and input, to read beside the table above.
+timeout "$L_PROFILE" "$PY" benchmarks/gpu_bench.py torch-worker --model "$model" --input "$input" \
+  --device "$TORCH_DEVICE" --threads "$THREADS" --repeat 2 --save "$WORK/profile-torch.npy" \
+  --profile > "$OUT/profile-torch.log" 2>&1
+rc=$?
+{
+  echo
+  echo "PyTorch profile of one warm forward of the same model (fp32, exit $rc)"
+  echo
+  echo '```'
+  sed -n '/^torch profile/,$p' "$OUT/profile-torch.log"
+  echo '```'
+} >> "$OUT/results.md"
+say "profile-torch: exit $rc ($(grep -m1 '^torch profile' "$OUT/profile-torch.log"))"
 [ "$rc" -eq 0 ] || worse 1
 finish
