@@ -15,6 +15,13 @@
 #define UFNO_AVX512 __attribute__((target("avx512f,fma")))
 #endif
 
+// Register arrays indexed in loops stay in registers only when nvcc unrolls the loops.
+#if defined(__CUDACC__)
+#define UFNO_UNROLL _Pragma("unroll")
+#else
+#define UFNO_UNROLL
+#endif
+
 namespace ufno {
 
 namespace {
@@ -96,6 +103,58 @@ void head_cells(const float* xp, float* yp, int B, const Cells& cells, long cs,
       });
 }
 
+// The whole-tensor plan's kernel (a GPU's): a thread per kept cell, whose InPad input channels
+// (zero beyond h.in, as are w1's columns there) are read once into registers; the sums run in
+// the same order as head_cells'.
+template <int InPad>
+void head_cells_in_registers(const float* xp, float* yp, int B, const Cells& cells, long cs,
+                             const HeadWeights& h) {
+  const long K = cells.count, case_stride = cs * h.in;
+  const Matrix w1 = h.w1, w2 = h.w2;
+  const Vector b1 = h.b1, b2 = h.b2;
+  const int in = h.in, hidden = h.hidden, nout = h.out;
+  const Activation act = h.act;
+  const float slope = h.slope;
+  ufno::parallel_for(
+      "ufno::mlp_head", Kokkos::RangePolicy<ExecSpace>(0, B * K), KOKKOS_LAMBDA(const int64_t i) {
+        const long b = i / K, k = i % K;
+        const float* xb = xp + b * case_stride + cells.offset(k);
+        float xr[InPad];
+        UFNO_UNROLL
+        for (int c = 0; c < InPad; ++c) xr[c] = c < in ? xb[c * cs] : 0.f;
+        float o[MlpHead::kMaxOut];
+        UFNO_UNROLL
+        for (int q = 0; q < MlpHead::kMaxOut; ++q) o[q] = q < nout ? b2(q) : 0.f;
+        for (int j = 0; j < hidden; ++j) {
+          float a = b1(j);
+          UFNO_UNROLL
+          for (int c = 0; c < InPad; ++c) a += w1(j, c) * xr[c];
+          a = activate(act, slope, a);
+          UFNO_UNROLL
+          for (int q = 0; q < MlpHead::kMaxOut; ++q)
+            if (q < nout) o[q] += w2(q, j) * a;
+        }
+        UFNO_UNROLL
+        for (int q = 0; q < MlpHead::kMaxOut; ++q)
+          if (q < nout) yp[(b * nout + q) * K + k] = o[q];
+      });
+}
+
+// head_cells_in_registers for the padded input width n (a multiple of kInStep up to
+// kMaxRegisterIn); false for another n.
+template <int InPad = MlpHead::kInStep>
+bool head_cells_in_registers_for(int n, const float* xp, float* yp, int B, const Cells& cells,
+                                 long cs, const HeadWeights& h) {
+  if constexpr (InPad > MlpHead::kMaxRegisterIn) {
+    return false;
+  } else {
+    if (n != InPad)
+      return head_cells_in_registers_for<InPad + MlpHead::kInStep>(n, xp, yp, B, cells, cs, h);
+    head_cells_in_registers<InPad>(xp, yp, B, cells, cs, h);
+    return true;
+  }
+}
+
 #if defined(__x86_64__)
 // Kept cells [k0, k0 + n) (n <= kCells) of one case: y[q * count + k] for every output q. xb is
 // the case's input channel 0, cs the channel stride. w1b (padded / 8, in, 8), w2 (out, padded).
@@ -153,9 +212,10 @@ MlpHead::MlpHead(const Linear& first, Activation act, const Linear& second, floa
       hidden_(first.out_channels()),
       padded_((first.out_channels() + kBlock - 1) / kBlock * kBlock),
       out_(second.out_channels()),
+      in_padded_((first.in_channels() + kInStep - 1) / kInStep * kInStep),
       act_(act),
       slope_(slope),
-      w1_("head.w1", padded_, in_),
+      w1_("head.w1", padded_, in_padded_),
       b1_("head.b1", padded_),
       w2_("head.w2", out_, padded_),
       b2_("head.b2", out_) {
@@ -244,12 +304,12 @@ void MlpHead::forward(const Tensor& x, const dist::Box<3>& box, const Tensor& ou
   }
 #endif
 
-  // The portable kernel: a thread per kept cell on the whole-tensor plan (a GPU's), kCells cells
-  // per iteration on the streaming plan, whose loops over them vectorise.
+  // The portable kernels: a thread per kept cell on the whole-tensor plan (a GPU's), kCells
+  // cells per iteration on the streaming plan, whose loops over them vectorise.
   const HeadWeights w{w1_, b1_, w2_, b2_, in_, hidden_, out_, act_, slope_};
   if (execution_plan().values_per_iteration > 1)
     head_cells<kCells>(xp, yp, B, cells, cs, w);
-  else
+  else if (!head_cells_in_registers_for(in_padded_, xp, yp, B, cells, cs, w))
     head_cells<1>(xp, yp, B, cells, cs, w);
 }
 

@@ -99,51 +99,57 @@ TEST_CASE("the fused head on the kept cells equals the head on every cell, then 
           "[linear][head]") {
   // An odd padding on every axis and a T run longer than one 16-cell tile (the host kernel reads
   // whole runs in place and gathers the rest), 11 hidden channels (not a multiple of the 8 the
-  // host kernel blocks them in), 3 cases.
-  const test::Dims5 d{3, 5, 9, 7, 23};
-  dist::Box<3> box;
-  box.lo = {1, 2, 3};
-  box.hi = {8, 6, 21};  // 7 x 4 x 18 of 9 x 7 x 23
-  const int hidden = 11;
-  auto x = test::random_vector(d.size(), 21);
-  Tensor xt = test::to_device(x, {d.n, d.c, d.x, d.y, d.t});
-  for (int out : {1, 2}) {
-    const HostArray w1 = test::random_array({std::size_t(hidden), std::size_t(d.c)}, 22),
-                    b1 = test::random_array({std::size_t(hidden)}, 23),
-                    w2 = test::random_array({std::size_t(out), std::size_t(hidden)}, 24),
-                    b2 = test::random_array({std::size_t(out)}, 25);
-    Linear fc1(d.c, hidden, w1, b1), fc2(hidden, out, w2, b2);
-    for (Activation act : {Activation::ReLU, Activation::GELU}) {
-      const auto ref = naive_head(x, d, box, w1, b1, w2, b2, act);
-      MlpHead head(fc1, act, fc2);
-      for (PlanKind plan : {PlanKind::Streaming, PlanKind::WholeTensor}) {
-        ScopedExecutionPlan use(plan);
-        INFO(out << " output channel(s), " << (act == Activation::ReLU ? "ReLU" : "GELU") << ", "
-                 << plan_name(plan) << " plan");
-        const auto got = test::to_host(head.forward(xt, box));
-        REQUIRE(got.size() == ref.size());
-        CHECK(test::rel_l2(got, ref) < 1e-6);
-        // What the model computed before: the head on every cell (pointwise_mlp), then the crop.
-        const auto all = test::to_host(pointwise_mlp(xt, fc1, act, fc2));
-        const test::Dims5 o{d.n, out, d.x, d.y, d.t};
-        std::vector<double> cropped;
-        for (int n = 0; n < d.n; ++n)
-          for (int q = 0; q < out; ++q)
-            for (int i = box.lo[0]; i < box.hi[0]; ++i)
-              for (int j = box.lo[1]; j < box.hi[1]; ++j)
-                for (int k = box.lo[2]; k < box.hi[2]; ++k)
-                  cropped.push_back(all[o.at(n, q, i, j, k)]);
-        CHECK(test::rel_l2(got, cropped) < 1e-6);
+  // host kernel blocks them in), 3 cases; 5 input channels (the whole-tensor kernel holds them
+  // in registers, padded to 16) and 130 (more than it holds: it reads them from memory), up to
+  // the 4 output channels the kernels take.
+  static_assert(MlpHead::kMaxRegisterIn < 130);
+  for (int channels : {5, 130}) {
+    const test::Dims5 d{3, channels, 9, 7, 23};
+    dist::Box<3> box;
+    box.lo = {1, 2, 3};
+    box.hi = {8, 6, 21};  // 7 x 4 x 18 of 9 x 7 x 23
+    const int hidden = 11;
+    auto x = test::random_vector(d.size(), 21);
+    Tensor xt = test::to_device(x, {d.n, d.c, d.x, d.y, d.t});
+    for (int out : {1, 2, 4}) {
+      const HostArray w1 = test::random_array({std::size_t(hidden), std::size_t(d.c)}, 22),
+                      b1 = test::random_array({std::size_t(hidden)}, 23),
+                      w2 = test::random_array({std::size_t(out), std::size_t(hidden)}, 24),
+                      b2 = test::random_array({std::size_t(out)}, 25);
+      Linear fc1(d.c, hidden, w1, b1), fc2(hidden, out, w2, b2);
+      for (Activation act : {Activation::ReLU, Activation::GELU}) {
+        const auto ref = naive_head(x, d, box, w1, b1, w2, b2, act);
+        MlpHead head(fc1, act, fc2);
+        for (PlanKind plan : {PlanKind::Streaming, PlanKind::WholeTensor}) {
+          ScopedExecutionPlan use(plan);
+          INFO(channels << " input and " << out << " output channel(s), "
+                        << (act == Activation::ReLU ? "ReLU" : "GELU") << ", " << plan_name(plan)
+                        << " plan");
+          const auto got = test::to_host(head.forward(xt, box));
+          REQUIRE(got.size() == ref.size());
+          CHECK(test::rel_l2(got, ref) < 1e-6);
+          // What the model computed before: the head on every cell (pointwise_mlp), then the crop.
+          const auto all = test::to_host(pointwise_mlp(xt, fc1, act, fc2));
+          const test::Dims5 o{d.n, out, d.x, d.y, d.t};
+          std::vector<double> cropped;
+          for (int n = 0; n < d.n; ++n)
+            for (int q = 0; q < out; ++q)
+              for (int i = box.lo[0]; i < box.hi[0]; ++i)
+                for (int j = box.lo[1]; j < box.hi[1]; ++j)
+                  for (int k = box.lo[2]; k < box.hi[2]; ++k)
+                    cropped.push_back(all[o.at(n, q, i, j, k)]);
+          CHECK(test::rel_l2(got, cropped) < 1e-6);
+        }
       }
+      // The whole grid as the box, written into a given output.
+      dist::Box<3> whole;
+      whole.hi = {d.x, d.y, d.t};
+      MlpHead head(fc1, Activation::ReLU, fc2);
+      Tensor y = make_tensor("y", {d.n, out, d.x, d.y, d.t});
+      head.forward(xt, whole, y);
+      CHECK(test::rel_l2(test::to_host(y),
+                         naive_head(x, d, whole, w1, b1, w2, b2, Activation::ReLU)) < 1e-6);
     }
-    // The whole grid as the box, written into a given output.
-    dist::Box<3> whole;
-    whole.hi = {d.x, d.y, d.t};
-    MlpHead head(fc1, Activation::ReLU, fc2);
-    Tensor y = make_tensor("y", {d.n, out, d.x, d.y, d.t});
-    head.forward(xt, whole, y);
-    CHECK(test::rel_l2(test::to_host(y),
-                       naive_head(x, d, whole, w1, b1, w2, b2, Activation::ReLU)) < 1e-6);
   }
 }
 
