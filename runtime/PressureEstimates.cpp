@@ -818,6 +818,10 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
           for (int x = 0; x + 1 < X; ++x) fin[x] += up[x] * fj[x + 1];
         }
         for (int x = 0; x < X; ++x) {
+          // Zero in an inactive cell and in one that holds no CO2 and receives none.
+          const bool none = so[x] <= 0 && fin[x] * dt <= 1e-9 * pv[at(x, j)];
+          sj[x] = 0.0;
+          if (!act(x, j) || none) continue;
           const double a = pv[at(x, j)] / dt;
           const double out = out_r[x] + out_v[x];
           double lo = 0.0, hi = smax;
@@ -828,8 +832,7 @@ std::vector<double> implicit_two_phase(const ReservoirCase& c, const PressurePro
             else
               lo = mid;
           }
-          const bool none = so[x] <= 0 && fin[x] * dt <= 1e-9 * pv[at(x, j)];
-          sj[x] = act(x, j) && !none ? 0.5 * (lo + hi) : 0.0;
+          sj[x] = 0.5 * (lo + hi);
         }
       }
       for (int x = 0; x < X; ++x) {
@@ -981,7 +984,10 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
     return mg / (mg + krw);
   };
   // The saturation of cell (x, j) that balances its CO2: the residual rises with saturation.
+  // Zero in an inactive cell and in one that holds no CO2 and receives none, without bisecting.
   auto balance = [&](int x, int j, double dt) {
+    const bool none = so[x] <= 0 && fin[x] * dt <= 1e-9 * pv[at(x, j)];
+    if (!act(x, j) || none) return 0.0;
     const double a = pv[at(x, j)] / dt;
     double lo = 0.0, hi = smax;
     for (int k = 0; k < kBisections; ++k) {
@@ -993,8 +999,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
       else
         lo = mid;
     }
-    const bool none = so[x] <= 0 && fin[x] * dt <= 1e-9 * pv[at(x, j)];
-    return act(x, j) && !none ? 0.5 * (lo + hi) : 0.0;
+    return 0.5 * (lo + hi);
   };
   auto transport = [&](const std::vector<double>& s_old, double dt) {
     std::fill(sn.begin(), sn.end(), 0.0);
@@ -1010,7 +1015,15 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
           for (int x = 1; x < X; ++x) fin[x] += down[x - 1] * mgj[x - 1];
           for (int x = 0; x + 1 < X; ++x) fin[x] += up[x] * mgj[x + 1];
         }
-        for (int x = 0; x < X; ++x) sj[x] = balance(x, j, dt);
+        bool same = sweep > 0;
+        for (int x = 0; x < X; ++x) {
+          const double sx = balance(x, j, dt);
+          same = same && sx == sj[x];
+          sj[x] = sx;
+        }
+        // A sweep after the first that changed nothing has reached the sweeps' fixed point
+        // (the next one reads the same saturations): the remaining ones would repeat it.
+        if (same) break;
       }
       for (int x = 0; x < X; ++x) {
         sn[at(x, j)] = sj[x];
