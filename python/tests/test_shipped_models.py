@@ -28,7 +28,10 @@
 7. the dP model file carries a dP-envelope head that reads the physics estimates and the r-z
    solve's envelope (physics_inputs "envelope", no network: no digest to match), and with it
    `ufno_kpis` gives areas of review (10 bar) closer to those it measures in Flow's fields than
-   the field's (mean relative error over the examples where Flow has one).
+   the field's (mean relative error over the examples where Flow has one);
+8. each shipped dP model file's maximum-dP head reads the physics estimate it should (the
+   default's the buoyancy-aware estimate, dp_ufno_implicit.h5's the implicit first-report
+   value), and `ufno_kpis`'s maximum dP equals the Python reader's and lies in its interval.
 
 The program under test is $UFNO_PREDICT (default build/apps/ufno_predict).
 """
@@ -38,6 +41,7 @@ import subprocess
 import tempfile
 
 import h5py
+import pytest
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -236,19 +240,27 @@ def test_shipped_models():
 
 
 
-def test_gravity_dp_model():
-    """models/dp_ufno_gravity.h5 (the shipped dP model with the maximum-dP head that reads the
-    buoyancy-aware estimate): the programs' maximum dP, their C++ twin of the estimate
-    included, equals the Python reader's on every example, and lies inside its interval."""
+# The shipped dP model files and the physics estimate their maximum-dP head reads last: the
+# default the buoyancy-aware one, dp_ufno_implicit.h5 (the same network, a faster head) the
+# implicit estimate's first-report value.
+DP_HEADS = (("dp_ufno.h5", "log_rz_gravity_two_phase_max_dp_bar"),
+            ("dp_ufno_implicit.h5", "log_rz_implicit_first_report_dp_bar"))
+
+
+@pytest.mark.parametrize("file_name, last_input", DP_HEADS)
+def test_dp_model_heads(file_name, last_input):
+    """Each shipped dP model file's maximum-dP head reads the physics estimate it says it does,
+    and the programs' maximum dP (their C++ twin of the estimate included) equals the Python
+    reader's on every example and lies inside its interval."""
     exe = os.environ.get("UFNO_PREDICT", os.path.join(ROOT, "build", "apps", "ufno_predict"))
     kpis_exe = os.path.join(os.path.dirname(exe), "ufno_kpis")
-    model = os.path.join(ROOT, "models", "dp_ufno_gravity.h5")
+    model = os.path.join(ROOT, "models", file_name)
     head = max_dp_head.read_head(model)
-    check("dp_ufno_gravity.h5 carries a maximum-dP head", head is not None)
+    check("%s carries a maximum-dP head" % file_name, head is not None)
     with h5py.File(model, "r") as f:
         names = str(f["max_dp_head"].attrs.get("features", "")).split(",")
-    check("... whose last input is the buoyancy-aware estimate",
-          bool(names) and names[-1] == "log_rz_gravity_two_phase_max_dp_bar", names[-3:])
+    check("... whose last input is %s" % last_input,
+          bool(names) and names[-1] == last_input, names[-3:])
     env = dict(os.environ, OMP_NUM_THREADS="1")
     sg_file = os.path.join(ROOT, "models", "sg_ufno.h5")
     for case_path in sorted(glob.glob(os.path.join(ROOT, "examples", "opm", "*", "case.h5"))):
