@@ -29,7 +29,7 @@ done
 rows=$(grep -c '^| U-FNO small\|^| FNO4D small' "$T/out/results.md")
 [ "$rows" -eq 8 ] || fail "$rows benchmark rows in results.md (want 8)"
 grep -q '^| ufno_predict' "$T/out/results.md" || fail "no ufno_predict row"
-grep -q '^| torch |' "$T/out/results.md" || fail "no PyTorch row of the shipped models"
+grep -q '^| torch (' "$T/out/results.md" || fail "no PyTorch row of the shipped models"
 if grep -E '^\|' "$T/out/results.md" | grep -q 'failed\|not run'; then fail "a row failed"; fi
 grep -q 'per-layer time' "$T/out/results.md" || fail "no per-layer table in results.md"
 grep -q '^cost model: predicted' "$T/out/results.md" || fail "no cost model in results.md"

@@ -1025,16 +1025,24 @@ def rz_gravity_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisect
                     mgj = phases(sj, 0)[1]
                     fin[:, 1:] += down * mgj[:, :-1]
                     fin[:, :-1] += up * mgj[:, 1:]
+                # Zero in inactive cells and in those that hold no CO2 and receive none: no
+                # bisection where no cell of the column has CO2 to place.
+                moving = act[:, :, j] & ~((so <= 0) & (fin * dt <= 1e-9 * pv[:, :, j]))
                 lo = np.zeros((N, X))
                 hi = np.broadcast_to(smax, (N, X)).copy()
-                for _ in range(bisections):
+                for _ in range(bisections if moving.any() else 0):
                     mid = 0.5 * (lo + hi)
                     _krw, mg, f = phases(mid, 0)
                     above = a * (mid - so) + out_r * f + cout * mg - fin > 0
                     hi = np.where(above, mid, hi)
                     lo = np.where(above, lo, mid)
-                none = (so <= 0) & (fin * dt <= 1e-9 * pv[:, :, j])
-                sj = np.where(act[:, :, j] & ~none, 0.5 * (lo + hi), 0.0)
+                new = np.where(moving, 0.5 * (lo + hi), 0.0)
+                # A sweep after the first that changed nothing is the sweeps' fixed point: the
+                # next would read the same saturations (runtime/PressureEstimates.cpp likewise).
+                done = sweep > 0 and np.array_equal(new, sj)
+                sj = new
+                if done:
+                    break
             S[:, :, j] = sj
             inflow = out_r * phases(sj, 0)[2]
         return S
