@@ -15,8 +15,9 @@
 #define UFNO_AVX512 __attribute__((target("avx512f,fma")))
 #endif
 
-// Register arrays indexed in loops stay in registers only when nvcc unrolls the loops.
-#if defined(__CUDACC__)
+// Register arrays indexed in loops stay in registers only when nvcc unrolls the loops (the device
+// pass; the host compiler does not know the pragma).
+#if defined(__CUDA_ARCH__)
 #define UFNO_UNROLL _Pragma("unroll")
 #else
 #define UFNO_UNROLL
