@@ -3,17 +3,25 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/EstimateMemo.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
 
 namespace ufno {
 namespace {
 
-// The implicit estimate a head reads as its last input, as its feature name says.
+// The implicit estimate a head reads as its last input, as its feature name says; each once a
+// case in a process (the peak match and the KPI stage both ask for it).
 double implicit_input(const KpiHead& h, const ReservoirCase& c,
                       const std::vector<double>& times_days) {
-  if (h.physics_implicit_first_report) return rz_implicit_first_report_dp_bar(c, times_days);
-  if (h.physics_implicit_gravity) return rz_gravity_two_phase_max_dp_bar(c, times_days);
-  return rz_implicit_two_phase_max_dp_bar(c, times_days);
+  using namespace max_dp_estimate;
+  const int which = h.physics_implicit_first_report ? kFirstReport
+                    : h.physics_implicit_gravity    ? kGravity
+                                                    : kTwoPhase;
+  return max_dp_estimate_memo().get(which, c, times_days, [&] {
+    if (which == kFirstReport) return rz_implicit_first_report_dp_bar(c, times_days);
+    if (which == kGravity) return rz_gravity_two_phase_max_dp_bar(c, times_days);
+    return rz_implicit_two_phase_max_dp_bar(c, times_days);
+  });
 }
 
 }  // namespace

@@ -1149,6 +1149,20 @@ std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,
   return gravity_two_phase(c, pressure_properties(c), times_days, gravity);
 }
 
+std::vector<double> estimate_times_days(const ReservoirCase& c,
+                                        const std::vector<double>& times_days) {
+  auto same_to_float = [&](const std::vector<double>& a) {
+    if (a.size() != times_days.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (float(a[i]) != float(times_days[i])) return false;
+    return true;
+  };
+  if (!c.times_days.empty() && same_to_float(c.times_days)) return c.times_days;
+  std::vector<double> paper = paper_times_days(int(times_days.size()));
+  if (same_to_float(paper)) return paper;
+  return times_days;
+}
+
 double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
                                        const std::vector<double>& times_days) {
   const std::vector<double> f = rz_gravity_two_phase_dp_bar(c, times_days);

@@ -118,4 +118,12 @@ MaxDpPhysics max_dp_physics_features(const ReservoirCase& c, const std::vector<d
 // Their names (physics.py PHYSICS_FEATURE_NAMES).
 const std::vector<std::string>& max_dp_physics_feature_names();
 
+// The report times a case's estimates run on when `times_days` came with its fields: the case's
+// own TIMES where those are the same to float precision (a prediction file stores them as
+// float32), else the paper's where those are, else `times_days`. The dP field's peak match and
+// the KPI stage reading the written file then run each estimate on the same times and agree
+// (the estimates move with the last digits of their times in some cases).
+std::vector<double> estimate_times_days(const ReservoirCase& c,
+                                        const std::vector<double>& times_days);
+
 }  // namespace ufno

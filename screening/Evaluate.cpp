@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "runtime/FieldNames.hpp"
+#include "runtime/PressureEstimates.hpp"
 #include "runtime/TrainingDistance.hpp"
 #include "runtime/TrainingStatistics.hpp"
 #include "screening/KpiHeads.hpp"
@@ -54,8 +55,10 @@ void place_against_training(const ReservoirCase& c, const HeadRegistry& heads, K
 
 Kpis evaluate(const ReservoirCase& c, const CaseFields& f, const HeadRegistry& heads,
               const KpiOptions& o) {
-  Kpis k = compute_kpis(c, f.sg, f.dp, f.times_days, o);
-  KpiHeadInput in(k, c, f.sg, f.dp, f.times_days, o);
+  // The times the prediction's peak match ran the heads' estimates on, not their float32 copy.
+  const std::vector<double> times = estimate_times_days(c, f.times_days);
+  Kpis k = compute_kpis(c, f.sg, f.dp, times, o);
+  KpiHeadInput in(k, c, f.sg, f.dp, times, o);
   heads.apply(in);
   place_against_training(c, heads, k);
   return k;

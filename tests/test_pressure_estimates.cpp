@@ -10,9 +10,12 @@
 #include "core/InputError.hpp"
 #include "io/CaseEncoding.hpp"
 #include "io/Hdf5File.hpp"
+#include "runtime/EstimateMemo.hpp"
 #include "runtime/KpiHeadEstimator.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
+#include "runtime/MaxDpHead.hpp"
 #include "runtime/PressureEstimates.hpp"
+#include "screening/HeadRegistry.hpp"
 #include "screening/KpiHeads.hpp"
 #include "support/FileTamper.hpp"
 
@@ -465,4 +468,91 @@ TEST_CASE("pressure estimates: a maximum-dP head that reads the buoyancy-aware e
     CHECK(k.max_dp_from_head);
     CHECK(k.max_dp_bar == Approx(expected[i]).epsilon(1e-5));
   }
+}
+
+TEST_CASE("pressure estimates: the memo computes a case's estimate once and tells cases apart",
+          "[pressure][memo]") {
+  const auto f = h5::File::open_read(kFixture);
+  const ReservoirCase a = hand_made(f);
+  const std::vector<double> times = paper_times_days(24);
+  EstimateMemo memo(2);
+  double calls = 0;
+  auto counted = [&] { return ++calls; };  // each computation gives a new value
+  CHECK(memo.get(0, a, times, counted) == 1);
+  CHECK(memo.get(0, a, times, counted) == 1);  // the stored value
+  CHECK(memo.computed() == 1);
+  // Any input that differs is another key: a scalar, one cell, the times, the estimate.
+  ReservoirCase b = a;
+  b.swi += 1e-12;
+  CHECK(memo.get(0, b, times, counted) == 2);
+  ReservoirCase cell = a;
+  cell.permz.back() *= 2;
+  CHECK(memo.get(0, cell, times, counted) == 3);  // a third key: a leaves (capacity 2)
+  std::vector<double> later = times;
+  later.back() += 1;
+  CHECK(memo.get(0, b, later, counted) == 4);
+  CHECK(memo.get(1, b, later, counted) == 5);
+  CHECK(memo.get(0, a, times, counted) == 6);  // computed again after it left
+  CHECK(memo.computed() == 6);
+  // A computation that throws stores nothing.
+  CHECK_THROWS(memo.get(7, a, times, []() -> double { throw std::runtime_error("no"); }));
+  CHECK(memo.get(7, a, times, counted) == 7);
+
+  // The maximum-dP head's buoyancy-aware input through the process's memo: the peak match and
+  // the KPI stage ask for it, the estimate runs once and both get the same KPI.
+  const auto shipped = KpiHeadEstimator::from_model_file(kData + "/../../models/dp_ufno.h5",
+                                                         HeadRegistry::kMaxDpGroup);
+  REQUIRE(shipped);
+  REQUIRE(shipped->head().physics_implicit_gravity);
+  const ReservoirCase ex = read_case(example_paths().front());
+  const long before = max_dp_estimate_memo().computed();
+  Kpis k1, k2;
+  k1.max_dp_bar = k1.max_dp_field_bar = k2.max_dp_bar = k2.max_dp_field_bar = 3.0;
+  apply_max_dp_head(k1, *shipped, ex, {}, times);
+  apply_max_dp_head(k2, *shipped, ex, {}, times);
+  CHECK(max_dp_estimate_memo().computed() - before <= 1);
+  CHECK(k1.max_dp_from_head);
+  CHECK(k2.max_dp_bar == k1.max_dp_bar);
+  // The memo's value is the estimate's own.
+  const double direct = rz_gravity_two_phase_max_dp_bar(ex, times);
+  CHECK(max_dp_estimate_memo().get(max_dp_estimate::kGravity, ex, times, [] { return -1.0; }) ==
+        direct);
+}
+
+TEST_CASE("pressure estimates: a prediction file's float32 times give the estimates' own times",
+          "[pressure][memo]") {
+  const auto f = h5::File::open_read(kFixture);
+  ReservoirCase c = hand_made(f);
+  const std::vector<double> paper = paper_times_days(24);
+  auto as_float = [](std::vector<double> t) {
+    for (double& v : t) v = double(float(v));
+    return t;
+  };
+  REQUIRE(as_float(paper) != paper);  // the case this is for: float32 moves the times
+  // No TIMES in the case: the paper's times, to the last digit.
+  CHECK(estimate_times_days(c, as_float(paper)) == paper);
+  // The case's own TIMES where they are the given ones to float precision.
+  c.times_days = paper;
+  for (double& v : c.times_days) v *= 1.0 + 1e-12;
+  CHECK(estimate_times_days(c, as_float(paper)) == c.times_days);
+  // Other times stay as given: a field file from another schedule, or fewer times.
+  std::vector<double> other = as_float(paper);
+  other[3] += 0.5;
+  CHECK(estimate_times_days(c, other) == other);
+  const std::vector<double> fewer(paper.begin(), paper.begin() + 5);
+  CHECK(estimate_times_days(c, fewer) == fewer);
+
+  // The shipped maximum-dP head gives the KPI stage (times read back from a prediction file) the
+  // value the peak match (the case's times) shaped the field with.
+  const auto shipped = KpiHeadEstimator::from_model_file(kData + "/../../models/dp_ufno.h5",
+                                                         HeadRegistry::kMaxDpGroup);
+  REQUIRE(shipped);
+  const ReservoirCase ex = read_case(example_paths().back());
+  const std::vector<double> case_times = ex.times_days.empty() ? paper : ex.times_days;
+  const auto at_case = max_dp_head_estimate(*shipped, ex, {}, case_times);
+  const auto from_file =
+      max_dp_head_estimate(*shipped, ex, {}, estimate_times_days(ex, as_float(case_times)));
+  REQUIRE(at_case);
+  REQUIRE(from_file);
+  CHECK(from_file->value.front() == at_case->value.front());
 }
