@@ -111,33 +111,29 @@ template <int InPad>
 void head_cells_in_registers(const float* xp, float* yp, int B, const Cells& cells, long cs,
                              const HeadWeights& h) {
   const long K = cells.count, case_stride = cs * h.in;
-  const Matrix w1 = h.w1, w2 = h.w2;
-  const Vector b1 = h.b1, b2 = h.b2;
-  const int in = h.in, hidden = h.hidden, nout = h.out;
-  const Activation act = h.act;
-  const float slope = h.slope;
+  const HeadWeights w = h;  // captured by value: its views and sizes travel to the device
   ufno::parallel_for(
       "ufno::mlp_head", Kokkos::RangePolicy<ExecSpace>(0, B * K), KOKKOS_LAMBDA(const int64_t i) {
         const long b = i / K, k = i % K;
         const float* xb = xp + b * case_stride + cells.offset(k);
         float xr[InPad];
         UFNO_UNROLL
-        for (int c = 0; c < InPad; ++c) xr[c] = c < in ? xb[c * cs] : 0.f;
+        for (int c = 0; c < InPad; ++c) xr[c] = c < w.in ? xb[c * cs] : 0.f;
         float o[MlpHead::kMaxOut];
         UFNO_UNROLL
-        for (int q = 0; q < MlpHead::kMaxOut; ++q) o[q] = q < nout ? b2(q) : 0.f;
-        for (int j = 0; j < hidden; ++j) {
-          float a = b1(j);
+        for (int q = 0; q < MlpHead::kMaxOut; ++q) o[q] = q < w.out ? w.b2(q) : 0.f;
+        for (int j = 0; j < w.hidden; ++j) {
+          float a = w.b1(j);
           UFNO_UNROLL
-          for (int c = 0; c < InPad; ++c) a += w1(j, c) * xr[c];
-          a = activate(act, slope, a);
+          for (int c = 0; c < InPad; ++c) a += w.w1(j, c) * xr[c];
+          a = activate(w.act, w.slope, a);
           UFNO_UNROLL
           for (int q = 0; q < MlpHead::kMaxOut; ++q)
-            if (q < nout) o[q] += w2(q, j) * a;
+            if (q < w.out) o[q] += w.w2(q, j) * a;
         }
         UFNO_UNROLL
         for (int q = 0; q < MlpHead::kMaxOut; ++q)
-          if (q < nout) yp[(b * nout + q) * K + k] = o[q];
+          if (q < w.out) yp[(b * w.out + q) * K + k] = o[q];
       });
 }
 
