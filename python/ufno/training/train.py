@@ -849,6 +849,12 @@ class TrainingRun:
                 break  # the cosine schedule is done: the training is complete
             if (time.time() - t_start) / 60 > a.max_minutes or (
                     a.minutes is not None and time.time() - self.t_train >= 60.0 * a.minutes):
+                if self.cosine and self.cosine_lr() is None:
+                    # The schedule ran out while the last epoch was scored: it is spent too,
+                    # so the training is complete and exports (a rerun would train nothing).
+                    print("train_ufno: the cosine schedule's %g minutes are spent"
+                          % a.cosine_minutes, file=sys.stderr)
+                    break
                 print("train_ufno: this command's time is used; rerun to continue",
                       file=sys.stderr)
                 return 0
