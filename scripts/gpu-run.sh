@@ -65,10 +65,11 @@ if [ "$DEVICE" = cpu ]; then
   BUILD=${BUILD:-$ROOT/build}
   PY=${PYTHON:-/usr/bin/python3}
   BIN_DIRS=("$BUILD/apps" "$BUILD/tests" "$BUILD/benchmarks")
-  TORCH_DEVICE=cpu THREADS=1 SMALL=(--small --repeat 2) CASES=6 BATCH=2
+  # Batch 1: the PyTorch side's Python maximum-dP physics takes seconds a case here.
+  TORCH_DEVICE=cpu THREADS=1 SMALL=(--small --repeat 2) CASES=6 BATCH=1
   # The tests: start each program and run no case (Kokkos, MPI and the libraries start).
   TEST_ARGS=("ufno-gpu-run rehearsal: no test case")
-  L_PROBE=30 L_BENCH=60 L_CASES=60 L_TESTS=60 L_PROFILE=20
+  L_PROBE=30 L_BENCH=60 L_CASES=90 L_TESTS=60 L_PROFILE=20
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   say "rehearsal on the CPU: programs of $BUILD, small sizes"
 else
