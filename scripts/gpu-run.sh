@@ -10,8 +10,10 @@
 #   2. benchmark (170; benchmarks/gpu_bench.py models): paper U-FNO, paper FNO, 4-D FNO LGR1,
 #      batch 1 and 8, ufno and PyTorch eager side by side (FP32 with TF32 off, then ufno TF32 and
 #      PyTorch's defaults), warm forwards, each row appended to results.md when measured;
-#   3. the shipped models through `ufno_predict --cases` on 320 cases against PyTorch on the same
-#      files at batch 8 (90; gpu_bench.py cases; the PyTorch side applies the maximum-dP head's physics in Python);
+#   3. the shipped models through `ufno_predict --cases` on 320 cases, then again with
+#      dp_ufno_implicit.h5 (the faster maximum-dP head), against PyTorch on the same files at
+#      batch 8 (90; gpu_bench.py cases; the PyTorch side applies the default head's physics in
+#      Python, seconds a case, and times the cases it reaches);
 #   4. the GPU tests once each (140 in all): test_cuda_backend, test_model_parity,
 #      test_execution_plan and test_pass_allocations (allocations and fences inside a warm pass)
 #      on one rank, the MPI tests on 2 ranks sharing the GPU;
