@@ -71,7 +71,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::PositiveNumber);
   app.add_option("--cases-per-pass", o.cases_per_pass,
                  "batch: cases stacked into one pass of the models (default: 1 on the streaming "
-                 "plan, 8 on the whole-tensor plan, a GPU's)")
+                 "plan, or twice --threads up to 8 when the dP model's peak match computes "
+                 "physics per case; 8 on the whole-tensor plan, a GPU's)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--threads", o.threads,
                  "threads per rank for FFT, GEMM and convolutions (default: the CPUs this rank "

@@ -252,8 +252,10 @@ BatchSummary run_batch(const BatchOptions& o) {
 
   Counts mine;
   // As many cases a pass as asked (or the plan's default) and the GPU's free memory holds.
-  const int per_pass = int(predictor.cases_that_fit(std::size_t(
-      std::max(1, o.cases_per_pass > 0 ? o.cases_per_pass : default_cases_per_pass()))));
+  const int per_pass = int(predictor.cases_that_fit(std::size_t(std::max(
+      1, o.cases_per_pass > 0
+             ? o.cases_per_pass
+             : default_cases_per_pass(predictor.field_heads_read_whole_cases(), o.run.threads)))));
   std::optional<Progress> progress;
   if (leader) progress.emplace(o.tool, int(cases.size()), bar);
   CasePasses passes(predictor, cases, outputs, per_pass, leader, progress ? &*progress : nullptr,

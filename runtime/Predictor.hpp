@@ -55,6 +55,8 @@ class Predictor {
   // Field-stage heads this Predictor read and left out, one line each (a dP field-scale head
   // fitted to another network).
   const std::vector<std::string>& notes() const { return notes_; }
+  // Whether a field-stage head reads each case's whole file (the maximum-dP peak match).
+  bool field_heads_read_whole_cases() const { return field_heads_.reads_whole_cases(); }
   CaseBlock block() const;                                         // this rank's (X, Y) block
   std::vector<std::size_t> global_shape(std::size_t cases) const;  // (B, T, X, Y)
 

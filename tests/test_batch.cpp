@@ -13,7 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include "core/ExecutionPlan.hpp"
 #include "io/Hdf5File.hpp"
+#include "runtime/BatchRun.hpp"
 #include "support/CaseWriter.hpp"
 #include "support/RunCommand.hpp"
 #include "support/TestUtil.hpp"
@@ -102,6 +104,18 @@ static double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   return e.rel_l2;
 }
 
+TEST_CASE("the default cases a pass follow the plan, the heads and the threads", "[batch]") {
+  ScopedExecutionPlan streaming(PlanKind::Streaming);
+  CHECK(default_cases_per_pass() == 1);
+  CHECK(default_cases_per_pass(false, 4) == 1);  // no per-case physics: one case a pass
+  CHECK(default_cases_per_pass(true, 1) == 2);
+  CHECK(default_cases_per_pass(true, 2) == 4);
+  CHECK(default_cases_per_pass(true, 16) == 8);
+  ScopedExecutionPlan whole(PlanKind::WholeTensor);
+  CHECK(default_cases_per_pass() == 8);
+  CHECK(default_cases_per_pass(true, 2) == 8);
+}
+
 TEST_CASE("cases stacked into one pass give each case's own output", "[batch]") {
   make_cases("pass_in", 5);
   { std::ofstream("pass_in/case_12_broken.h5") << "not hdf5"; }  // mid-pass, sorted after 12
@@ -154,16 +168,26 @@ TEST_CASE(
                                      " --cases peak_in --out peak_one --cases-per-pass 1");
   const auto pass = test::run_command(std::string(UFNO_PREDICT_EXE) + " --threads 2" + models +
                                       " --cases peak_in --out peak_pass --cases-per-pass 3");
-  INFO(one.err << pass.err);
+  // Without --cases-per-pass the CPU's default with such a head is twice the threads a pass
+  // (runtime/BatchRun.hpp): the three cases in one pass.
+  fs::remove_all("peak_default");
+  const auto dflt = test::run_command(std::string(UFNO_PREDICT_EXE) + " --threads 2" + models +
+                                      " --cases peak_in --out peak_default");
+  INFO(one.err << pass.err << dflt.err);
   REQUIRE(one.code == 0);
   REQUIRE(pass.code == 0);
+  REQUIRE(dflt.code == 0);
   CHECK(pass.err.find("(one pass of 3 cases)") != std::string::npos);
+  CHECK(dflt.err.find("(one pass of 3 cases)") != std::string::npos);
   for (const char* e : examples) {
     const std::string name = std::string("/") + e + ".h5";
-    const auto a = field("peak_one" + name, "dP"), b = field("peak_pass" + name, "dP");
-    CHECK(rel_l2(a, b) <= 1e-5);
-    CHECK(*std::max_element(a.begin(), a.end()) ==
-          Approx(*std::max_element(b.begin(), b.end())).epsilon(1e-5));
+    const auto a = field("peak_one" + name, "dP");
+    for (const char* dir : {"peak_pass", "peak_default"}) {
+      const auto b = field(dir + name, "dP");
+      CHECK(rel_l2(a, b) <= 1e-5);
+      CHECK(*std::max_element(a.begin(), a.end()) ==
+            Approx(*std::max_element(b.begin(), b.end())).epsilon(1e-5));
+    }
   }
 }
 
