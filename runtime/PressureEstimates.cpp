@@ -14,6 +14,7 @@
 
 #include "io/CaseEncoding.hpp"
 #include "runtime/Co2Density.hpp"
+#include "runtime/EstimateMemo.hpp"
 
 namespace ufno {
 namespace {
@@ -1173,8 +1174,9 @@ double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
   return m;
 }
 
-MaxDpPhysics max_dp_physics_features(const ReservoirCase& c,
-                                     const std::vector<double>& times_days) {
+namespace {
+MaxDpPhysics compute_max_dp_physics_features(const ReservoirCase& c,
+                                             const std::vector<double>& times_days) {
   const PressureProperties p = pressure_properties(c);
   const std::vector<double> rz = rz_solve(c, p, times_days, 4, 8);
   const std::vector<double> g2 = two_phase(c, p, times_days);
@@ -1195,6 +1197,14 @@ MaxDpPhysics max_dp_physics_features(const ReservoirCase& c,
                 std::log(std::max(two, kFeatureFloorBar)),
                 std::log(std::max(col0[0], kFeatureFloorBar))};
   return m;
+}
+}  // namespace
+
+MaxDpPhysics max_dp_physics_features(const ReservoirCase& c,
+                                     const std::vector<double>& times_days) {
+  // Once a case in a process: the peak match and the KPI stage both read them.
+  return max_dp_physics_memo().get(0, c, times_days,
+                                   [&] { return compute_max_dp_physics_features(c, times_days); });
 }
 
 const std::vector<std::string>& max_dp_physics_feature_names() {

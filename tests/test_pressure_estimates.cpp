@@ -504,13 +504,20 @@ TEST_CASE("pressure estimates: the memo computes a case's estimate once and tell
                                                          HeadRegistry::kMaxDpGroup);
   REQUIRE(shipped);
   REQUIRE(shipped->head().physics_implicit_gravity);
-  const ReservoirCase ex = read_case(example_paths().front());
+  // A case no other test estimates, so that each memo computes it exactly once here.
+  ReservoirCase ex = read_case(example_paths().front());
+  ex.swi += 1e-9;
   const long before = max_dp_estimate_memo().computed();
+  const long features_before = max_dp_physics_memo().computed();
   Kpis k1, k2;
   k1.max_dp_bar = k1.max_dp_field_bar = k2.max_dp_bar = k2.max_dp_field_bar = 3.0;
   apply_max_dp_head(k1, *shipped, ex, {}, times);
   apply_max_dp_head(k2, *shipped, ex, {}, times);
-  CHECK(max_dp_estimate_memo().computed() - before <= 1);
+  CHECK(max_dp_estimate_memo().computed() - before == 1);
+  CHECK(max_dp_physics_memo().computed() - features_before == 1);  // its r-z solves likewise
+  const MaxDpPhysics again = max_dp_physics_features(ex, times);
+  CHECK(max_dp_physics_memo().computed() - features_before == 1);
+  CHECK(again.features == max_dp_physics_features(ex, times).features);
   CHECK(k1.max_dp_from_head);
   CHECK(k2.max_dp_bar == k1.max_dp_bar);
   // The memo's value is the estimate's own.
