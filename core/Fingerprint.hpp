@@ -1,7 +1,7 @@
 #pragma once
-// A stable 64-bit fingerprint (FNV-1a; std::hash differs between builds) of bytes and files, so
-// that results on disk can be matched with what made them: a sweep's configuration, the model
-// files behind a batch's outputs.
+// Stable 64-bit fingerprints (std::hash differs between builds) of bytes and files, so that
+// results on disk can be matched with what made them: a sweep's configuration (FNV-1a), the
+// model files behind a batch's outputs (XXH3, files_digest).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +13,9 @@
 
 namespace ufno {
 
+// FNV-1a's published 64-bit offset basis is 14695981039346656037; this one lost its last digit
+// when it was first written. Model files store head digests (io/KpiHeadFile.cpp) and sweeps
+// their fingerprints made with it, so it stays (any basis tells files apart as well).
 constexpr std::uint64_t kFnvOffset = 1469598103934665603ull;
 
 inline std::uint64_t fnv1a(const unsigned char* bytes, std::size_t n,
@@ -43,11 +46,17 @@ inline std::string hex_fingerprint(std::uint64_t h) {
   return b;
 }
 
-// The fingerprint of the files' contents, in order.
+// The FNV-1a fingerprint of the files' contents, in order (a sweep's: kept stable, so that a
+// sweep's results stay its own across versions).
 inline std::string files_fingerprint(const std::vector<std::string>& paths,
                                      std::uint64_t h = kFnvOffset) {
   for (const auto& p : paths) h = fnv1a_file(p, h);
   return hex_fingerprint(h);
 }
+
+// The XXH3 digest of the files' contents, in order, as "xxh3:" and 16 hex digits. XXH3 reads
+// several GB/s where FNV-1a, one byte at a time, reads 0.8: a one-case process spent 0.3 s of
+// its 0.33 s load hashing a 250 MB model (core/Fingerprint.cpp).
+std::string files_digest(const std::vector<std::string>& paths);
 
 }  // namespace ufno
