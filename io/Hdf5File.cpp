@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <type_traits>
+
+#include "io/ContiguousRead.hpp"
 
 namespace ufno::h5 {
 
@@ -196,9 +199,18 @@ std::vector<float> File::read_floats(const std::string& name, std::vector<std::s
   auto s = shape(name);
   std::vector<float> v(checked_count(path_, name, s, max_values));
   Handle d = open_dataset(name);
+  if (shape_out) *shape_out = s;
+  // A rank reading alone a plain float32 dataset: pread on every host thread.
+  const FileRun run =
+      parallel_ || v.empty()
+          ? FileRun{}
+          : contiguous_float_run(file_.id(), d.id(), s, std::vector<std::size_t>(s.size()), s);
+  if (run.bytes > 0 && run.bytes == v.size() * sizeof(float)) {
+    read_run(path_, name, run, v.data());
+    return v;
+  }
   if (!v.empty() && H5Dread(d.id(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw InputError(path_, name, "data cannot be read (corrupt or truncated file?)");
-  if (shape_out) *shape_out = s;
   return v;
 }
 
@@ -334,12 +346,19 @@ void File::read_block_as(const std::string& name, hid_t memtype,
     n *= count[a];
   }
   Handle d = open_dataset(name);
+  v.resize(n);
+  if constexpr (std::is_same_v<T, float>) {
+    // A rank reading alone a block that is one run of the file: pread on every host thread.
+    const FileRun run =
+        parallel_ ? FileRun{} : contiguous_float_run(file_.id(), d.id(), full, start, count);
+    if (run.bytes == n * sizeof(float) && run.bytes > 0)
+      return read_run(path_, name, run, v.data());
+  }
   Handle fs(H5Dget_space(d.id()));
   select(fs.id(), start, count);
   const hsize_t m = n;
   Handle ms(H5Screate_simple(1, &m, nullptr));
   if (n == 0) H5Sselect_none(ms.id());
-  v.resize(n);
   Handle dxpl = transfer_list(parallel_);
   T dummy = 0;
   if (H5Dread(d.id(), memtype, ms.id(), fs.id(), dxpl.id(), n ? v.data() : &dummy) < 0)

@@ -1,8 +1,10 @@
 #include "io/ModelAttributes.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/InputError.hpp"
+#include "core/Parallel.hpp"
 #include "io/ModelFile.hpp"
 
 namespace ufno {
@@ -83,13 +85,25 @@ void check_weight_values(const h5::File& f, const std::string& name,
   const bool spread = ends_with(name, "running_var") || ends_with(name, ".std");
   // A branch-free scan first (it vectorises: a 4-D FNO layer's weights are 300 MB, read at every
   // pass); NaN fails the comparison. Only a file that fails it is walked again for the message.
+  // On the host threads, a piece each: the scan is a memory-bound pass the load waits on.
   const float limit = float(kMaxWeight);
-  bool out_of_range = false, negative = false;
-  for (float v : values) {
-    out_of_range |= !(std::abs(v) <= limit);
-    negative |= v < 0.f;
-  }
-  if (!out_of_range && !(spread && negative)) return;
+  constexpr std::size_t kPiece = std::size_t(1) << 20;
+  const long pieces = long((values.size() + kPiece - 1) / kPiece);
+  std::vector<char> out_of_range(pieces, 0), negative(pieces, 0);
+  ufno::host_parallel_for("ufno::check_weight_values", pieces, [&](const int64_t p) {
+    const std::size_t end = std::min(values.size(), std::size_t(p + 1) * kPiece);
+    bool o = false, n = false;
+    for (std::size_t i = std::size_t(p) * kPiece; i < end; ++i) {
+      o |= !(std::abs(values[i]) <= limit);
+      n |= values[i] < 0.f;
+    }
+    out_of_range[p] = o;
+    negative[p] = n;
+  });
+  const auto any = [](const std::vector<char>& f) {
+    return std::find(f.begin(), f.end(), 1) != f.end();
+  };
+  if (!any(out_of_range) && !(spread && any(negative))) return;
   for (float v : values) {
     if (!std::isfinite(v)) throw InputError(f.path(), name, "contains NaN or Inf");
     if (std::abs(v) > kMaxWeight)

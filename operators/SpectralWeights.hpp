@@ -159,14 +159,13 @@ SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& 
     const HostArray c = w.get_block(corner_name(prefix, p.corner), p.start, p.count);
     // The part is (in, out, cells, 2): one (ci, co) plane at a time, run by run.
     const long run = p.run(), cells = p.part.count();
-    for (int ci = 0; ci < in; ++ci)
-      for (int co = 0; co < out; ++co) {
-        const float* src = c.data.data() + (long(ci) * out + co) * cells * 2;
-        complexf* dst = &h(ci, co, 0);
-        for (std::size_t r = 0; r < p.run_at.size(); ++r, src += 2 * run)
-          for (long v = 0; v < run; ++v)
-            dst[p.run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
-      }
+    // On the host threads, a (ci, co) plane each: the load waits on this copy.
+    ufno::host_parallel_for("ufno::spectral_weights_in_place", long(in) * out, [&](int64_t plane) {
+      const float* src = c.data.data() + plane * cells * 2;
+      complexf* dst = &h(int(plane / out), int(plane % out), 0);
+      for (std::size_t r = 0; r < p.run_at.size(); ++r, src += 2 * run)
+        for (long v = 0; v < run; ++v) dst[p.run_at[r] + v] = complexf(src[2 * v], src[2 * v + 1]);
+    });
   }
   Kokkos::deep_copy(wv, h);
   return wv;
