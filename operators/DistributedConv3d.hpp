@@ -24,6 +24,9 @@ class DistributedConv3d {
   bool plane_conv() const { return plane_.has_value(); }
   void set_plane_conv(bool on);
   // Whether the plane kernel runs Winograd tiles (backend/PlaneConv3d.hpp; on by default).
+  void set_plane_bf16(bool on) {
+    if (plane_) plane_->set_bf16(on);
+  }
   void set_winograd(bool on) {
     if (plane_) plane_->set_winograd(on);
   }

@@ -11,7 +11,7 @@ using dist::PencilLayout;
 
 DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
                                      std::array<int, 3> parts, dist::ExchangeAlgorithm alg,
-                                     bool plane_conv, bool winograd) {
+                                     bool plane_conv, bool winograd, bool plane_bf16) {
   for (int a = 0; a < 3; ++a)
     if (n[a] % 8 != 0)
       throw std::invalid_argument("DistributedUNet3d: extents must be divisible by 8");
@@ -41,6 +41,7 @@ DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::arr
   output_.emplace(p.output, comm, l0, l0, alg);
   if (!plane_conv) output_->set_plane_conv(false);
   output_->set_winograd(winograd);
+  output_->set_plane_bf16(plane_bf16);
 }
 
 void DistributedUNet3d::forward_streamed(const Tensor& x, const UNet3d::RowSink& sink) const {

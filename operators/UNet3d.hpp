@@ -49,6 +49,9 @@ class UNet3d {
   }
   // Whether PlaneConv3d runs tiles of 4 rows by Winograd (backend/PlaneConv3d.hpp; on by default).
   void set_winograd(bool on) { plane_output_.set_winograd(on); }
+  // Whether those tiles' products run in bf16 (backend::PlaneConv3d::set_bf16: throws on a CPU
+  // without AVX512_BF16).
+  void set_plane_bf16(bool on) { plane_output_.set_bf16(on); }
 
  private:
   // conv1 (stride 2) in slabs of output rows, written straight into its channels-last output:

@@ -74,6 +74,50 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
   }
 }
 
+TEST_CASE("PlaneConv3d's bf16 Winograd products stay within bf16 rounding of direct loops",
+          "[conv][plane][bf16]") {
+  if (!backend::PlaneConv3d::bf16_available()) {
+    WARN(
+        "this CPU has no AVX512_BF16: the bf16 Winograd products are NOT tested here, only "
+        "their refusal");
+    backend::PlaneConv3d conv(1, 1, std::vector<float>(27, 1.f), {});
+    CHECK_THROWS_AS(conv.set_bf16(true), std::invalid_argument);
+    return;
+  }
+  struct Case {
+    int in, out, rows, slab_rows, y, t;
+  };
+  // The model's 72 -> 36; odd input counts (a pair with a zero channel), chunks of 8 with a
+  // remainder, output blocks with a remainder; whole lines and the flattened plane; rows left
+  // over from the tiles (direct, float32).
+  for (const Case k : {Case{72, 36, 8, 10, 6, 32}, Case{9, 13, 4, 6, 8, 8}, Case{7, 13, 5, 8, 5, 9},
+                       Case{17, 25, 4, 6, 3, 64}, Case{1, 3, 4, 6, 4, 32}}) {
+    const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
+    auto x = test::random_vector(d.size(), 51);
+    auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 52);
+    auto b = test::random_vector(k.out, 53);
+    test::Dims5 od{};
+    auto ref = test::naive_conv3d(x, d, w, b, k.out, 3, 1, 1, &od);
+    std::vector<double> want;
+    for (int o = 0; o < k.out; ++o)
+      for (int r = 1; r <= k.rows; ++r)
+        for (int j = 0; j < k.y; ++j)
+          for (int t = 0; t < k.t; ++t) want.push_back(ref[od.at(0, o, r, j, t)]);
+    backend::PlaneConv3d conv(k.in, k.out, w, b);
+    conv.set_bf16(true);
+    Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
+    conv.forward(slab_of(x, d, k.slab_rows), y);
+    const double e = test::rel_l2(test::to_host(y), want);
+    INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
+              << ": relative L2 " << e);
+    // bf16 keeps 8 bits of mantissa (up to 2^-9 = 2e-3 of each rounded operand); Winograd's
+    // transforms (constants up to 5 in, 8 out) make it 0.7-0.8 % of the output here, about 4x
+    // a direct bf16 convolution's. A wrong channel pairing, point or weight is O(1).
+    CHECK(e < 1.5e-2);
+    CHECK(e > 1e-4);  // the products did run in bf16
+  }
+}
+
 TEST_CASE("PlaneConv3d rejects a slab that does not fit", "[conv][plane]") {
   backend::PlaneConv3d conv(2, 3, std::vector<float>(2 * 3 * 27, 0.f), {});
   PaddedSlab s(2, 4, 5, 6);

@@ -1,7 +1,9 @@
 #include "operators/backend/PlaneConv3d.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +14,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define UFNO_AVX512 __attribute__((target("avx512f,fma")))
+#define UFNO_AVX512_BF16 __attribute__((target("avx512f,avx512bf16,fma")))
 #endif
 
 namespace ufno::backend {
@@ -85,6 +88,7 @@ constexpr int kWinoRows = 4;   // output rows per tile
 constexpr int kPoints = 6;     // transformed rows per tile
 constexpr int kPlaneTaps = 9;  // (Y, T) taps
 constexpr int kWinoChunk = 4;  // input channels per pass: their transformed rows stay in L1
+constexpr int kBf16Chunk = 8;  // the same in bf16, half the bytes a value
 constexpr float kBt[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
                                          {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
                                          {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
@@ -102,12 +106,19 @@ constexpr float kAt[kWinoRows][kPoints] = {
 struct WinoScratch {
   std::vector<float> v =
       std::vector<float>(std::size_t(kWinoChunk) * kPoints * kPlaneTaps * kCells);
+  // bf16: input channel pairs, (pair, point, plane tap, cell) of two bf16 each (the pair's
+  // even channel in the low half), kBf16Chunk channels a pass.
+  std::vector<std::uint32_t> v16 =
+      std::vector<std::uint32_t>(std::size_t(kBf16Chunk / 2) * kPoints * kPlaneTaps * kCells);
   std::vector<float> m;
   void reserve(int oc) { m.resize(std::size_t(kPoints) * oc * kCells); }
   float* in(int c, int u, int tap) {
     return v.data() + ((c * kPoints + u) * kPlaneTaps + tap) * kCells;
   }
   float* sums(int u, int o, int oc) { return m.data() + (std::size_t(u) * oc + o) * kCells; }
+  std::uint32_t* in16(int pair, int u, int tap) {
+    return v16.data() + ((pair * kPoints + u) * kPlaneTaps + tap) * kCells;
+  }
 };
 
 #if defined(__x86_64__)
@@ -157,16 +168,103 @@ UFNO_AVX512 void accumulate_points(WinoScratch& s, const float* wino, int ic, in
   }
 }
 
+// bf16 (set_bf16): the products M_u = U_u * V_u take V and U rounded to bfloat16 and sum in
+// float32, two input channels an instruction (VDPBF16PS: twice the float32 FMA's multiply-adds);
+// the transforms and the output stay float32.
+//
+// Two float32 vectors (16 cells of channels c and c + 1) as 16 pairs of bf16, c's in the low
+// half of each 32-bit lane: the operand layout of VDPBF16PS. Rounded to nearest even on the bits
+// (the values are finite); the zero-masked shifts sidestep GCC 12's false uninitialised-value
+// warning in its unmasked intrinsics.
+UFNO_AVX512 inline __m512i bf16_rounded_bits(__m512 v) {
+  const __m512i bits = _mm512_castps_si512(v);
+  const __m512i lsb =
+      _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, bits, 16), _mm512_set1_epi32(1));
+  return _mm512_add_epi32(bits, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff)));
+}
+
+UFNO_AVX512 inline __m512i bf16_pairs(__m512 even, __m512 odd) {
+  return _mm512_or_si512(
+      _mm512_maskz_srli_epi32(0xffff, bf16_rounded_bits(even), 16),
+      _mm512_and_si512(bf16_rounded_bits(odd), _mm512_set1_epi32(int(0xffff0000u))));
+}
+
+// V = B^T d for input channels [i0, i1) in pairs (a missing odd channel reads as zeros).
+UFNO_AVX512_BF16 void transform_input_bf16(const Block& b, int i0, int i1, WinoScratch& s) {
+  for (int ic = i0; ic < i1; ic += 2)
+    for (int tap = 0; tap < kPlaneTaps; ++tap) {
+      const long at = (tap / 3) * b.line + tap % 3;
+      for (int m = 0; m < kVectors; ++m) {
+        __m512 v[2][kPoints];
+        for (int h = 0; h < 2; ++h) {
+          __m512 d[kPoints];
+          const bool real = ic + h < i1;
+          const float* xp = b.x + (ic + h) * b.channel + at + 16 * m;
+          for (int i = 0; i < kPoints; ++i)
+            d[i] = real ? _mm512_loadu_ps(xp + i * b.row) : _mm512_setzero_ps();
+          for (int u = 0; u < kPoints; ++u) {
+            __m512 t = _mm512_setzero_ps();
+            for (int i = 0; i < kPoints; ++i)
+              if (kBt[u][i] != 0) t = _mm512_fmadd_ps(_mm512_set1_ps(kBt[u][i]), d[i], t);
+            v[h][u] = t;
+          }
+        }
+        for (int u = 0; u < kPoints; ++u)
+          _mm512_storeu_si512(s.in16((ic - i0) / 2, u, tap) + 16 * m, bf16_pairs(v[0][u], v[1][u]));
+      }
+    }
+}
+
+// M_u += U_u * V_u in bf16 pairs for output channels [o0, o0 + N), input channels [i0, i1);
+// wino16: (point, input pair, plane tap, output channel) of two bf16 each.
+template <int N>
+UFNO_AVX512_BF16 void accumulate_points_bf16(WinoScratch& s, const std::uint32_t* wino16, int pairs,
+                                             int oc, int o0, int i0, int i1) {
+  for (int u = 0; u < kPoints; ++u) {
+    __m512 acc[kVectors][N];
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        acc[m][n] = i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(u, o0 + n, oc) + 16 * m);
+    for (int c = i0; c < i1; c += 2) {
+      const std::uint32_t* w = wino16 + (long(u) * pairs + c / 2) * kPlaneTaps * oc + o0;
+      for (int tap = 0; tap < kPlaneTaps; ++tap, w += oc) {
+        const std::uint32_t* vp = s.in16((c - i0) / 2, u, tap);
+        __m512bh v[kVectors];
+        for (int m = 0; m < kVectors; ++m) v[m] = (__m512bh)_mm512_loadu_si512(vp + 16 * m);
+        for (int n = 0; n < N; ++n) {
+          const __m512bh wn = (__m512bh)_mm512_set1_epi32(int(w[n]));
+          for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_dpbf16_ps(acc[m][n], v[m], wn);
+        }
+      }
+    }
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        _mm512_storeu_ps(s.sums(u, o0 + n, oc) + 16 * m, acc[m][n]);
+  }
+}
+
 // A tile of 4 output rows of one block: the rows b.acc + j * b.acc_row, j = 0 .. 3.
-UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const float* bias, int ic, int oc,
-                               WinoScratch& s) {
-  for (int i0 = 0; i0 < ic; i0 += kWinoChunk) {
-    const int i1 = std::min(i0 + kWinoChunk, ic);
-    transform_input(b, i0, i1, s);
-    int o0 = 0;
-    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
-      accumulate_points<kChannelBlock>(s, wino, ic, oc, o0, i0, i1);
-    for (; o0 < oc; ++o0) accumulate_points<1>(s, wino, ic, oc, o0, i0, i1);
+UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uint32_t* wino16,
+                               const float* bias, int ic, int oc, WinoScratch& s) {
+  if (wino16) {
+    const int pairs = (ic + 1) / 2;
+    for (int i0 = 0; i0 < ic; i0 += kBf16Chunk) {
+      const int i1 = std::min(i0 + kBf16Chunk, ic);
+      transform_input_bf16(b, i0, i1, s);
+      int o0 = 0;
+      for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+        accumulate_points_bf16<kChannelBlock>(s, wino16, pairs, oc, o0, i0, i1);
+      for (; o0 < oc; ++o0) accumulate_points_bf16<1>(s, wino16, pairs, oc, o0, i0, i1);
+    }
+  } else {
+    for (int i0 = 0; i0 < ic; i0 += kWinoChunk) {
+      const int i1 = std::min(i0 + kWinoChunk, ic);
+      transform_input(b, i0, i1, s);
+      int o0 = 0;
+      for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+        accumulate_points<kChannelBlock>(s, wino, ic, oc, o0, i0, i1);
+      for (; o0 < oc; ++o0) accumulate_points<1>(s, wino, ic, oc, o0, i0, i1);
+    }
   }
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
@@ -185,7 +283,8 @@ UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const float* b
 // kernel (every row when they are not).
 template <class At>
 void convolve_rows(const char* label, int R, int blocks, const At& at, const float* packed,
-                   const float* wino, const float* bias, int ic, int oc) {
+                   const float* wino, const std::uint32_t* wino16, const float* bias, int ic,
+                   int oc) {
   const int tiles = wino ? R / kWinoRows : 0;
   const int first_direct = tiles * kWinoRows;
   ufno::host_parallel_for(label, long(tiles + R - first_direct) * blocks, [=](const int64_t item) {
@@ -193,7 +292,7 @@ void convolve_rows(const char* label, int R, int blocks, const At& at, const flo
     if (g < tiles) {
       thread_local WinoScratch scratch;
       scratch.reserve(oc);
-      convolve_tile(at(g * kWinoRows, k), wino, bias, ic, oc, scratch);
+      convolve_tile(at(g * kWinoRows, k), wino, wino16, bias, ic, oc, scratch);
     } else {
       convolve_block(at(first_direct + g - tiles, k), packed, bias, ic, oc);
     }
@@ -241,6 +340,42 @@ PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<fl
 
 bool PlaneConv3d::takes_blocks_with(int nt) { return nt > 0 && nt % kCells == 0; }
 
+bool PlaneConv3d::bf16_available() {
+#if defined(__x86_64__)
+  return available() && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+// float32 -> bfloat16, rounded to nearest even (the weights are finite: the model file's checks).
+std::uint32_t to_bf16(float v) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;
+}
+
+}  // namespace
+
+void PlaneConv3d::set_bf16(bool on) {
+  if (on && !bf16_available())
+    throw std::invalid_argument("PlaneConv3d: bf16 products need a CPU with AVX512_BF16");
+  bf16_ = on;
+  if (!on || !winograd_bf16_.empty()) return;
+  const int pairs = (ic_ + 1) / 2;
+  winograd_bf16_.assign(std::size_t(kPoints) * pairs * kPlaneTaps * oc_, 0u);
+  for (int u = 0; u < kPoints; ++u)
+    for (int i = 0; i < ic_; ++i)
+      for (int tap = 0; tap < kPlaneTaps; ++tap)
+        for (int o = 0; o < oc_; ++o) {
+          const float w = winograd_[((std::size_t(u) * ic_ + i) * kPlaneTaps + tap) * oc_ + o];
+          winograd_bf16_[((std::size_t(u) * pairs + i / 2) * kPlaneTaps + tap) * oc_ + o] |=
+              to_bf16(w) << (16 * (i % 2));
+        }
+}
+
 void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
   if (in.channels() != ic_)
     throw std::invalid_argument("PlaneConv3d: slab of " + std::to_string(in.channels()) +
@@ -275,6 +410,7 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
   float* o = out.data();
   const long out_row = long(Y) * T, out_channel = long(R) * out_row;
   const float* wino = winograd_enabled_ ? winograd_.data() : nullptr;
+  const std::uint32_t* wino16 = winograd_enabled_ && bf16_ ? winograd_bf16_.data() : nullptr;
   if (T % kCells == 0) {
     // Whole lines: blocks of kCells interior cells along T, summed straight into the output.
     const int per_line = T / kCells, blocks = Y * per_line;
@@ -284,7 +420,7 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
       return Block{base + r * row + y * Tp + t0, channel,     row,    Tp,
                    o + r * out_row + y * T + t0, out_channel, out_row};
     };
-    convolve_rows("ufno::plane_conv3d_lines", R, blocks, at, w, wino, bias, ic, oc);
+    convolve_rows("ufno::plane_conv3d_lines", R, blocks, at, w, wino, wino16, bias, ic, oc);
     return;
   }
   // Otherwise the plane cells from interior cell (0, 0) to (Y - 1, T - 1), the T border cells
@@ -303,7 +439,7 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
     return Block{base + r * row + k0,     channel,     row,    Tp,
                  sums + r * acc_row + k0, R * acc_row, acc_row};
   };
-  convolve_rows("ufno::plane_conv3d", R, blocks, at, w, wino, bias, ic, oc);
+  convolve_rows("ufno::plane_conv3d", R, blocks, at, w, wino, wino16, bias, ic, oc);
   // Computed cell k = y Tp + t holds interior cell (y, t).
   ufno::host_parallel_for("ufno::plane_conv3d_interior", long(oc_) * R * Y,
                           [=](const int64_t line) {

@@ -9,6 +9,7 @@
 // neighbour a fixed offset, so there are no masks (masked AVX-512 loads were 3-4x slower than
 // plain ones on our CPUs). Register block: 2 vectors of 16 cells x 12 output channels, 24
 // accumulators; input channels in chunks of 8 so a chunk's input and weights stay in L1.
+#include <cstdint>
 #include <vector>
 
 #include "operators/PaddedSlab.hpp"
@@ -52,6 +53,15 @@ class PlaneConv3d {
   void set_winograd(bool on) { winograd_enabled_ = on; }
   bool winograd() const { return winograd_enabled_; }
 
+  // The Winograd tiles' products in bfloat16 with float32 sums (RunOptions::bf16): the
+  // transformed inputs and weights rounded to bf16, two input channels a VDPBF16PS, which makes
+  // twice the multiply-adds of a float32 FMA; transforms, sums and output stay float32. Throws
+  // std::invalid_argument on a CPU without AVX512_BF16 (bf16_available). Rows outside Winograd
+  // tiles (fewer than 4 left) stay float32.
+  static bool bf16_available();
+  void set_bf16(bool on);
+  bool bf16() const { return bf16_; }
+
   int in_channels() const { return ic_; }
   int out_channels() const { return oc_; }
 
@@ -62,7 +72,10 @@ class PlaneConv3d {
   std::vector<float> packed_;    // (in, 27 taps, out): a tap's output channels side by side
   std::vector<float> bias_;      // zeros when the layer has none
   std::vector<float> winograd_;  // (6 points, in, 9 (Y, T) taps, out): the X taps transformed
+  // The same in bf16, (6 points, in / 2 pairs, 9 taps, out) of two bf16 (the even channel low).
+  std::vector<std::uint32_t> winograd_bf16_;
   bool winograd_enabled_ = true;
+  bool bf16_ = false;
 };
 
 }  // namespace ufno::backend
