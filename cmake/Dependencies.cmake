@@ -30,6 +30,8 @@ if(NOT HDF5_IS_PARALLEL)
 endif()
 
 pkg_check_modules(FFTW3F REQUIRED IMPORTED_TARGET fftw3f)
+# XXH3 for the model files' digest every output carries (core/Fingerprint.cpp).
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 find_library(FFTW3F_THREADS_LIB fftw3f_threads REQUIRED)
 
 # oneDNN 2.x: Debian's dnnl-config.cmake insists on OpenCL (its GPU runtime), which the CPU path

@@ -3,14 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
-// Header-only: the digest needs libxxhash-dev's header at build time and no library at run time
-// (the GPU bundle runs on machines without libxxhash). GCC 12 warns of uninitialised values
-// inside its own AVX-512 intrinsics as xxHash uses them (a false positive of the compiler's).
-#define XXH_INLINE_ALL
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <xxhash.h>
-#pragma GCC diagnostic pop
 
 namespace ufno {
 

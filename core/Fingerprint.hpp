@@ -56,7 +56,7 @@ inline std::string files_fingerprint(const std::vector<std::string>& paths,
 
 // The XXH3 digest of the files' contents, in order, as "xxh3:" and 16 hex digits. XXH3 reads
 // several GB/s where FNV-1a, one byte at a time, reads 0.8: a one-case process spent 0.3 s of
-// its 0.33 s load hashing a 250 MB model (core/Fingerprint.cpp).
+// its 0.33 s load hashing a 250 MB model (libxxhash).
 std::string files_digest(const std::vector<std::string>& paths);
 
 }  // namespace ufno

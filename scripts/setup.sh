@@ -12,7 +12,7 @@ PACKAGES=(
   libhdf5-openmpi-dev hdf5-tools
   libfftw3-dev libfftw3-mpi-dev
   libdnnl-dev libjemalloc-dev
-  # XXH3, header only: the model files' digest that every prediction carries.
+  # XXH3: the model files' digest that every prediction carries.
   libxxhash-dev
   catch2 libcli11-dev nlohmann-json3-dev
   python3-torch python3-h5py python3-numpy python3-pytest

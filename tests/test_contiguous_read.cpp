@@ -84,6 +84,32 @@ TEST_CASE("direct reads give HDF5's values, whole and by block, and fallbacks ag
   CHECK(f.read_block("plain", {0, 1, 0}, {5, 1, 4}) == column);
 }
 
+TEST_CASE("a file with a user block is read at the dataset's true offset") {
+  // HDF5 addresses start after a user block; a direct read must land on the data all the same.
+  const std::string path = (fs::temp_directory_path() / "ufno_contiguous_userblock.h5").string();
+  std::vector<float> values(300);
+  std::iota(values.begin(), values.end(), -7.25f);
+  const hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  H5Pset_userblock(fcpl, 1024);
+  const hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  const hsize_t dims[2] = {30, 10};
+  const hid_t space = H5Screate_simple(2, dims, nullptr);
+  const hid_t ds =
+      H5Dcreate2(file, "w", H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+  H5Dclose(ds);
+  H5Sclose(space);
+  H5Fclose(file);
+  H5Pclose(fcpl);
+  const File f = File::open_read(path);
+  const hid_t d = H5Dopen2(f.id(), "w", H5P_DEFAULT);
+  CHECK(ufno::h5::contiguous_float_run(f.id(), d, {30, 10}, {0, 0}, {30, 10}).offset >= 1024);
+  H5Dclose(d);
+  CHECK(f.read_floats("w", nullptr) == values);
+  const std::vector<float> rows(values.begin() + 50, values.begin() + 120);
+  CHECK(f.read_block("w", {5, 0}, {7, 10}) == rows);
+}
+
 TEST_CASE("a run past the file's end is refused in one line naming the file and dataset") {
   std::vector<float> values;
   const std::string path = make_file(values);
