@@ -1,6 +1,5 @@
 #include "io/ContiguousRead.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +27,18 @@ bool stored_as_plain_float(hid_t dataset) {
   return f32le && plain && H5Tequal(H5T_NATIVE_FLOAT, H5T_IEEE_F32LE) > 0;
 }
 
+// The descriptor of a file HDF5 reads through its default (sec2) driver; -1 otherwise.
+int sec2_descriptor(hid_t file) {
+  const hid_t fapl = H5Fget_access_plist(file);
+  if (fapl < 0) return -1;
+  int fd = -1;
+  void* handle = nullptr;
+  if (H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file, fapl, &handle) >= 0 && handle)
+    fd = *static_cast<int*>(handle);
+  H5Pclose(fapl);
+  return fd;
+}
+
 }  // namespace
 
 FileRun contiguous_float_run(hid_t file, hid_t dataset, const std::vector<std::size_t>& full,
@@ -45,12 +56,14 @@ FileRun contiguous_float_run(hid_t file, hid_t dataset, const std::vector<std::s
   if (count[0] == 0 || inner == 0 || !stored_as_plain_float(dataset)) return {};
   const haddr_t base = H5Dget_offset(dataset);
   if (base == HADDR_UNDEF) return {};  // never written: HDF5 gives its fill value
-  return {base + start[0] * inner * sizeof(float), count[0] * inner * sizeof(float)};
+  const int fd = sec2_descriptor(file);
+  if (fd < 0) return {};
+  return {fd, base + start[0] * inner * sizeof(float), count[0] * inner * sizeof(float)};
 }
 
 void read_run(const std::string& path, const std::string& name, const FileRun& run, void* dst) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path, name, "cannot be opened to read its data");
+  const int fd = run.fd;
+  if (fd < 0) throw InputError(path, name, "has no open file to read its data from");
   std::atomic<bool> short_read{false};
   const long pieces = long((run.bytes + kPiece - 1) / kPiece);
   ufno::host_parallel_for("ufno::h5_read_run", pieces, [&](const int64_t p) {
@@ -67,7 +80,6 @@ void read_run(const std::string& path, const std::string& name, const FileRun& r
       done += std::size_t(n);
     }
   });
-  ::close(fd);
   if (short_read) throw InputError(path, name, "data cannot be read (corrupt or truncated file?)");
 }
 

@@ -11,10 +11,12 @@
 
 namespace ufno::h5 {
 
-// The block's byte range in the file, when it can be read directly: {offset, bytes}; bytes 0
-// when it cannot (a file open to write, a chunked or compressed dataset, another datatype, a
-// block of several runs).
+// The block's byte range in the file, when it can be read directly: {descriptor, offset, bytes};
+// bytes 0 when it cannot (a file open to write or through another driver than sec2's, a chunked
+// or compressed dataset, another datatype, a block of several runs). The descriptor is the one
+// HDF5 holds: a file renamed over the path since it was opened is never read in its place.
 struct FileRun {
+  int fd = -1;
   unsigned long long offset = 0;
   std::size_t bytes = 0;
 };
@@ -22,7 +24,7 @@ FileRun contiguous_float_run(hid_t file, hid_t dataset, const std::vector<std::s
                              const std::vector<std::size_t>& start,
                              const std::vector<std::size_t>& count);
 
-// Reads run.bytes bytes at run.offset of `path` into dst on the host threads; throws InputError
+// Reads run.bytes bytes at run.offset of run.fd into dst on the host threads; throws InputError
 // naming the file and dataset when the file ends before the run does.
 void read_run(const std::string& path, const std::string& name, const FileRun& run, void* dst);
 

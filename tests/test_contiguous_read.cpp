@@ -113,11 +113,31 @@ TEST_CASE("a file with a user block is read at the dataset's true offset") {
 TEST_CASE("a run past the file's end is refused in one line naming the file and dataset") {
   std::vector<float> values;
   const std::string path = make_file(values);
+  const File f = File::open_read(path);
   std::vector<float> dst(1 << 20);
-  const ufno::h5::FileRun beyond{fs::file_size(path) - 8, dst.size() * sizeof(float)};
+  ufno::h5::FileRun beyond = run_of(f, "plain", {0, 0, 0}, {5, 3, 4});
+  REQUIRE(beyond.fd >= 0);
+  beyond.offset = fs::file_size(path) - 8;
+  beyond.bytes = dst.size() * sizeof(float);
   CHECK_THROWS_WITH(
       ufno::h5::read_run(path, "conv.weights1", beyond, dst.data()),
       Catch::Contains(path) && Catch::Contains("conv.weights1") && Catch::Contains("truncated"));
-  CHECK_THROWS_AS(ufno::h5::read_run("/nonexistent/m.h5", "w", {0, 4}, dst.data()),
-                  ufno::InputError);
+  CHECK_THROWS_AS(ufno::h5::read_run("m.h5", "w", {-1, 0, 4}, dst.data()), ufno::InputError);
+}
+
+TEST_CASE("a file renamed over the path after it was opened is not read in its place") {
+  // The direct read uses HDF5's own descriptor: the data are the opened file's.
+  std::vector<float> values;
+  const std::string path = make_file(values);
+  const File f = File::open_read(path);
+  const std::vector<float> other(values.size(), 99.f);
+  const std::string next = (fs::temp_directory_path() / "ufno_contiguous_next.h5").string();
+  {
+    auto w = File::create(next);
+    w.write_floats("plain", {5, 3, 4}, other.data());
+  }
+  fs::rename(next, path);
+  CHECK(f.read_floats("plain", nullptr) == values);
+  CHECK(f.read_block("plain", {1, 0, 0}, {2, 3, 4}) ==
+        std::vector<float>(values.begin() + 12, values.begin() + 36));
 }
