@@ -22,6 +22,31 @@ PaddedSlab slab_of(const std::vector<float>& x, test::Dims5 d, int slab_rows) {
   return s;
 }
 
+struct Case {
+  int in, out, rows, slab_rows, y, t;
+};
+
+// A case's random input, weights and bias (from `seed`), and the direct loops' output on the
+// slab's interior rows 1 .. R (the loops pad X too), channels first.
+struct Problem {
+  test::Dims5 d;
+  std::vector<float> x, w, b;
+  std::vector<double> want;
+};
+Problem problem(const Case& k, unsigned seed) {
+  Problem p{{1, k.in, k.rows + 2, k.y, k.t}, {}, {}, {}, {}};
+  p.x = test::random_vector(p.d.size(), seed);
+  p.w = test::random_vector(std::size_t(k.out) * k.in * 27, seed + 1);
+  p.b = test::random_vector(k.out, seed + 2);
+  test::Dims5 od{};
+  const auto ref = test::naive_conv3d(p.x, p.d, p.w, p.b, k.out, 3, 1, 1, &od);
+  for (int o = 0; o < k.out; ++o)
+    for (int r = 1; r <= k.rows; ++r)
+      for (int j = 0; j < k.y; ++j)
+        for (int t = 0; t < k.t; ++t) p.want.push_back(ref[od.at(0, o, r, j, t)]);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
@@ -34,9 +59,6 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
     CHECK_THROWS(conv.forward(s, empty_tensor("out", 1, 1, 1, 2, 2)));
     return;
   }
-  struct Case {
-    int in, out, rows, slab_rows, y, t;
-  };
   // The model's 72 -> 36 (whole blocks of 12 output channels, 9 input chunks); channel counts
   // with remainders of both blocks; planes that end mid-vector; spare slab rows beyond R + 2;
   // T a multiple of 32, where whole lines are summed straight into the output.
@@ -47,29 +69,18 @@ TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
         Case{4, 4, 4, 6, 17, 23}, Case{72, 36, 2, 5, 3, 32}, Case{9, 13, 1, 3, 2, 64},
         Case{72, 36, 8, 10, 6, 32}, Case{7, 13, 5, 8, 5, 9}, Case{10, 25, 11, 13, 3, 64},
         Case{16, 13, 4, 6, 8, 32}, Case{3, 5, 9, 11, 13, 64}}) {
-    const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
-    auto x = test::random_vector(d.size(), 31);
-    auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 32);
-    auto b = test::random_vector(k.out, 33);
-    test::Dims5 od{};
-    // Direct loops pad X too; rows 1 .. R of their output are the slab's interior rows.
-    auto ref = test::naive_conv3d(x, d, w, b, k.out, 3, 1, 1, &od);
-    std::vector<double> want;
-    for (int o = 0; o < k.out; ++o)
-      for (int r = 1; r <= k.rows; ++r)
-        for (int j = 0; j < k.y; ++j)
-          for (int t = 0; t < k.t; ++t) want.push_back(ref[od.at(0, o, r, j, t)]);
-    backend::PlaneConv3d conv(k.in, k.out, w, b);
+    const Problem p = problem(k, 31);
+    backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
     for (const bool winograd : {false, true}) {
       conv.set_winograd(winograd);
       Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
-      conv.forward(slab_of(x, d, k.slab_rows), y);
+      conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
       auto got = test::to_host(y);
       INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
                 << (winograd ? ", Winograd tiles" : ", direct"));
       // Winograd's transforms round a few more times per value (its constants reach 8 and 1/24):
       // about twice the direct kernel's error against double-precision loops.
-      CHECK(test::rel_l2(got, want) < (winograd ? 3e-6 : 1e-6));
+      CHECK(test::rel_l2(got, p.want) < (winograd ? 3e-6 : 1e-6));
     }
   }
 }
@@ -84,30 +95,17 @@ TEST_CASE("PlaneConv3d's bf16 Winograd products stay within bf16 rounding of dir
     CHECK_THROWS_AS(conv.set_bf16(true), std::invalid_argument);
     return;
   }
-  struct Case {
-    int in, out, rows, slab_rows, y, t;
-  };
   // The model's 72 -> 36; odd input counts (a pair with a zero channel), chunks of 8 with a
   // remainder, output blocks with a remainder; whole lines and the flattened plane; rows left
   // over from the tiles (direct, float32).
   for (const Case k : {Case{72, 36, 8, 10, 6, 32}, Case{9, 13, 4, 6, 8, 8}, Case{7, 13, 5, 8, 5, 9},
                        Case{17, 25, 4, 6, 3, 64}, Case{1, 3, 4, 6, 4, 32}}) {
-    const test::Dims5 d{1, k.in, k.rows + 2, k.y, k.t};
-    auto x = test::random_vector(d.size(), 51);
-    auto w = test::random_vector(std::size_t(k.out) * k.in * 27, 52);
-    auto b = test::random_vector(k.out, 53);
-    test::Dims5 od{};
-    auto ref = test::naive_conv3d(x, d, w, b, k.out, 3, 1, 1, &od);
-    std::vector<double> want;
-    for (int o = 0; o < k.out; ++o)
-      for (int r = 1; r <= k.rows; ++r)
-        for (int j = 0; j < k.y; ++j)
-          for (int t = 0; t < k.t; ++t) want.push_back(ref[od.at(0, o, r, j, t)]);
-    backend::PlaneConv3d conv(k.in, k.out, w, b);
+    const Problem p = problem(k, 51);
+    backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
     conv.set_bf16(true);
     Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
-    conv.forward(slab_of(x, d, k.slab_rows), y);
-    const double e = test::rel_l2(test::to_host(y), want);
+    conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
+    const double e = test::rel_l2(test::to_host(y), p.want);
     INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
               << ": relative L2 " << e);
     // bf16 keeps 8 bits of mantissa (up to 2^-9 = 2e-3 of each rounded operand); Winograd's

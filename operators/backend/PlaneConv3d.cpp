@@ -243,29 +243,53 @@ UFNO_AVX512_BF16 void accumulate_points_bf16(WinoScratch& s, const std::uint32_t
   }
 }
 
+// The products' two precisions, for multiply_points: float32, and bf16 channel pairs.
+struct Float32Products {
+  static constexpr int kChunk = kWinoChunk;
+  const float* wino;
+  int ic;
+  UFNO_AVX512 void transform(const Block& b, int i0, int i1, WinoScratch& s) const {
+    transform_input(b, i0, i1, s);
+  }
+  template <int N>
+  UFNO_AVX512 void accumulate(WinoScratch& s, int oc, int o0, int i0, int i1) const {
+    accumulate_points<N>(s, wino, ic, oc, o0, i0, i1);
+  }
+};
+struct Bf16Products {
+  static constexpr int kChunk = kBf16Chunk;
+  const std::uint32_t* wino16;
+  int pairs;
+  UFNO_AVX512_BF16 void transform(const Block& b, int i0, int i1, WinoScratch& s) const {
+    transform_input_bf16(b, i0, i1, s);
+  }
+  template <int N>
+  UFNO_AVX512_BF16 void accumulate(WinoScratch& s, int oc, int o0, int i0, int i1) const {
+    accumulate_points_bf16<N>(s, wino16, pairs, oc, o0, i0, i1);
+  }
+};
+
+// M_u = U_u * V_u of a tile, input channels a chunk at a time, output channels a register block
+// at a time.
+template <class Products>
+void multiply_points(const Block& b, const Products& p, int ic, int oc, WinoScratch& s) {
+  for (int i0 = 0; i0 < ic; i0 += Products::kChunk) {
+    const int i1 = std::min(i0 + Products::kChunk, ic);
+    p.transform(b, i0, i1, s);
+    int o0 = 0;
+    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+      p.template accumulate<kChannelBlock>(s, oc, o0, i0, i1);
+    for (; o0 < oc; ++o0) p.template accumulate<1>(s, oc, o0, i0, i1);
+  }
+}
+
 // A tile of 4 output rows of one block: the rows b.acc + j * b.acc_row, j = 0 .. 3.
 UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uint32_t* wino16,
                                const float* bias, int ic, int oc, WinoScratch& s) {
-  if (wino16) {
-    const int pairs = (ic + 1) / 2;
-    for (int i0 = 0; i0 < ic; i0 += kBf16Chunk) {
-      const int i1 = std::min(i0 + kBf16Chunk, ic);
-      transform_input_bf16(b, i0, i1, s);
-      int o0 = 0;
-      for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
-        accumulate_points_bf16<kChannelBlock>(s, wino16, pairs, oc, o0, i0, i1);
-      for (; o0 < oc; ++o0) accumulate_points_bf16<1>(s, wino16, pairs, oc, o0, i0, i1);
-    }
-  } else {
-    for (int i0 = 0; i0 < ic; i0 += kWinoChunk) {
-      const int i1 = std::min(i0 + kWinoChunk, ic);
-      transform_input(b, i0, i1, s);
-      int o0 = 0;
-      for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
-        accumulate_points<kChannelBlock>(s, wino, ic, oc, o0, i0, i1);
-      for (; o0 < oc; ++o0) accumulate_points<1>(s, wino, ic, oc, o0, i0, i1);
-    }
-  }
+  if (wino16)
+    multiply_points(b, Bf16Products{wino16, (ic + 1) / 2}, ic, oc, s);
+  else
+    multiply_points(b, Float32Products{wino, ic}, ic, oc, s);
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
       __m512 p[kPoints];
