@@ -18,8 +18,10 @@ namespace {
 
 // A 5 x 3 x 4 float32 dataset "plain" (contiguous), the same values chunked and compressed as
 // "packed", and as float64 "double".
-std::string make_file(std::vector<float>& values) {
-  const std::string path = (fs::temp_directory_path() / "ufno_contiguous_read.h5").string();
+// Each test case its own file (`tag`): CTest runs the cases as separate tests, side by side.
+std::string make_file(std::vector<float>& values, const std::string& tag) {
+  const std::string path =
+      (fs::temp_directory_path() / ("ufno_contiguous_" + tag + ".h5")).string();
   values.resize(60);
   std::iota(values.begin(), values.end(), 0.5f);
   auto f = File::create(path);
@@ -52,7 +54,7 @@ ufno::h5::FileRun run_of(const File& f, const std::string& name,
 
 TEST_CASE("only a plain float32 block of whole trailing axes, open to read, is one run") {
   std::vector<float> values;
-  const std::string path = make_file(values);
+  const std::string path = make_file(values, "runs");
   const File f = File::open_read(path);
   const auto whole = run_of(f, "plain", {0, 0, 0}, {5, 3, 4});
   CHECK(whole.bytes == 60 * sizeof(float));
@@ -70,7 +72,7 @@ TEST_CASE("only a plain float32 block of whole trailing axes, open to read, is o
 
 TEST_CASE("direct reads give HDF5's values, whole and by block, and fallbacks agree") {
   std::vector<float> values;
-  const std::string path = make_file(values);
+  const std::string path = make_file(values, "values");
   const File f = File::open_read(path);
   CHECK(f.read_floats("plain", nullptr) == values);
   CHECK(f.read_floats("packed", nullptr) == values);
@@ -112,7 +114,7 @@ TEST_CASE("a file with a user block is read at the dataset's true offset") {
 
 TEST_CASE("a run past the file's end is refused in one line naming the file and dataset") {
   std::vector<float> values;
-  const std::string path = make_file(values);
+  const std::string path = make_file(values, "beyond");
   const File f = File::open_read(path);
   std::vector<float> dst(1 << 20);
   ufno::h5::FileRun beyond = run_of(f, "plain", {0, 0, 0}, {5, 3, 4});
@@ -128,7 +130,7 @@ TEST_CASE("a run past the file's end is refused in one line naming the file and 
 TEST_CASE("a file renamed over the path after it was opened is not read in its place") {
   // The direct read uses HDF5's own descriptor: the data are the opened file's.
   std::vector<float> values;
-  const std::string path = make_file(values);
+  const std::string path = make_file(values, "renamed");
   const File f = File::open_read(path);
   const std::vector<float> other(values.size(), 99.f);
   const std::string next = (fs::temp_directory_path() / "ufno_contiguous_next.h5").string();
