@@ -155,8 +155,9 @@ SpectralWeightView load_owned_weights(const WeightSource& w, const std::string& 
   SpectralWeightView wv(Kokkos::view_alloc(Kokkos::WithoutInitializing, "spectral.w"), in, out,
                         owned.count());
   auto h = Kokkos::create_mirror_view(wv);  // wv itself on the host
+  HostArray c;  // one buffer for every corner's part (a file-backed source reuses it)
   for (const CornerPart<D>& p : owned_corner_parts<D>(in, out, m, owned)) {
-    const HostArray c = w.get_block(corner_name(prefix, p.corner), p.start, p.count);
+    w.get_block_into(corner_name(prefix, p.corner), p.start, p.count, c);
     // The part is (in, out, cells, 2): one (ci, co) plane at a time, run by run.
     const long run = p.run(), cells = p.part.count();
     // On the host threads, a (ci, co) plane each: the load waits on this copy.
