@@ -27,8 +27,8 @@ class DistributedConv3d {
   void set_plane_bf16(bool on) {
     if (plane_) plane_->set_bf16(on);
   }
-  void set_winograd(bool on) {
-    if (plane_) plane_->set_winograd(on);
+  void set_winograd(WinogradTiles tiles) {
+    if (plane_) plane_->set_winograd(tiles);
   }
 
  private:

@@ -42,9 +42,10 @@ DistributedNet3d::DistributedNet3d(const ModelSpec& s, const WeightSource& w,
                                  options.bf16);
       // In its direct form the float32 plane kernel is slower than oneDNN's bf16 one; in
       // Winograd tiles it is faster, and faster again with its products in bf16.
-      const bool plane = options.plane_conv && (options.winograd || !options.bf16);
+      const bool tiles = options.winograd != WinogradTiles::off;
+      const bool plane = options.plane_conv && (tiles || !options.bf16);
       const bool plane_bf16 =
-          plane && options.winograd && options.bf16 && backend::PlaneConv3d::bf16_available();
+          plane && tiles && options.bf16 && backend::PlaneConv3d::bf16_available();
       if (!plane) unet.set_plane_conv(false);
       unet.set_winograd(options.winograd);
       unet.set_plane_bf16(plane_bf16);

@@ -11,7 +11,7 @@ using dist::PencilLayout;
 
 DistributedUNet3d::DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
                                      std::array<int, 3> parts, dist::ExchangeAlgorithm alg,
-                                     bool plane_conv, bool winograd, bool plane_bf16) {
+                                     bool plane_conv, WinogradTiles winograd, bool plane_bf16) {
   for (int a = 0; a < 3; ++a)
     if (n[a] % 8 != 0)
       throw std::invalid_argument("DistributedUNet3d: extents must be divisible by 8");

@@ -15,10 +15,10 @@ class DistributedUNet3d {
  public:
   // n: extents of the input (each divisible by 8); parts: the process grid.
   // plane_conv: whether the output convolution may take backend::PlaneConv3d where it applies;
-  // winograd: whether that kernel runs Winograd tiles; plane_bf16: their products in bf16.
+  // winograd: which Winograd tiles that kernel runs; plane_bf16: their products in bf16.
   DistributedUNet3d(const UNet3d& unet, MPI_Comm comm, std::array<int, 3> n,
                     std::array<int, 3> parts, dist::ExchangeAlgorithm alg, bool plane_conv = true,
-                    bool winograd = true, bool plane_bf16 = false);
+                    WinogradTiles winograd = WinogradTiles::xy, bool plane_bf16 = false);
   Tensor forward(const Tensor& x) const;
   // A rank holding the whole domain can stream the output rows (UNet3d::forward_streamed).
   bool streams_rows() const { return whole_.has_value(); }

@@ -48,7 +48,7 @@ class UNet3d {
     use_plane_conv_ = on && kHostTensors && backend::PlaneConv3d::available();
   }
   // Whether PlaneConv3d runs tiles of 4 rows by Winograd (backend/PlaneConv3d.hpp; on by default).
-  void set_winograd(bool on) { plane_output_.set_winograd(on); }
+  void set_winograd(WinogradTiles tiles) { plane_output_.set_winograd(tiles); }
   // Whether those tiles' products run in bf16 (backend::PlaneConv3d::set_bf16: throws on a CPU
   // without AVX512_BF16).
   void set_plane_bf16(bool on) { plane_output_.set_bf16(on); }

@@ -27,6 +27,14 @@ bool env_switch(const char* name, bool unset) {
   if (v != "0" && v != "1") throw InputError(name, v, "is neither 0 (off) nor 1 (on)");
   return v == "1";
 }
+
+// UFNO_WINOGRAD: unset, empty or "1" the default tiles (X and Y), "x" X tiles only, "0" none.
+WinogradTiles winograd_tiles(const std::string& v) {
+  if (v.empty() || v == "1") return WinogradTiles::xy;
+  if (v == "x") return WinogradTiles::x;
+  if (v == "0") return WinogradTiles::off;
+  throw InputError("UFNO_WINOGRAD", v, "is neither 1 (X and Y tiles), x (X tiles) nor 0 (none)");
+}
 }  // namespace
 
 RunOptions run_options_from_environment(int threads, bool bf16) {
@@ -45,7 +53,7 @@ RunOptions run_options_from_environment(int threads, bool bf16) {
                        "without it");
   }
   o.plane_conv = env_switch("UFNO_PLANE_CONV", true);
-  o.winograd = env_switch("UFNO_WINOGRAD", true);
+  o.winograd = winograd_tiles(env("UFNO_WINOGRAD"));
   o.fftw_wisdom = env("UFNO_FFTW_WISDOM");
   o.profile = env_switch("UFNO_PROFILE", false);
   o.heap_reuse = env_switch("UFNO_HEAP_REUSE", true);

@@ -1,7 +1,8 @@
 #pragma once
 // The RunOptions of a program: its flags (threads, bf16) and the environment switches, read here
 // and nowhere below runtime/: UFNO_PLANE_CONV=0 (oneDNN for the U-Net output convolution),
-// UFNO_WINOGRAD=0 (that convolution in its direct form, not in Winograd tiles),
+// UFNO_WINOGRAD=0 or x (that convolution in its direct form, or in Winograd tiles along X only
+// instead of over X and Y),
 // UFNO_FFTW_WISDOM=<file> (measured FFTW plans, wisdom kept), UFNO_PROFILE=1 (per-layer times),
 // UFNO_HEAP_REUSE=0 (glibc returns freed pages), UFNO_TF32=1 (TF32 tensor cores on GPUs),
 // UFNO_BF16=1 (bfloat16 layers on CPUs that have it, as --bf16),

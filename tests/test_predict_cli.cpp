@@ -217,8 +217,8 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
     CHECK(r.err.find(".tmp.") == std::string::npos);
   }
   SECTION("an on/off switch in the environment that is neither 0 nor 1") {
-    for (const char* var : {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_WINOGRAD",
-                            "UFNO_HEAP_REUSE", "UFNO_BF16"}) {
+    for (const char* var :
+         {"UFNO_TF32", "UFNO_PROFILE", "UFNO_PLANE_CONV", "UFNO_HEAP_REUSE", "UFNO_BF16"}) {
       fs::remove("out_bad.h5");
       Run r = test::run_command(std::string(var) + "=yes " + std::string(UFNO_PREDICT_EXE) +
                                 " --threads 1 --model " + model + " --tensor " + io +
@@ -230,6 +230,18 @@ TEST_CASE("ufno_predict refuses bad input cleanly", "[cli][errors]") {
             std::string::npos);
       CHECK(no_output_left("out_bad.h5"));
     }
+  }
+  SECTION("a Winograd tiling in the environment that is none of 1, x and 0") {
+    fs::remove("out_bad.h5");
+    Run r = test::run_command("UFNO_WINOGRAD=yes " + std::string(UFNO_PREDICT_EXE) +
+                              " --threads 1 --model " + model + " --tensor " + io +
+                              " --out out_bad.h5");
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("UFNO_WINOGRAD: yes: is neither 1 (X and Y tiles), x (X tiles) nor 0 "
+                     "(none)") != std::string::npos);
+    CHECK(no_output_left("out_bad.h5"));
   }
   SECTION("missing model file") {
     expect_failure("--model nope.h5 --tensor " + io, "nope.h5", "--model", "does not exist");

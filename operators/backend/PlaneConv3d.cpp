@@ -34,7 +34,8 @@ struct Block {
   int line;           // Tp: a Y step in the plane
   float* acc;         // partial sums of output channel 0; channel c at acc + c * acc_channel
   long acc_channel;
-  long acc_row = 0;  // one output row further in the sums (a Winograd tile writes 4)
+  long acc_row = 0;   // one output row further in the sums (a Winograd tile writes 4)
+  long acc_line = 0;  // one output line (Y) further (a two-axis tile writes 4 x 4)
 };
 
 #if defined(__x86_64__)
@@ -89,6 +90,12 @@ constexpr int kPoints = 6;     // transformed rows per tile
 constexpr int kPlaneTaps = 9;  // (Y, T) taps
 constexpr int kWinoChunk = 4;  // input channels per pass: their transformed rows stay in L1
 constexpr int kBf16Chunk = 8;  // the same in bf16, half the bytes a value
+// The two-axis tiles (below): 36 (X, Y) points, input channels a pass, a point line's stride in
+// the scratch, and the cells it holds (the block and its two T taps).
+constexpr int kPoints2d = kPoints * kPoints;
+constexpr int kChunk2d = 24;
+constexpr int kLine2d = 48;
+constexpr int kLineCells = kCells + 2;
 constexpr float kBt[kPoints][kPoints] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
                                          {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
                                          {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
@@ -302,6 +309,116 @@ UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uin
       }
     }
 }
+// Winograd F(4x4, 3x3) over X and Y, the T taps direct (whole lines only): a tile of 4 rows
+// by 4 lines of one block of 32 cells reads 6 x 6 input lines of 34 cells (the block and its two
+// T neighbours), which become 36 point lines V = B^T d B; the 9 (X, Y) taps of each weight
+// become 36, U = G g G^T, for each of the 3 T taps. Each point is then a 3-tap convolution along
+// T over the input channels, M_uv = sum_c U_uv * V_uv, and the 16 output lines are A^T M A plus
+// the bias: 36 x 3 multiply-adds per 16 outputs and input channel, where the X tiles above make
+// 6 x 9 per 4 (half), for transforms about a fifth of the products.
+
+// A tile's transformed input lines, (point, chunk channel, cell), and its products per point
+// before the output transform, (point, output channel, cell).
+struct Wino2dScratch {
+  std::vector<float> v = std::vector<float>(std::size_t(kPoints2d) * kChunk2d * kLine2d);
+  std::vector<float> m;
+  void reserve(int oc) { m.resize(std::size_t(kPoints2d) * oc * kCells); }
+  float* in(int uv, int c) { return v.data() + (std::size_t(uv) * kChunk2d + c) * kLine2d; }
+  float* sums(int uv, int o, int oc) { return m.data() + (std::size_t(uv) * oc + o) * kCells; }
+};
+
+// V = B^T d B for input channels [i0, i1) of the tile, 16 cells at each of the offsets 0, 16
+// and 18 of a line (the last two overlap: 34 cells without masks or reads past the line's end).
+UFNO_AVX512 void transform_input_2d(const Block& b, int i0, int i1, Wino2dScratch& s) {
+  constexpr int kOffsets[3] = {0, 16, kLineCells - 16};
+  for (int ic = i0; ic < i1; ++ic)
+    for (const int off : kOffsets) {
+      const float* xc = b.x + ic * b.channel + off;
+      __m512 t[kPoints][kPoints];  // t[u][j] = sum_i B^T[u][i] d[i][j]
+      for (int j = 0; j < kPoints; ++j) {
+        __m512 d[kPoints];
+        for (int i = 0; i < kPoints; ++i) d[i] = _mm512_loadu_ps(xc + i * b.row + j * b.line);
+        for (int u = 0; u < kPoints; ++u) {
+          __m512 a = _mm512_setzero_ps();
+          for (int i = 0; i < kPoints; ++i)
+            if (kBt[u][i] != 0) a = _mm512_fmadd_ps(_mm512_set1_ps(kBt[u][i]), d[i], a);
+          t[u][j] = a;
+        }
+      }
+      for (int u = 0; u < kPoints; ++u)
+        for (int v = 0; v < kPoints; ++v) {
+          __m512 a = _mm512_setzero_ps();
+          for (int j = 0; j < kPoints; ++j)
+            if (kBt[v][j] != 0) a = _mm512_fmadd_ps(_mm512_set1_ps(kBt[v][j]), t[u][j], a);
+          _mm512_storeu_ps(s.in(u * kPoints + v, ic - i0) + off, a);
+        }
+    }
+}
+
+// M_uv += U_uv * V_uv for output channels [o0, o0 + N), the chunk's input channels [i0, i1);
+// wino2d: (point, input channel, T tap, output channel).
+template <int N>
+UFNO_AVX512 void accumulate_points_2d(Wino2dScratch& s, const float* wino2d, int ic, int oc, int o0,
+                                      int i0, int i1) {
+  for (int uv = 0; uv < kPoints2d; ++uv) {
+    __m512 acc[kVectors][N];
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        acc[m][n] =
+            i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(uv, o0 + n, oc) + 16 * m);
+    for (int c = i0; c < i1; ++c) {
+      const float* w = wino2d + (long(uv) * ic + c) * 3 * oc + o0;
+      const float* vp = s.in(uv, c - i0);
+      for (int dt = 0; dt < 3; ++dt, w += oc) {
+        __m512 v[kVectors];
+        for (int m = 0; m < kVectors; ++m) v[m] = _mm512_loadu_ps(vp + dt + 16 * m);
+        for (int n = 0; n < N; ++n) {
+          const __m512 wn = _mm512_set1_ps(w[n]);
+          for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_fmadd_ps(v[m], wn, acc[m][n]);
+        }
+      }
+    }
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        _mm512_storeu_ps(s.sums(uv, o0 + n, oc) + 16 * m, acc[m][n]);
+  }
+}
+
+// A tile of 4 rows by 4 lines of one block: b.acc + i * b.acc_row + j * b.acc_line, i, j < 4.
+UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d, const float* bias, int ic,
+                                  int oc, Wino2dScratch& s) {
+  for (int i0 = 0; i0 < ic; i0 += kChunk2d) {
+    const int i1 = std::min(i0 + kChunk2d, ic);
+    transform_input_2d(b, i0, i1, s);
+    int o0 = 0;
+    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+      accumulate_points_2d<kChannelBlock>(s, wino2d, ic, oc, o0, i0, i1);
+    for (; o0 < oc; ++o0) accumulate_points_2d<1>(s, wino2d, ic, oc, o0, i0, i1);
+  }
+  for (int o = 0; o < oc; ++o)
+    for (int m = 0; m < kVectors; ++m) {
+      __m512 r[kWinoRows][kPoints];  // r[i][v] = sum_u A^T[i][u] M[u][v]
+      for (int v = 0; v < kPoints; ++v) {
+        __m512 p[kPoints];
+        for (int u = 0; u < kPoints; ++u)
+          p[u] = _mm512_loadu_ps(s.sums(u * kPoints + v, o, oc) + 16 * m);
+        for (int i = 0; i < kWinoRows; ++i) {
+          __m512 a = _mm512_setzero_ps();
+          for (int u = 0; u < kPoints; ++u)
+            if (kAt[i][u] != 0) a = _mm512_fmadd_ps(_mm512_set1_ps(kAt[i][u]), p[u], a);
+          r[i][v] = a;
+        }
+      }
+      for (int i = 0; i < kWinoRows; ++i)
+        for (int j = 0; j < kWinoRows; ++j) {
+          __m512 y = _mm512_set1_ps(bias[o]);
+          for (int v = 0; v < kPoints; ++v)
+            if (kAt[j][v] != 0) y = _mm512_fmadd_ps(_mm512_set1_ps(kAt[j][v]), r[i][v], y);
+          _mm512_storeu_ps(b.acc + o * b.acc_channel + i * b.acc_row + j * b.acc_line + 16 * m, y);
+        }
+    }
+}
+
 // The blocks of R output rows, `blocks` per row; at(r, k) is block k of output row r. Tiles of 4
 // rows go through Winograd when its weights are given, the rows left over through the direct
 // kernel (every row when they are not).
@@ -321,6 +438,43 @@ void convolve_rows(const char* label, int R, int blocks, const At& at, const flo
       convolve_block(at(first_direct + g - tiles, k), packed, bias, ic, oc);
     }
   });
+}
+
+// Whole lines (T a multiple of 32, `per_line` blocks a line of the Y lines, `out_line` floats
+// apart in the output): tiles of 4 rows by 4 lines through the two-axis Winograd, the lines left
+// over in tiles of 4 rows, the rows left over through the direct kernel.
+template <class At>
+void convolve_lines_2d(int R, int Y, int per_line, long out_line, const At& at, const float* packed,
+                       const float* wino, const std::uint32_t* wino16, const float* wino2d,
+                       const float* bias, int ic, int oc) {
+  const int tiles = R / kWinoRows, line_tiles = Y / kWinoRows, blocks = Y * per_line;
+  const long items2d = long(line_tiles) * per_line;  // per row tile, then the lines left over
+  const long per_row_tile = items2d + long(Y - line_tiles * kWinoRows) * per_line;
+  const long tiled = tiles * per_row_tile;
+  const int first_direct = tiles * kWinoRows;
+  ufno::host_parallel_for(
+      "ufno::plane_conv3d_tiles2d", tiled + long(R - first_direct) * blocks,
+      [=](const int64_t item) {
+        if (item >= tiled) {
+          const long k = item - tiled;
+          convolve_block(at(first_direct + int(k / blocks), int(k % blocks)), packed, bias, ic, oc);
+          return;
+        }
+        const int r = int(item / per_row_tile) * kWinoRows;
+        const long q = item % per_row_tile;
+        if (q < items2d) {
+          thread_local Wino2dScratch scratch;
+          scratch.reserve(oc);
+          Block b = at(r, int((q / per_line) * kWinoRows * per_line + q % per_line));
+          b.acc_line = out_line;
+          convolve_tile_2d(b, wino2d, bias, ic, oc, scratch);
+        } else {
+          thread_local WinoScratch scratch;
+          scratch.reserve(oc);
+          const long k = (q - items2d) + long(line_tiles) * kWinoRows * per_line;
+          convolve_tile(at(r, int(k)), wino, wino16, bias, ic, oc, scratch);
+        }
+      });
 }
 #endif
 
@@ -359,6 +513,19 @@ PlaneConv3d::PlaneConv3d(int in_channels, int out_channels, const std::vector<fl
           for (int dx = 0; dx < 3; ++dx)
             g += kG[u][dx] * weights[(std::size_t(o) * ic_ + i) * kTaps + dx * kPlaneTaps + tap];
           winograd_[((std::size_t(u) * ic_ + i) * kPlaneTaps + tap) * oc_ + o] = float(g);
+        }
+  // U = G g G^T over X and Y for each T tap: (point (u, v), in, T tap, out), summed in double.
+  winograd2d_.resize(std::size_t(kPoints2d) * ic_ * 3 * oc_);
+  for (int uv = 0; uv < kPoints2d; ++uv)
+    for (int i = 0; i < ic_; ++i)
+      for (int dt = 0; dt < 3; ++dt)
+        for (int o = 0; o < oc_; ++o) {
+          double g = 0;
+          for (int dx = 0; dx < 3; ++dx)
+            for (int dy = 0; dy < 3; ++dy)
+              g += kG[uv / kPoints][dx] * kG[uv % kPoints][dy] *
+                   weights[(std::size_t(o) * ic_ + i) * kTaps + dx * kPlaneTaps + dy * 3 + dt];
+          winograd2d_[((std::size_t(uv) * ic_ + i) * 3 + dt) * oc_ + o] = float(g);
         }
 }
 
@@ -433,8 +600,8 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
   const float* base = in.data;
   float* o = out.data();
   const long out_row = long(Y) * T, out_channel = long(R) * out_row;
-  const float* wino = winograd_enabled_ ? winograd_.data() : nullptr;
-  const std::uint32_t* wino16 = winograd_enabled_ && bf16_ ? winograd_bf16_.data() : nullptr;
+  const float* wino = tiles_ != WinogradTiles::off ? winograd_.data() : nullptr;
+  const std::uint32_t* wino16 = wino && bf16_ ? winograd_bf16_.data() : nullptr;
   if (T % kCells == 0) {
     // Whole lines: blocks of kCells interior cells along T, summed straight into the output.
     const int per_line = T / kCells, blocks = Y * per_line;
@@ -444,6 +611,10 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
       return Block{base + r * row + y * Tp + t0, channel,     row,    Tp,
                    o + r * out_row + y * T + t0, out_channel, out_row};
     };
+    if (tiles_ == WinogradTiles::xy) {
+      convolve_lines_2d(R, Y, per_line, T, at, w, wino, wino16, winograd2d_.data(), bias, ic, oc);
+      return;
+    }
     convolve_rows("ufno::plane_conv3d_lines", R, blocks, at, w, wino, wino16, bias, ic, oc);
     return;
   }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/RunOptions.hpp"
 #include "operators/PaddedSlab.hpp"
 
 namespace ufno::backend {
@@ -48,16 +49,21 @@ class PlaneConv3d {
   static bool takes_blocks_with(int nt);
   void forward(const Input& in, const Tensor& out) const;
 
-  // Tiles of 4 output rows by Winograd F(4, 3) along X (on by default; half the multiply-adds,
-  // results within float32 rounding of the direct kernel's), or every row by the direct kernel.
-  void set_winograd(bool on) { winograd_enabled_ = on; }
-  bool winograd() const { return winograd_enabled_; }
+  // WinogradTiles::x: tiles of 4 output rows by Winograd F(4, 3) along X (half the direct
+  // kernel's multiply-adds, results within float32 rounding of its); ::xy (the default): along
+  // whole lines (T a multiple of 32) tiles of 4 rows by 4 Y lines by F(4x4, 3x3) over X and Y
+  // (half the X tiles' multiply-adds again, relative error about twice theirs), the lines left
+  // over in X tiles; ::off: every row by the direct kernel. Rows left over from the tiles (fewer
+  // than 4) always run directly.
+  void set_winograd(WinogradTiles tiles) { tiles_ = tiles; }
+  WinogradTiles winograd() const { return tiles_; }
 
   // The Winograd tiles' products in bfloat16 with float32 sums (RunOptions::bf16): the
   // transformed inputs and weights rounded to bf16, two input channels a VDPBF16PS, which makes
   // twice the multiply-adds of a float32 FMA; transforms, sums and output stay float32. Throws
   // std::invalid_argument on a CPU without AVX512_BF16 (bf16_available). Rows outside Winograd
-  // tiles (fewer than 4 left) stay float32.
+  // tiles (fewer than 4 left) stay float32, and so do the tiles over X and Y: in float32 they are
+  // faster than X tiles in bf16 (benchmarks/README.md).
   static bool bf16_available();
   void set_bf16(bool on);
   bool bf16() const { return bf16_; }
@@ -69,12 +75,13 @@ class PlaneConv3d {
   void run(const Input& in, const Tensor& out) const;
 
   int ic_ = 0, oc_ = 0;
-  std::vector<float> packed_;    // (in, 27 taps, out): a tap's output channels side by side
-  std::vector<float> bias_;      // zeros when the layer has none
-  std::vector<float> winograd_;  // (6 points, in, 9 (Y, T) taps, out): the X taps transformed
+  std::vector<float> packed_;      // (in, 27 taps, out): a tap's output channels side by side
+  std::vector<float> bias_;        // zeros when the layer has none
+  std::vector<float> winograd_;    // (6 points, in, 9 (Y, T) taps, out): the X taps transformed
+  std::vector<float> winograd2d_;  // (36 (X, Y) points, in, 3 T taps, out)
   // The same in bf16, (6 points, in / 2 pairs, 9 taps, out) of two bf16 (the even channel low).
   std::vector<std::uint32_t> winograd_bf16_;
-  bool winograd_enabled_ = true;
+  WinogradTiles tiles_ = WinogradTiles::xy;
   bool bf16_ = false;
 };
 
