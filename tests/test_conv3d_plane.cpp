@@ -108,7 +108,7 @@ TEST_CASE("PlaneConv3d's bf16 Winograd products stay within bf16 rounding of dir
     const Problem p = problem(k, 51);
     backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
     conv.set_bf16(true);
-    conv.set_winograd(WinogradTiles::x);  // the tiles over X and Y stay float32 (below)
+    conv.set_winograd(WinogradTiles::x);  // X tiles everywhere; the tiles over X and Y below
     Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
     conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
     const double e = test::rel_l2(test::to_host(y), p.want);
@@ -120,24 +120,23 @@ TEST_CASE("PlaneConv3d's bf16 Winograd products stay within bf16 rounding of dir
     CHECK(e < 1.5e-2);
     CHECK(e > 1e-4);  // the products did run in bf16
   }
-  // With tiles over X and Y (the default) along whole lines, those tiles keep float32 products:
-  // faster than X tiles in bf16, so bf16 there would only cost accuracy. 8 rows of 8 lines are
-  // all two-axis tiles; 5 rows of 6 lines leave a row (direct, float32) and two lines (X tiles,
-  // bf16).
-  for (const Case k : {Case{72, 36, 8, 10, 8, 32}, Case{72, 36, 5, 7, 6, 32}}) {
+  // Tiles over X and Y (the default) along whole lines: 8 rows of 8 lines are all two-axis
+  // tiles; 5 rows of 6 lines leave a row (direct, float32) and two lines (X tiles); odd input
+  // channels; more than one pass of 24 input channels with a remainder. Products of two
+  // transforms (constants up to 25 in, 64 out) take the rounding to 2-3 % of the output here,
+  // about 3.5x the X tiles' (the effect on the models' accuracy: benchmarks/README.md).
+  for (const Case k :
+       {Case{72, 36, 8, 10, 8, 32}, Case{72, 36, 5, 7, 6, 32}, Case{31, 13, 4, 6, 4, 64}}) {
     const Problem p = problem(k, 61);
     backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
     conv.set_bf16(true);
     Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
     conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
     const double e = test::rel_l2(test::to_host(y), p.want);
-    INFO(k.rows << " rows of " << k.y << "x" << k.t << ": relative L2 " << e);
-    if (k.rows % 4 == 0 && k.y % 4 == 0) {
-      CHECK(e < 6e-6);
-    } else {
-      CHECK(e > 1e-4);
-      CHECK(e < 1.5e-2);
-    }
+    INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
+              << ", tiles over X and Y: relative L2 " << e);
+    CHECK(e < 4e-2);
+    CHECK(e > 1e-4);
   }
 }
 

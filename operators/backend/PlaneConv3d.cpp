@@ -325,6 +325,12 @@ struct Wino2dScratch {
   void reserve(int oc) { m.resize(std::size_t(kPoints2d) * oc * kCells); }
   float* in(int uv, int c) { return v.data() + (std::size_t(uv) * kChunk2d + c) * kLine2d; }
   float* sums(int uv, int o, int oc) { return m.data() + (std::size_t(uv) * oc + o) * kCells; }
+  // bf16: the chunk's channel pairs, (point, pair, cell) of two bf16 each (the even channel low).
+  std::vector<std::uint32_t> v16 =
+      std::vector<std::uint32_t>(std::size_t(kPoints2d) * (kChunk2d / 2) * kLine2d);
+  std::uint32_t* in16(int uv, int pair) {
+    return v16.data() + (std::size_t(uv) * (kChunk2d / 2) + pair) * kLine2d;
+  }
 };
 
 // V = B^T d B for input channels [i0, i1) of the tile, 16 cells at each of the offsets 0, 16
@@ -384,17 +390,91 @@ UFNO_AVX512 void accumulate_points_2d(Wino2dScratch& s, const float* wino2d, int
   }
 }
 
-// A tile of 4 rows by 4 lines of one block: b.acc + i * b.acc_row + j * b.acc_line, i, j < 4.
-UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d, const float* bias, int ic,
-                                  int oc, Wino2dScratch& s) {
+// bf16: the chunk's transformed lines as channel pairs (a missing odd channel reads as zeros).
+UFNO_AVX512_BF16 void pack_pairs_2d(int i0, int i1, Wino2dScratch& s) {
+  for (int uv = 0; uv < kPoints2d; ++uv)
+    for (int c = i0; c < i1; c += 2)
+      for (int k = 0; k < kLine2d; k += 16) {
+        const __m512 even = _mm512_loadu_ps(s.in(uv, c - i0) + k);
+        const __m512 odd =
+            c + 1 < i1 ? _mm512_loadu_ps(s.in(uv, c + 1 - i0) + k) : _mm512_setzero_ps();
+        _mm512_storeu_si512(s.in16(uv, (c - i0) / 2) + k, bf16_pairs(even, odd));
+      }
+}
+
+// M_uv += U_uv * V_uv in bf16 pairs; wino2d16: (point, input pair, T tap, output channel).
+template <int N>
+UFNO_AVX512_BF16 void accumulate_points_2d_bf16(Wino2dScratch& s, const std::uint32_t* wino2d16,
+                                                int pairs, int oc, int o0, int i0, int i1) {
+  for (int uv = 0; uv < kPoints2d; ++uv) {
+    __m512 acc[kVectors][N];
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        acc[m][n] =
+            i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(uv, o0 + n, oc) + 16 * m);
+    for (int c = i0; c < i1; c += 2) {
+      const std::uint32_t* w = wino2d16 + (long(uv) * pairs + c / 2) * 3 * oc + o0;
+      const std::uint32_t* vp = s.in16(uv, (c - i0) / 2);
+      for (int dt = 0; dt < 3; ++dt, w += oc) {
+        __m512bh v[kVectors];
+        for (int m = 0; m < kVectors; ++m) v[m] = (__m512bh)_mm512_loadu_si512(vp + dt + 16 * m);
+        for (int n = 0; n < N; ++n) {
+          const __m512bh wn = (__m512bh)_mm512_set1_epi32(int(w[n]));
+          for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_dpbf16_ps(acc[m][n], v[m], wn);
+        }
+      }
+    }
+    for (int n = 0; n < N; ++n)
+      for (int m = 0; m < kVectors; ++m)
+        _mm512_storeu_ps(s.sums(uv, o0 + n, oc) + 16 * m, acc[m][n]);
+  }
+}
+
+// The two-axis tiles' products in float32, or in bf16 channel pairs.
+struct Float32Products2d {
+  const float* wino2d;
+  int ic;
+  UFNO_AVX512 void transform(const Block& b, int i0, int i1, Wino2dScratch& s) const {
+    transform_input_2d(b, i0, i1, s);
+  }
+  template <int N>
+  UFNO_AVX512 void accumulate(Wino2dScratch& s, int oc, int o0, int i0, int i1) const {
+    accumulate_points_2d<N>(s, wino2d, ic, oc, o0, i0, i1);
+  }
+};
+struct Bf16Products2d {
+  const std::uint32_t* wino2d16;
+  int pairs;
+  UFNO_AVX512_BF16 void transform(const Block& b, int i0, int i1, Wino2dScratch& s) const {
+    transform_input_2d(b, i0, i1, s);
+    pack_pairs_2d(i0, i1, s);
+  }
+  template <int N>
+  UFNO_AVX512_BF16 void accumulate(Wino2dScratch& s, int oc, int o0, int i0, int i1) const {
+    accumulate_points_2d_bf16<N>(s, wino2d16, pairs, oc, o0, i0, i1);
+  }
+};
+
+template <class Products>
+void multiply_points_2d(const Block& b, const Products& p, int ic, int oc, Wino2dScratch& s) {
   for (int i0 = 0; i0 < ic; i0 += kChunk2d) {
     const int i1 = std::min(i0 + kChunk2d, ic);
-    transform_input_2d(b, i0, i1, s);
+    p.transform(b, i0, i1, s);
     int o0 = 0;
     for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
-      accumulate_points_2d<kChannelBlock>(s, wino2d, ic, oc, o0, i0, i1);
-    for (; o0 < oc; ++o0) accumulate_points_2d<1>(s, wino2d, ic, oc, o0, i0, i1);
+      p.template accumulate<kChannelBlock>(s, oc, o0, i0, i1);
+    for (; o0 < oc; ++o0) p.template accumulate<1>(s, oc, o0, i0, i1);
   }
+}
+
+// A tile of 4 rows by 4 lines of one block: b.acc + i * b.acc_row + j * b.acc_line, i, j < 4.
+UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d,
+                                  const std::uint32_t* wino2d16, const float* bias, int ic, int oc,
+                                  Wino2dScratch& s) {
+  if (wino2d16)
+    multiply_points_2d(b, Bf16Products2d{wino2d16, (ic + 1) / 2}, ic, oc, s);
+  else
+    multiply_points_2d(b, Float32Products2d{wino2d, ic}, ic, oc, s);
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
       __m512 r[kWinoRows][kPoints];  // r[i][v] = sum_u A^T[i][u] M[u][v]
@@ -446,7 +526,7 @@ void convolve_rows(const char* label, int R, int blocks, const At& at, const flo
 template <class At>
 void convolve_lines_2d(int R, int Y, int per_line, long out_line, const At& at, const float* packed,
                        const float* wino, const std::uint32_t* wino16, const float* wino2d,
-                       const float* bias, int ic, int oc) {
+                       const std::uint32_t* wino2d16, const float* bias, int ic, int oc) {
   const int tiles = R / kWinoRows, line_tiles = Y / kWinoRows, blocks = Y * per_line;
   const long items2d = long(line_tiles) * per_line;  // per row tile, then the lines left over
   const long per_row_tile = items2d + long(Y - line_tiles * kWinoRows) * per_line;
@@ -467,7 +547,7 @@ void convolve_lines_2d(int R, int Y, int per_line, long out_line, const At& at, 
           scratch.reserve(oc);
           Block b = at(r, int((q / per_line) * kWinoRows * per_line + q % per_line));
           b.acc_line = out_line;
-          convolve_tile_2d(b, wino2d, bias, ic, oc, scratch);
+          convolve_tile_2d(b, wino2d, wino2d16, bias, ic, oc, scratch);
         } else {
           thread_local WinoScratch scratch;
           scratch.reserve(oc);
@@ -565,6 +645,15 @@ void PlaneConv3d::set_bf16(bool on) {
           winograd_bf16_[((std::size_t(u) * pairs + i / 2) * kPlaneTaps + tap) * oc_ + o] |=
               to_bf16(w) << (16 * (i % 2));
         }
+  winograd2d_bf16_.assign(std::size_t(kPoints2d) * pairs * 3 * oc_, 0u);
+  for (int uv = 0; uv < kPoints2d; ++uv)
+    for (int i = 0; i < ic_; ++i)
+      for (int dt = 0; dt < 3; ++dt)
+        for (int o = 0; o < oc_; ++o) {
+          const float w = winograd2d_[((std::size_t(uv) * ic_ + i) * 3 + dt) * oc_ + o];
+          winograd2d_bf16_[((std::size_t(uv) * pairs + i / 2) * 3 + dt) * oc_ + o] |=
+              to_bf16(w) << (16 * (i % 2));
+        }
 }
 
 void PlaneConv3d::forward(const PaddedSlab& in, const Tensor& out) const {
@@ -612,7 +701,8 @@ void PlaneConv3d::run(const Input& in, const Tensor& out) const {
                    o + r * out_row + y * T + t0, out_channel, out_row};
     };
     if (tiles_ == WinogradTiles::xy) {
-      convolve_lines_2d(R, Y, per_line, T, at, w, wino, wino16, winograd2d_.data(), bias, ic, oc);
+      convolve_lines_2d(R, Y, per_line, T, at, w, wino, wino16, winograd2d_.data(),
+                        wino16 ? winograd2d_bf16_.data() : nullptr, bias, ic, oc);
       return;
     }
     convolve_rows("ufno::plane_conv3d_lines", R, blocks, at, w, wino, wino16, bias, ic, oc);

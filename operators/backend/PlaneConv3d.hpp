@@ -61,9 +61,8 @@ class PlaneConv3d {
   // The Winograd tiles' products in bfloat16 with float32 sums (RunOptions::bf16): the
   // transformed inputs and weights rounded to bf16, two input channels a VDPBF16PS, which makes
   // twice the multiply-adds of a float32 FMA; transforms, sums and output stay float32. Throws
-  // std::invalid_argument on a CPU without AVX512_BF16 (bf16_available). Rows outside Winograd
-  // tiles (fewer than 4 left) stay float32, and so do the tiles over X and Y: in float32 they are
-  // faster than X tiles in bf16 (benchmarks/README.md).
+  // std::invalid_argument on a CPU without AVX512_BF16 (bf16_available). Both kinds of tiles;
+  // rows outside them (fewer than 4 left) stay float32.
   static bool bf16_available();
   void set_bf16(bool on);
   bool bf16() const { return bf16_; }
@@ -81,6 +80,7 @@ class PlaneConv3d {
   std::vector<float> winograd2d_;  // (36 (X, Y) points, in, 3 T taps, out)
   // The same in bf16, (6 points, in / 2 pairs, 9 taps, out) of two bf16 (the even channel low).
   std::vector<std::uint32_t> winograd_bf16_;
+  std::vector<std::uint32_t> winograd2d_bf16_;  // (36 points, in / 2 pairs, 3 T taps, out)
   WinogradTiles tiles_ = WinogradTiles::xy;
   bool bf16_ = false;
 };
