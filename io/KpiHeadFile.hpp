@@ -43,6 +43,14 @@ struct HeadInterval {
   bool present() const { return coverage > 0; }
 };
 
+enum class MaxDpExtraInputs {
+  none,
+  implicit_max,
+  implicit_first_report,
+  gravity_max,
+  gravity_summary
+};
+
 struct KpiHead {
   std::string path, group;
   std::vector<std::string> features;  // names, in input order
@@ -67,15 +75,12 @@ struct KpiHead {
   // reads_network().
   std::string physics_inputs;
   std::vector<int> physics_columns;
-  // A maximum-dP head whose inputs end with log_rz_implicit_two_phase_max_dp_bar (the implicit
-  // two-phase r-z estimate, runtime/PressureEstimates.hpp): set from its feature names.
-  bool physics_implicit = false;
-  // Whether that last input is instead the implicit estimate's first-report value
-  // (log_rz_implicit_first_report_dp_bar).
-  bool physics_implicit_first_report = false;
-  // Whether it is instead the buoyancy-aware estimate's maximum
-  // (log_rz_gravity_two_phase_max_dp_bar).
-  bool physics_implicit_gravity = false;
+  // What a maximum-dP head with physics inputs reads after the three physics estimates, set from
+  // its feature names (runtime/KpiHeadEstimator.cpp): nothing, the implicit two-phase r-z
+  // estimate's maximum or its first-report value, the buoyancy-aware estimate's maximum, or that
+  // maximum, its first-report value and the report day of the maximum
+  // (runtime/PressureEstimates.hpp).
+  MaxDpExtraInputs physics_extra = MaxDpExtraInputs::none;
   // The digest of the network a head that reads its output was fitted with (network_digest).
   std::string network_digest;
   bool reads_network() const { return !envelope_columns.empty() || field_plume_radius_floor_m > 0; }

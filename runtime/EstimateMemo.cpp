@@ -23,8 +23,8 @@ std::vector<double> estimate_key(int estimate, const ReservoirCase& c,
   return k;
 }
 
-EstimateMemo& max_dp_estimate_memo() {
-  static EstimateMemo memo(64);
+CaseMemo<std::vector<double>>& max_dp_estimate_memo() {
+  static CaseMemo<std::vector<double>> memo(64);
   return memo;
 }
 

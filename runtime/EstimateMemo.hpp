@@ -63,14 +63,10 @@ class CaseMemo {
 };
 using EstimateMemo = CaseMemo<double>;
 
-// Which estimate a key names in max_dp_estimate_memo(): those a maximum-dP head reads last.
-namespace max_dp_estimate {
-constexpr int kFirstReport = 0, kGravity = 1, kTwoPhase = 2;
-}  // namespace max_dp_estimate
-
-// The process's memo of the maximum-dP head's estimates: 64 cases, a pass's or more (about
-// 30 KB a case on the paper's grid).
-EstimateMemo& max_dp_estimate_memo();
+// The process's memo of the inputs a maximum-dP head reads after the three physics estimates
+// (their logarithms), keyed by int(MaxDpExtraInputs): 64 cases, a pass's or more (about 30 KB
+// a case on the paper's grid).
+CaseMemo<std::vector<double>>& max_dp_estimate_memo();
 // The process's memo of max_dp_physics_features (the r-z solves both the peak match and the KPI
 // stage's maximum-dP and envelope heads read), as many cases.
 CaseMemo<MaxDpPhysics>& max_dp_physics_memo();

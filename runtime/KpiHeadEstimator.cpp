@@ -68,6 +68,18 @@ std::vector<double> interval_scales(const HeadInterval& iv, const ReservoirCase&
 
 }  // namespace
 
+const std::vector<MaxDpExtraNames>& max_dp_extra_names() {
+  static const std::vector<MaxDpExtraNames> table = {
+      {MaxDpExtraInputs::implicit_max, {"log_rz_implicit_two_phase_max_dp_bar"}},
+      {MaxDpExtraInputs::implicit_first_report, {"log_rz_implicit_first_report_dp_bar"}},
+      {MaxDpExtraInputs::gravity_max, {"log_rz_gravity_two_phase_max_dp_bar"}},
+      {MaxDpExtraInputs::gravity_summary,
+       {"log_rz_gravity_two_phase_max_dp_bar", "log_rz_gravity_first_report_dp_bar",
+        "log_rz_gravity_max_day"}},
+  };
+  return table;
+}
+
 KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
   if (head_.interval.profile) check_profile_statistics(*head_.interval.profile);
   std::vector<std::string> names = kpi_head_feature_names();
@@ -80,18 +92,16 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
     for (const char* n :
          {"log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar", "log_rz_first_report_dp_bar"})
       names.push_back(n);
-  // A maximum-dP head may also read the implicit two-phase estimate, as its last input: its
-  // maximum, its first-report value or the buoyancy-aware estimate's maximum.
-  if (head_.physics_inputs == "max_dp" && head_.features.size() == names.size() + 1 &&
-      (head_.features.back() == "log_rz_implicit_two_phase_max_dp_bar" ||
-       head_.features.back() == "log_rz_implicit_first_report_dp_bar" ||
-       head_.features.back() == "log_rz_gravity_two_phase_max_dp_bar")) {
-    names.push_back(head_.features.back());
-    head_.physics_implicit = true;
-    head_.physics_implicit_first_report =
-        head_.features.back() == "log_rz_implicit_first_report_dp_bar";
-    head_.physics_implicit_gravity = head_.features.back() == "log_rz_gravity_two_phase_max_dp_bar";
-  }
+  // A maximum-dP head may read more estimates after those, as its last inputs (the table).
+  if (head_.physics_inputs == "max_dp")
+    for (const MaxDpExtraNames& extra : max_dp_extra_names()) {
+      std::vector<std::string> with = names;
+      with.insert(with.end(), extra.names.begin(), extra.names.end());
+      if (head_.features != with) continue;
+      names = with;
+      head_.physics_extra = extra.inputs;
+      break;
+    }
   // An envelope head's r-z envelope columns, named log_rz_envelope_r<column>: read from its own
   // names, checked to be columns of its grid.
   if (head_.physics_inputs == "envelope") {

@@ -23,6 +23,15 @@ struct HeadEstimate {
   double distance_ratio = 0;
 };
 
+// The inputs a maximum-dP head with physics inputs may read after the three physics estimates,
+// by their names (python/ufno/heads/physics.py EXTRA_INPUTS): a head's feature names end with
+// one of these, or with none.
+struct MaxDpExtraNames {
+  MaxDpExtraInputs inputs;
+  std::vector<std::string> names;
+};
+const std::vector<MaxDpExtraNames>& max_dp_extra_names();
+
 class KpiHeadEstimator {
  public:
   // Checks that the head's feature names are this build's (InputError naming the file).

@@ -9,18 +9,31 @@
 namespace ufno {
 namespace {
 
-// The implicit estimate a head reads as its last input, as its feature name says; each once a
-// case in a process (the peak match and the KPI stage both ask for it).
-double implicit_input(const KpiHead& h, const ReservoirCase& c,
-                      const std::vector<double>& times_days) {
-  using namespace max_dp_estimate;
-  const int which = h.physics_implicit_first_report ? kFirstReport
-                    : h.physics_implicit_gravity    ? kGravity
-                                                    : kTwoPhase;
-  return max_dp_estimate_memo().get(which, c, times_days, [&] {
-    if (which == kFirstReport) return rz_implicit_first_report_dp_bar(c, times_days);
-    if (which == kGravity) return rz_gravity_two_phase_max_dp_bar(c, times_days);
-    return rz_implicit_two_phase_max_dp_bar(c, times_days);
+double floored_log(double bar) { return std::log(std::max(bar, 1e-3)); }
+
+// The inputs a head reads after the three physics estimates, as its feature names say
+// (KpiHeadEstimator), as logarithms; each set once a case in a process (the peak match and the
+// KPI stage both ask for it).
+std::vector<double> extra_inputs(const KpiHead& h, const ReservoirCase& c,
+                                 const std::vector<double>& times_days) {
+  const MaxDpExtraInputs which = h.physics_extra;
+  if (which == MaxDpExtraInputs::none) return {};
+  return max_dp_estimate_memo().get(int(which), c, times_days, [&]() -> std::vector<double> {
+    switch (which) {
+      case MaxDpExtraInputs::implicit_max:
+        return {floored_log(rz_implicit_two_phase_max_dp_bar(c, times_days))};
+      case MaxDpExtraInputs::implicit_first_report:
+        return {floored_log(rz_implicit_first_report_dp_bar(c, times_days))};
+      case MaxDpExtraInputs::gravity_max:
+        return {floored_log(rz_gravity_two_phase_max_dp_bar(c, times_days))};
+      case MaxDpExtraInputs::gravity_summary: {
+        const GravitySummary s = rz_gravity_two_phase_summary(c, times_days);
+        return {floored_log(s.max_bar), floored_log(s.first_report_bar), std::log(s.max_day)};
+      }
+      case MaxDpExtraInputs::none:
+        break;
+    }
+    return {};
   });
 }
 
@@ -38,8 +51,7 @@ std::optional<HeadEstimate> max_dp_head_estimate(const KpiHeadEstimator& e, cons
     const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
     scale = m.theis_bar;
     std::vector<double> extra(m.features.begin(), m.features.end());
-    if (h.physics_implicit)
-      extra.push_back(std::log(std::max(implicit_input(h, c, times_days), 1e-3)));
+    for (double v : extra_inputs(h, c, times_days)) extra.push_back(v);
     v = e.estimate_with_interval(c, extra);
   } else if (!h.envelope_columns.empty()) {
     v = e.estimate_with_interval(

@@ -1164,14 +1164,27 @@ std::vector<double> estimate_times_days(const ReservoirCase& c,
   return times_days;
 }
 
-double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
-                                       const std::vector<double>& times_days) {
+GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
+                                            const std::vector<double>& times_days) {
   const std::vector<double> f = rz_gravity_two_phase_dp_bar(c, times_days);
   const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny), T = f.size() / (X * Y);
-  double m = -std::numeric_limits<double>::infinity();
-  for (std::size_t t = 0; t < T; ++t)
-    for (std::size_t x = 0; x < X; ++x) m = std::max(m, f[(t * X + x) * Y]);
-  return m;
+  GravitySummary s;
+  s.max_bar = -std::numeric_limits<double>::infinity();
+  for (std::size_t t = 0; t < T; ++t) {
+    double column = -std::numeric_limits<double>::infinity();  // over the well column's layers
+    for (std::size_t x = 0; x < X; ++x) column = std::max(column, f[(t * X + x) * Y]);
+    if (t == 0) s.first_report_bar = column;
+    if (column > s.max_bar) {
+      s.max_bar = column;
+      s.max_day = times_days[t];
+    }
+  }
+  return s;
+}
+
+double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
+                                       const std::vector<double>& times_days) {
+  return rz_gravity_two_phase_summary(c, times_days).max_bar;
 }
 
 namespace {

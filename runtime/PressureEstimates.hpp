@@ -99,6 +99,18 @@ std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,
 // at the top of the gas column at the well, which the implicit estimate misses.
 double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
                                        const std::vector<double>& times_days);
+// The buoyancy-aware estimate's well column summarised (physics.py gravity_summary_features,
+// before their logarithms): the largest value over layers and report times [bar] (the above),
+// the largest over layers at the first report time [bar], and the report day of the maximum
+// (the first report time that reaches it). A maximum-dP head whose inputs end with
+// log_rz_gravity_two_phase_max_dp_bar, log_rz_gravity_first_report_dp_bar and
+// log_rz_gravity_max_day reads their logarithms (the two buildups floored at 1e-3 bar): whether
+// the maximum is the first day's spike at the well or a gas column's later one.
+struct GravitySummary {
+  double max_bar = 0, first_report_bar = 0, max_day = 0;
+};
+GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
+                                            const std::vector<double>& times_days);
 
 // The inputs a maximum-dP head with physics_inputs = "max_dp" reads after the 32 case
 // features (physics.py max_dp_physics_features), with col0[t] the r-z solve's largest buildup

@@ -287,8 +287,9 @@ TEST_CASE("pressure estimates: a maximum-dP head that also reads the implicit es
   REQUIRE(h->features.size() == 36);
   CHECK(h->features.back() == "log_rz_implicit_two_phase_max_dp_bar");
   const KpiHeadEstimator e(*h);
-  CHECK(e.head().physics_implicit);
-  CHECK_FALSE(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head")).head().physics_implicit);
+  CHECK(e.head().physics_extra == MaxDpExtraInputs::implicit_max);
+  CHECK(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head")).head().physics_extra ==
+        MaxDpExtraInputs::none);
   const auto f = h5::File::open_read(kFixture);
   const auto inputs = f.read_numeric("expected_implicit/inputs").values;
   const auto expected = f.read_numeric("expected_implicit/max_dp_bar").values;
@@ -320,11 +321,7 @@ TEST_CASE("pressure estimates: a maximum-dP head that reads the implicit first-r
   REQUIRE(h->features.size() == 36);
   CHECK(h->features.back() == "log_rz_implicit_first_report_dp_bar");
   const KpiHeadEstimator e(*h);
-  CHECK(e.head().physics_implicit);
-  CHECK(e.head().physics_implicit_first_report);
-  CHECK_FALSE(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head_implicit"))
-                  .head()
-                  .physics_implicit_first_report);
+  CHECK(e.head().physics_extra == MaxDpExtraInputs::implicit_first_report);
   const auto f = h5::File::open_read(kFixture);
   const auto inputs = f.read_numeric("expected_first_report/inputs").values;
   const auto expected = f.read_numeric("expected_first_report/max_dp_bar").values;
@@ -445,12 +442,7 @@ TEST_CASE("pressure estimates: a maximum-dP head that reads the buoyancy-aware e
   REQUIRE(h->features.size() == 36);
   CHECK(h->features.back() == "log_rz_gravity_two_phase_max_dp_bar");
   const KpiHeadEstimator e(*h);
-  CHECK(e.head().physics_implicit);
-  CHECK(e.head().physics_implicit_gravity);
-  CHECK_FALSE(e.head().physics_implicit_first_report);
-  CHECK_FALSE(KpiHeadEstimator(*read_kpi_head(kFixture, "max_dp_head_implicit"))
-                  .head()
-                  .physics_implicit_gravity);
+  CHECK(e.head().physics_extra == MaxDpExtraInputs::gravity_max);
   const auto f = h5::File::open_read(kFixture);
   const auto inputs = f.read_numeric("expected_gravity/inputs").values;
   const auto expected = f.read_numeric("expected_gravity/max_dp_bar").values;
@@ -468,6 +460,42 @@ TEST_CASE("pressure estimates: a maximum-dP head that reads the buoyancy-aware e
     CHECK(k.max_dp_from_head);
     CHECK(k.max_dp_bar == Approx(expected[i]).epsilon(1e-5));
   }
+}
+
+TEST_CASE("pressure estimates: the buoyancy-aware estimate's well column summarised",
+          "[pressure][gravity]") {
+  // The summary is the field's well column reduced: its maximum over layers and report times,
+  // the first report's largest layer, the first report day that reaches the maximum. A
+  // maximum-dP head whose inputs end with the three names reads their logarithms; the same
+  // names in another order are a head from another version.
+  const std::vector<double> times = paper_times_days(24);
+  for (const auto& path : example_paths()) {
+    INFO(path);
+    const ReservoirCase c = read_case(path);
+    const std::vector<double> f = rz_gravity_two_phase_dp_bar(c, times);
+    const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny);
+    std::vector<double> column(times.size(), -1e300);
+    for (std::size_t t = 0; t < times.size(); ++t)
+      for (std::size_t x = 0; x < X; ++x) column[t] = std::max(column[t], f[(t * X + x) * Y]);
+    const auto top = std::max_element(column.begin(), column.end());
+    const GravitySummary s = rz_gravity_two_phase_summary(c, times);
+    CHECK(s.max_bar == *top);
+    CHECK(s.max_bar == rz_gravity_two_phase_max_dp_bar(c, times));
+    CHECK(s.first_report_bar == column.front());
+    CHECK(s.max_day == times[std::size_t(top - column.begin())]);
+  }
+  const auto base = read_kpi_head(kFixture, "max_dp_head_gravity");
+  REQUIRE(base);
+  KpiHead h = *base;
+  h.features.pop_back();
+  for (const char* n : {"log_rz_gravity_two_phase_max_dp_bar", "log_rz_gravity_first_report_dp_bar",
+                        "log_rz_gravity_max_day"})
+    h.features.push_back(n);
+  h.feature_mean.resize(h.features.size(), 0.0);  // the shapes follow the names; values unused
+  CHECK(KpiHeadEstimator(h).head().physics_extra == MaxDpExtraInputs::gravity_summary);
+  std::swap(h.features[h.features.size() - 1], h.features[h.features.size() - 2]);
+  CHECK_THROWS_WITH(KpiHeadEstimator(h),
+                    Catch::Contains("names features this build does not compute"));
 }
 
 TEST_CASE("pressure estimates: the memo computes a case's estimate once and tells cases apart",
@@ -503,7 +531,8 @@ TEST_CASE("pressure estimates: the memo computes a case's estimate once and tell
   const auto shipped = KpiHeadEstimator::from_model_file(kData + "/../../models/dp_ufno.h5",
                                                          HeadRegistry::kMaxDpGroup);
   REQUIRE(shipped);
-  REQUIRE(shipped->head().physics_implicit_gravity);
+  const MaxDpExtraInputs kind = shipped->head().physics_extra;
+  REQUIRE((kind == MaxDpExtraInputs::gravity_max || kind == MaxDpExtraInputs::gravity_summary));
   // A case no other test estimates, so that each memo computes it exactly once here.
   ReservoirCase ex = read_case(example_paths().front());
   ex.swi += 1e-9;
@@ -521,9 +550,10 @@ TEST_CASE("pressure estimates: the memo computes a case's estimate once and tell
   CHECK(k1.max_dp_from_head);
   CHECK(k2.max_dp_bar == k1.max_dp_bar);
   // The memo's value is the estimate's own.
-  const double direct = rz_gravity_two_phase_max_dp_bar(ex, times);
-  CHECK(max_dp_estimate_memo().get(max_dp_estimate::kGravity, ex, times, [] { return -1.0; }) ==
-        direct);
+  const std::vector<double> stored =
+      max_dp_estimate_memo().get(int(kind), ex, times, [] { return std::vector<double>{}; });
+  REQUIRE_FALSE(stored.empty());
+  CHECK(stored[0] == std::log(rz_gravity_two_phase_max_dp_bar(ex, times)));
 }
 
 TEST_CASE("pressure estimates: a prediction file's float32 times give the estimates' own times",

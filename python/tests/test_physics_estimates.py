@@ -226,3 +226,26 @@ def test_gravity_two_phase_solve_on_a_homogeneous_column():
     none = dict(d, rate=0.0)
     dpn, satn = ph.rz_gravity_two_phase_dp_bar([none], times)
     assert (dpn == 0.0).all() and (satn == 0.0).all()
+
+
+def test_gravity_summary_is_the_well_column_reduced():
+    """The three summary inputs are the well column's maximum, its first report and the first
+    report day reaching the maximum, as logarithms; a head reading them gets six physics
+    inputs, the first four those of a head reading the maximum alone."""
+    d = ph.from_case(_homogeneous_case())
+    times = [1.0, 10.0, 100.0]
+    dp, _ = ph.rz_gravity_two_phase_dp_bar([d], times)
+    column = dp[0, :, :, 0].max(axis=1)
+    assert np.array_equal(ph.gravity_well_column_dp_bar([d], times)[0], column)
+    got = ph.gravity_summary_features([d], times)[0]
+    k = int(np.argmax(column))
+    assert got[0] == np.log(column.max())
+    assert got[1] == np.log(column[0])
+    assert got[2] == np.log(times[k])
+    x0 = ue.encode_case(_homogeneous_case(), nt=uc.NT)[None, :, :, 0, :]
+    summary, _ = ph.max_dp_physics_features_x0(x0, names=ph.GRAVITY_SUMMARY_FEATURE_NAMES)
+    gravity, _ = ph.max_dp_physics_features_x0(x0, names=ph.GRAVITY_FEATURE_NAMES)
+    assert summary.shape == (1, 6)
+    np.testing.assert_array_equal(summary[:, :4], gravity)
+    with pytest.raises(ValueError):
+        ph.max_dp_physics_features_x0(x0, names=ph.GRAVITY_SUMMARY_FEATURE_NAMES[:5])

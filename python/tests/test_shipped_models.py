@@ -250,9 +250,10 @@ def test_shipped_models():
 
 
 # The shipped dP model files and the physics estimate their maximum-dP head reads last: the
-# default the buoyancy-aware one, dp_ufno_implicit.h5 (the same network, a faster head) the
-# implicit estimate's first-report value.
-DP_HEADS = (("dp_ufno.h5", "log_rz_gravity_two_phase_max_dp_bar"),
+# default the buoyancy-aware one (its maximum, first-report value and the day of its maximum),
+# dp_ufno_implicit.h5 (the same network, a faster head) the implicit estimate's first-report
+# value.
+DP_HEADS = (("dp_ufno.h5", "log_rz_gravity_max_day"),
             ("dp_ufno_implicit.h5", "log_rz_implicit_first_report_dp_bar"))
 
 

@@ -59,13 +59,10 @@ def _physics_names(implicit):
     from ufno.heads import physics as ph
     if not implicit:
         return ph.PHYSICS_FEATURE_NAMES
-    if implicit is True or implicit == "max":
-        return ph.MAX_DP_FEATURE_NAMES
-    if implicit == "first-report":
-        return ph.FIRST_REPORT_FEATURE_NAMES
-    if implicit == "gravity":
-        return ph.GRAVITY_FEATURE_NAMES
-    raise ValueError("--implicit: %r is not max, first-report or gravity" % (implicit,))
+    extra = ph.EXTRA_INPUTS.get("max" if implicit is True else implicit)
+    if extra is None:
+        raise ValueError("--implicit: %r is none of %s" % (implicit, ", ".join(ph.EXTRA_INPUTS)))
+    return ph.PHYSICS_FEATURE_NAMES + extra
 
 
 def load_data(path, limit=0, model=None, physics=False, implicit=False):
@@ -131,31 +128,28 @@ def write_head(head, grid, model, out, network_envelope=False, physics=False, im
         lambda f: kpi_head.write_group(f, GROUP, head, grid, target, attrs, names))
 
 
-def implicit_input(model):
-    """The name of the implicit two-phase estimate the maximum-dP head of the dP model file
-    `model` reads as its last input (one of physics.IMPLICIT_FEATURE_NAMES), or None."""
+def implicit_option(model):
+    """Which inputs the maximum-dP head of the dP model file `model` reads after the three
+    physics estimates, as load_data's `implicit`: False (none, or no head), or a key of
+    physics.EXTRA_INPUTS ("max", "first-report", "gravity", "gravity-summary")."""
     import h5py
     from ufno.heads import physics as ph
     with h5py.File(model, "r") as f:
         if GROUP not in f:
-            return None
+            return False
         names = f[GROUP].attrs.get("features", "")
-    names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
-    return names[-1] if names[-1] in ph.IMPLICIT_FEATURE_NAMES else None
+    names = tuple((names.decode() if isinstance(names, bytes) else str(names)).split(","))
+    for option, extra in sorted(ph.EXTRA_INPUTS.items(), key=lambda kv: -len(kv[1])):
+        if names[-len(extra):] == extra:
+            return option
+    return False
 
 
 def reads_implicit(model):
     """Whether the maximum-dP head of the dP model file `model` reads an implicit two-phase
-    estimate (its maximum, its first-report value or the buoyancy-aware one) as its last input."""
-    return implicit_input(model) is not None
-
-
-def implicit_option(model):
-    """implicit_input as load_data's `implicit`: False, "max", "first-report" or "gravity"."""
-    from ufno.heads import physics as ph
-    return {None: False, ph.IMPLICIT_FEATURE_NAME: "max",
-            ph.FIRST_REPORT_FEATURE_NAME: "first-report",
-            ph.GRAVITY_FEATURE_NAME: "gravity"}[implicit_input(model)]
+    estimate (its maximum, its first-report value or the buoyancy-aware one) after the three
+    physics estimates."""
+    return implicit_option(model) is not False
 
 
 def estimate(model, x0):
@@ -207,8 +201,9 @@ def main(argv=None):
                                   "help": "with --physics, also read the implicit two-phase r-z "
                                           "estimate (physics.rz_implicit_two_phase_dp_bar): its "
                                           "maximum (max, the default), its value at the first "
-                                          "report time (first-report), or the buoyancy-aware "
-                                          "estimate's maximum (gravity, Python only)"})])
+                                          "report time (first-report), the buoyancy-aware "
+                                          "estimate's maximum (gravity) or that, its first-report "
+                                          "value and the day of its maximum (gravity-summary)"})])
 
 if __name__ == "__main__":
     main()

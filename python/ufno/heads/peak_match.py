@@ -49,9 +49,9 @@ def head_estimate(model, case, x0, times_days=None):
     if physics:
         d = ph.from_case(case)
         extra, scale = ph.max_dp_physics_features(d, times_days)
-        name = max_dp_head.implicit_input(model)
-        if name is not None:   # its last input: an implicit estimate
-            extra = np.append(extra, float(ph.implicit_feature([d], name, times_days)[0]))
+        option = max_dp_head.implicit_option(model)
+        if option:   # its last inputs: an implicit estimate, or a summary of one
+            extra = np.append(extra, ph.extra_features([d], ph.EXTRA_INPUTS[option], times_days)[0])
         f = np.concatenate([f, extra[None]], 1)
     if not head.inside(f)[0] or not np.isfinite(scale) or scale <= 0:
         return None

@@ -1097,6 +1097,23 @@ def rz_gravity_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisect
     return out / BAR, sat
 
 
+def gravity_well_column_dp_bar(cs, times_days=None, props=None):
+    """(N, T) the largest rz_gravity_two_phase_dp_bar over the well column's layers at each
+    report time [bar]."""
+    return rz_gravity_two_phase_dp_bar(cs, times_days, props)[0][:, :, :, 0].max(axis=2)
+
+
+def gravity_summary_features(cs, times_days=None, props=None):
+    """(N, 3) a maximum-dP head's GRAVITY_SUMMARY inputs: of the buoyancy-aware estimate's well
+    column (gravity_well_column_dp_bar), log(max(its maximum, 1e-3)), log(max(its first-report
+    value, 1e-3)) and log(the report day of its maximum, the first where it ties)."""
+    t = np.asarray(_cases.report_times() if times_days is None else times_days, np.float64)
+    col = gravity_well_column_dp_bar(cs, times_days, props)
+    return np.stack([np.log(np.maximum(col.max(axis=1), PHYSICS_FLOOR_BAR)),
+                     np.log(np.maximum(col[:, 0], PHYSICS_FLOOR_BAR)),
+                     np.log(t[np.argmax(col, axis=1)])], axis=1)
+
+
 def gravity_max_dp_bar(cs, times_days=None, props=None):
     """(N,) the largest rz_gravity_two_phase_dp_bar in the well's column over layers and
     report times [bar]."""
@@ -1134,6 +1151,15 @@ FIRST_REPORT_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (FIRST_REPORT_FEATURE_NAME,
 GRAVITY_FEATURE_NAME = "log_rz_gravity_two_phase_max_dp_bar"
 GRAVITY_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + (GRAVITY_FEATURE_NAME,)
 IMPLICIT_FEATURE_NAMES = (IMPLICIT_FEATURE_NAME, FIRST_REPORT_FEATURE_NAME, GRAVITY_FEATURE_NAME)
+# Or the buoyancy-aware estimate summarised by three inputs (gravity_summary_features): its
+# maximum, its first-report value and the report day of its maximum, which tell the first day's
+# spike at the well from a gas column's later maximum at the top of the well's column.
+GRAVITY_SUMMARY_NAMES = (GRAVITY_FEATURE_NAME, "log_rz_gravity_first_report_dp_bar",
+                         "log_rz_gravity_max_day")
+GRAVITY_SUMMARY_FEATURE_NAMES = PHYSICS_FEATURE_NAMES + GRAVITY_SUMMARY_NAMES
+# The inputs a maximum-dP head may read after the three above, by ufno.max_dp_head's --implicit.
+EXTRA_INPUTS = {"max": (IMPLICIT_FEATURE_NAME,), "first-report": (FIRST_REPORT_FEATURE_NAME,),
+                "gravity": (GRAVITY_FEATURE_NAME,), "gravity-summary": GRAVITY_SUMMARY_NAMES}
 PHYSICS_FLOOR_BAR = 1e-3         # under every logarithm
 TWO_PHASE_FLOOR_BAR = 0.05       # under each report's r-z + two-phase buildup
 
@@ -1187,6 +1213,14 @@ def implicit_feature(cs, name, times_days=None, props=None):
     return np.log(np.maximum(f(cs, times_days, props), PHYSICS_FLOOR_BAR))
 
 
+def extra_features(cs, names, times_days=None, props=None):
+    """(N, len(names)) the inputs `names` (a value of EXTRA_INPUTS) of decoded cases."""
+    if tuple(names) == GRAVITY_SUMMARY_NAMES:
+        return gravity_summary_features(cs, times_days, props)
+    (name,) = names
+    return implicit_feature(cs, name, times_days, props)[:, None]
+
+
 def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
                                names=PHYSICS_FEATURE_NAMES):
     """The same for a batch of encoded inputs x0 (N, X, Y, >= 9 channels) at the first report
@@ -1196,8 +1230,7 @@ def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
     GRAVITY_FEATURE_NAMES (then log(max(gravity_max_dp_bar, 1e-3)), about 1.5 s a case).
     The r-z solves run batched, `chunk` cases at a time (the implicit one 32)."""
     names = tuple(names)
-    if names not in (PHYSICS_FEATURE_NAMES, MAX_DP_FEATURE_NAMES, FIRST_REPORT_FEATURE_NAMES,
-                     GRAVITY_FEATURE_NAMES):
+    if names != PHYSICS_FEATURE_NAMES and names[3:] not in EXTRA_INPUTS.values():
         raise ValueError("physics inputs %s: not a set this version computes" % (names,))
     x0 = np.asarray(x0)
     cs = [decode(x, dr, dz) for x in x0]
@@ -1212,8 +1245,8 @@ def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
             feats[i, :3] = _physics_features(theis[i], rz[i - s, :, :, 0].max(1), g2ph)
     if len(names) > 3:
         for s in range(0, len(cs), 32):
-            feats[s:s + 32, 3] = implicit_feature(cs[s:s + 32], names[3], times_days,
-                                                  ps[s:s + 32])
+            feats[s:s + 32, 3:] = extra_features(cs[s:s + 32], names[3:], times_days,
+                                                 ps[s:s + 32])
     return feats, theis
 
 
