@@ -277,9 +277,9 @@ struct Bf16Products {
 };
 
 // M_u = U_u * V_u of a tile, input channels a chunk at a time, output channels a register block
-// at a time.
-template <class Products>
-void multiply_points(const Block& b, const Products& p, int ic, int oc, WinoScratch& s) {
+// at a time (the X tiles' scratch and products, or the two-axis tiles', below).
+template <class Products, class Scratch>
+void multiply_points(const Block& b, const Products& p, int ic, int oc, Scratch& s) {
   for (int i0 = 0; i0 < ic; i0 += Products::kChunk) {
     const int i1 = std::min(i0 + Products::kChunk, ic);
     p.transform(b, i0, i1, s);
@@ -432,6 +432,7 @@ UFNO_AVX512_BF16 void accumulate_points_2d_bf16(Wino2dScratch& s, const std::uin
 
 // The two-axis tiles' products in float32, or in bf16 channel pairs.
 struct Float32Products2d {
+  static constexpr int kChunk = kChunk2d;
   const float* wino2d;
   int ic;
   UFNO_AVX512 void transform(const Block& b, int i0, int i1, Wino2dScratch& s) const {
@@ -443,6 +444,7 @@ struct Float32Products2d {
   }
 };
 struct Bf16Products2d {
+  static constexpr int kChunk = kChunk2d;
   const std::uint32_t* wino2d16;
   int pairs;
   UFNO_AVX512_BF16 void transform(const Block& b, int i0, int i1, Wino2dScratch& s) const {
@@ -455,26 +457,14 @@ struct Bf16Products2d {
   }
 };
 
-template <class Products>
-void multiply_points_2d(const Block& b, const Products& p, int ic, int oc, Wino2dScratch& s) {
-  for (int i0 = 0; i0 < ic; i0 += kChunk2d) {
-    const int i1 = std::min(i0 + kChunk2d, ic);
-    p.transform(b, i0, i1, s);
-    int o0 = 0;
-    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
-      p.template accumulate<kChannelBlock>(s, oc, o0, i0, i1);
-    for (; o0 < oc; ++o0) p.template accumulate<1>(s, oc, o0, i0, i1);
-  }
-}
-
 // A tile of 4 rows by 4 lines of one block: b.acc + i * b.acc_row + j * b.acc_line, i, j < 4.
 UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d,
                                   const std::uint32_t* wino2d16, const float* bias, int ic, int oc,
                                   Wino2dScratch& s) {
   if (wino2d16)
-    multiply_points_2d(b, Bf16Products2d{wino2d16, (ic + 1) / 2}, ic, oc, s);
+    multiply_points(b, Bf16Products2d{wino2d16, (ic + 1) / 2}, ic, oc, s);
   else
-    multiply_points_2d(b, Float32Products2d{wino2d, ic}, ic, oc, s);
+    multiply_points(b, Float32Products2d{wino2d, ic}, ic, oc, s);
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
       __m512 r[kWinoRows][kPoints];  // r[i][v] = sum_u A^T[i][u] M[u][v]
