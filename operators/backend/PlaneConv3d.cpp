@@ -147,20 +147,21 @@ UFNO_AVX512 void transform_input(const Block& b, int i0, int i1, WinoScratch& s)
     }
 }
 
-// M_u += U_u * V_u for output channels [o0, o0 + N) and the chunk's input channels [i0, i1);
-// wino: (point, input channel, plane tap, output channel).
-template <int N>
-UFNO_AVX512 void accumulate_points(WinoScratch& s, const float* wino, int ic, int oc, int o0,
-                                   int i0, int i1) {
-  for (int u = 0; u < kPoints; ++u) {
+// M_u += U_u * V_u for output channels [o0, o0 + N) and the chunk's input channels [i0, i1), at
+// each of the tile's points; wino: (point, input channel, tap, output channel). Taps says where
+// the transformed lines are (XTaps, XYTaps below).
+template <int N, class Taps, class Scratch>
+UFNO_AVX512 void accumulate_points(Scratch& s, const float* wino, int ic, int oc, int o0, int i0,
+                                   int i1) {
+  for (int u = 0; u < Taps::kPoints; ++u) {
     __m512 acc[kVectors][N];
     for (int n = 0; n < N; ++n)
       for (int m = 0; m < kVectors; ++m)
         acc[m][n] = i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(u, o0 + n, oc) + 16 * m);
     for (int c = i0; c < i1; ++c) {
-      const float* w = wino + (long(u) * ic + c) * kPlaneTaps * oc + o0;
-      for (int tap = 0; tap < kPlaneTaps; ++tap, w += oc) {
-        const float* vp = s.in(c - i0, u, tap);
+      const float* w = wino + (long(u) * ic + c) * Taps::kTaps * oc + o0;
+      for (int tap = 0; tap < Taps::kTaps; ++tap, w += oc) {
+        const float* vp = Taps::line(s, u, c - i0, tap);
         __m512 v[kVectors];
         for (int m = 0; m < kVectors; ++m) v[m] = _mm512_loadu_ps(vp + 16 * m);
         for (int n = 0; n < N; ++n) {
@@ -222,20 +223,19 @@ UFNO_AVX512_BF16 void transform_input_bf16(const Block& b, int i0, int i1, WinoS
     }
 }
 
-// M_u += U_u * V_u in bf16 pairs for output channels [o0, o0 + N), input channels [i0, i1);
-// wino16: (point, input pair, plane tap, output channel) of two bf16 each.
-template <int N>
-UFNO_AVX512_BF16 void accumulate_points_bf16(WinoScratch& s, const std::uint32_t* wino16, int pairs,
+// The same in bf16 pairs; wino16: (point, input pair, tap, output channel) of two bf16 each.
+template <int N, class Taps, class Scratch>
+UFNO_AVX512_BF16 void accumulate_points_bf16(Scratch& s, const std::uint32_t* wino16, int pairs,
                                              int oc, int o0, int i0, int i1) {
-  for (int u = 0; u < kPoints; ++u) {
+  for (int u = 0; u < Taps::kPoints; ++u) {
     __m512 acc[kVectors][N];
     for (int n = 0; n < N; ++n)
       for (int m = 0; m < kVectors; ++m)
         acc[m][n] = i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(u, o0 + n, oc) + 16 * m);
     for (int c = i0; c < i1; c += 2) {
-      const std::uint32_t* w = wino16 + (long(u) * pairs + c / 2) * kPlaneTaps * oc + o0;
-      for (int tap = 0; tap < kPlaneTaps; ++tap, w += oc) {
-        const std::uint32_t* vp = s.in16((c - i0) / 2, u, tap);
+      const std::uint32_t* w = wino16 + (long(u) * pairs + c / 2) * Taps::kTaps * oc + o0;
+      for (int tap = 0; tap < Taps::kTaps; ++tap, w += oc) {
+        const std::uint32_t* vp = Taps::line16(s, u, (c - i0) / 2, tap);
         __m512bh v[kVectors];
         for (int m = 0; m < kVectors; ++m) v[m] = (__m512bh)_mm512_loadu_si512(vp + 16 * m);
         for (int n = 0; n < N; ++n) {
@@ -250,65 +250,24 @@ UFNO_AVX512_BF16 void accumulate_points_bf16(WinoScratch& s, const std::uint32_t
   }
 }
 
-// The products' two precisions, for multiply_points: float32, and bf16 channel pairs.
-struct Float32Products {
-  static constexpr int kChunk = kWinoChunk;
-  const float* wino;
-  int ic;
-  UFNO_AVX512 void transform(const Block& b, int i0, int i1, WinoScratch& s) const {
+// The X tiles' lines: at each of 6 points, 9 (Y, T) taps, each a line of its own; their
+// transforms.
+struct XTaps {
+  static constexpr int kPoints = ::ufno::backend::kPoints, kTaps = kPlaneTaps;
+  static constexpr int kChunk = kWinoChunk, kChunk16 = kBf16Chunk;
+  using Scratch = WinoScratch;
+  static const float* line(WinoScratch& s, int u, int c, int tap) { return s.in(c, u, tap); }
+  static const std::uint32_t* line16(WinoScratch& s, int u, int pair, int tap) {
+    return s.in16(pair, u, tap);
+  }
+  UFNO_AVX512 static void transform(const Block& b, int i0, int i1, WinoScratch& s) {
     transform_input(b, i0, i1, s);
   }
-  template <int N>
-  UFNO_AVX512 void accumulate(WinoScratch& s, int oc, int o0, int i0, int i1) const {
-    accumulate_points<N>(s, wino, ic, oc, o0, i0, i1);
-  }
-};
-struct Bf16Products {
-  static constexpr int kChunk = kBf16Chunk;
-  const std::uint32_t* wino16;
-  int pairs;
-  UFNO_AVX512_BF16 void transform(const Block& b, int i0, int i1, WinoScratch& s) const {
+  UFNO_AVX512_BF16 static void transform16(const Block& b, int i0, int i1, WinoScratch& s) {
     transform_input_bf16(b, i0, i1, s);
   }
-  template <int N>
-  UFNO_AVX512_BF16 void accumulate(WinoScratch& s, int oc, int o0, int i0, int i1) const {
-    accumulate_points_bf16<N>(s, wino16, pairs, oc, o0, i0, i1);
-  }
 };
 
-// M_u = U_u * V_u of a tile, input channels a chunk at a time, output channels a register block
-// at a time (the X tiles' scratch and products, or the two-axis tiles', below).
-template <class Products, class Scratch>
-void multiply_points(const Block& b, const Products& p, int ic, int oc, Scratch& s) {
-  for (int i0 = 0; i0 < ic; i0 += Products::kChunk) {
-    const int i1 = std::min(i0 + Products::kChunk, ic);
-    p.transform(b, i0, i1, s);
-    int o0 = 0;
-    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
-      p.template accumulate<kChannelBlock>(s, oc, o0, i0, i1);
-    for (; o0 < oc; ++o0) p.template accumulate<1>(s, oc, o0, i0, i1);
-  }
-}
-
-// A tile of 4 output rows of one block: the rows b.acc + j * b.acc_row, j = 0 .. 3.
-UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uint32_t* wino16,
-                               const float* bias, int ic, int oc, WinoScratch& s) {
-  if (wino16)
-    multiply_points(b, Bf16Products{wino16, (ic + 1) / 2}, ic, oc, s);
-  else
-    multiply_points(b, Float32Products{wino, ic}, ic, oc, s);
-  for (int o = 0; o < oc; ++o)
-    for (int m = 0; m < kVectors; ++m) {
-      __m512 p[kPoints];
-      for (int u = 0; u < kPoints; ++u) p[u] = _mm512_loadu_ps(s.sums(u, o, oc) + 16 * m);
-      for (int j = 0; j < kWinoRows; ++j) {
-        __m512 y = _mm512_set1_ps(bias[o]);
-        for (int u = 0; u < kPoints; ++u)
-          if (kAt[j][u] != 0) y = _mm512_fmadd_ps(_mm512_set1_ps(kAt[j][u]), p[u], y);
-        _mm512_storeu_ps(b.acc + o * b.acc_channel + j * b.acc_row + 16 * m, y);
-      }
-    }
-}
 // Winograd F(4x4, 3x3) over X and Y, the T taps direct (whole lines only): a tile of 4 rows
 // by 4 lines of one block of 32 cells reads 6 x 6 input lines of 34 cells (the block and its two
 // T neighbours), which become 36 point lines V = B^T d B; the 9 (X, Y) taps of each weight
@@ -361,35 +320,6 @@ UFNO_AVX512 void transform_input_2d(const Block& b, int i0, int i1, Wino2dScratc
     }
 }
 
-// M_uv += U_uv * V_uv for output channels [o0, o0 + N), the chunk's input channels [i0, i1);
-// wino2d: (point, input channel, T tap, output channel).
-template <int N>
-UFNO_AVX512 void accumulate_points_2d(Wino2dScratch& s, const float* wino2d, int ic, int oc, int o0,
-                                      int i0, int i1) {
-  for (int uv = 0; uv < kPoints2d; ++uv) {
-    __m512 acc[kVectors][N];
-    for (int n = 0; n < N; ++n)
-      for (int m = 0; m < kVectors; ++m)
-        acc[m][n] =
-            i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(uv, o0 + n, oc) + 16 * m);
-    for (int c = i0; c < i1; ++c) {
-      const float* w = wino2d + (long(uv) * ic + c) * 3 * oc + o0;
-      const float* vp = s.in(uv, c - i0);
-      for (int dt = 0; dt < 3; ++dt, w += oc) {
-        __m512 v[kVectors];
-        for (int m = 0; m < kVectors; ++m) v[m] = _mm512_loadu_ps(vp + dt + 16 * m);
-        for (int n = 0; n < N; ++n) {
-          const __m512 wn = _mm512_set1_ps(w[n]);
-          for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_fmadd_ps(v[m], wn, acc[m][n]);
-        }
-      }
-    }
-    for (int n = 0; n < N; ++n)
-      for (int m = 0; m < kVectors; ++m)
-        _mm512_storeu_ps(s.sums(uv, o0 + n, oc) + 16 * m, acc[m][n]);
-  }
-}
-
 // bf16: the chunk's transformed lines as channel pairs (a missing odd channel reads as zeros).
 UFNO_AVX512_BF16 void pack_pairs_2d(int i0, int i1, Wino2dScratch& s) {
   for (int uv = 0; uv < kPoints2d; ++uv)
@@ -402,69 +332,94 @@ UFNO_AVX512_BF16 void pack_pairs_2d(int i0, int i1, Wino2dScratch& s) {
       }
 }
 
-// M_uv += U_uv * V_uv in bf16 pairs; wino2d16: (point, input pair, T tap, output channel).
-template <int N>
-UFNO_AVX512_BF16 void accumulate_points_2d_bf16(Wino2dScratch& s, const std::uint32_t* wino2d16,
-                                                int pairs, int oc, int o0, int i0, int i1) {
-  for (int uv = 0; uv < kPoints2d; ++uv) {
-    __m512 acc[kVectors][N];
-    for (int n = 0; n < N; ++n)
-      for (int m = 0; m < kVectors; ++m)
-        acc[m][n] =
-            i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(s.sums(uv, o0 + n, oc) + 16 * m);
-    for (int c = i0; c < i1; c += 2) {
-      const std::uint32_t* w = wino2d16 + (long(uv) * pairs + c / 2) * 3 * oc + o0;
-      const std::uint32_t* vp = s.in16(uv, (c - i0) / 2);
-      for (int dt = 0; dt < 3; ++dt, w += oc) {
-        __m512bh v[kVectors];
-        for (int m = 0; m < kVectors; ++m) v[m] = (__m512bh)_mm512_loadu_si512(vp + dt + 16 * m);
-        for (int n = 0; n < N; ++n) {
-          const __m512bh wn = (__m512bh)_mm512_set1_epi32(int(w[n]));
-          for (int m = 0; m < kVectors; ++m) acc[m][n] = _mm512_dpbf16_ps(acc[m][n], v[m], wn);
-        }
-      }
-    }
-    for (int n = 0; n < N; ++n)
-      for (int m = 0; m < kVectors; ++m)
-        _mm512_storeu_ps(s.sums(uv, o0 + n, oc) + 16 * m, acc[m][n]);
+// The two-axis tiles' lines: at each of 36 points, 3 T taps, one line read at 3 offsets.
+struct XYTaps {
+  static constexpr int kPoints = kPoints2d, kTaps = 3;
+  static constexpr int kChunk = kChunk2d, kChunk16 = kChunk2d;
+  using Scratch = Wino2dScratch;
+  static const float* line(Wino2dScratch& s, int uv, int c, int dt) { return s.in(uv, c) + dt; }
+  static const std::uint32_t* line16(Wino2dScratch& s, int uv, int pair, int dt) {
+    return s.in16(uv, pair) + dt;
   }
-}
-
-// The two-axis tiles' products in float32, or in bf16 channel pairs.
-struct Float32Products2d {
-  static constexpr int kChunk = kChunk2d;
-  const float* wino2d;
-  int ic;
-  UFNO_AVX512 void transform(const Block& b, int i0, int i1, Wino2dScratch& s) const {
+  UFNO_AVX512 static void transform(const Block& b, int i0, int i1, Wino2dScratch& s) {
     transform_input_2d(b, i0, i1, s);
   }
-  template <int N>
-  UFNO_AVX512 void accumulate(Wino2dScratch& s, int oc, int o0, int i0, int i1) const {
-    accumulate_points_2d<N>(s, wino2d, ic, oc, o0, i0, i1);
-  }
-};
-struct Bf16Products2d {
-  static constexpr int kChunk = kChunk2d;
-  const std::uint32_t* wino2d16;
-  int pairs;
-  UFNO_AVX512_BF16 void transform(const Block& b, int i0, int i1, Wino2dScratch& s) const {
+  UFNO_AVX512_BF16 static void transform16(const Block& b, int i0, int i1, Wino2dScratch& s) {
     transform_input_2d(b, i0, i1, s);
     pack_pairs_2d(i0, i1, s);
   }
+};
+
+// A tile's products in float32, or in bf16 channel pairs, for multiply_points.
+template <class Taps>
+struct Float32Products {
+  static constexpr int kChunk = Taps::kChunk;
+  const float* wino;
+  int ic;
+  UFNO_AVX512 void transform(const Block& b, int i0, int i1, typename Taps::Scratch& s) const {
+    Taps::transform(b, i0, i1, s);
+  }
   template <int N>
-  UFNO_AVX512_BF16 void accumulate(Wino2dScratch& s, int oc, int o0, int i0, int i1) const {
-    accumulate_points_2d_bf16<N>(s, wino2d16, pairs, oc, o0, i0, i1);
+  UFNO_AVX512 void accumulate(typename Taps::Scratch& s, int oc, int o0, int i0, int i1) const {
+    accumulate_points<N, Taps>(s, wino, ic, oc, o0, i0, i1);
+  }
+};
+template <class Taps>
+struct Bf16Products {
+  static constexpr int kChunk = Taps::kChunk16;
+  const std::uint32_t* wino16;
+  int pairs;
+  UFNO_AVX512_BF16 void transform(const Block& b, int i0, int i1, typename Taps::Scratch& s) const {
+    Taps::transform16(b, i0, i1, s);
+  }
+  template <int N>
+  UFNO_AVX512_BF16 void accumulate(typename Taps::Scratch& s, int oc, int o0, int i0,
+                                   int i1) const {
+    accumulate_points_bf16<N, Taps>(s, wino16, pairs, oc, o0, i0, i1);
   }
 };
 
+// M_u = U_u * V_u of a tile, input channels a chunk at a time, output channels a register block
+// at a time.
+template <class Products, class Scratch>
+void multiply_points(const Block& b, const Products& p, int ic, int oc, Scratch& s) {
+  for (int i0 = 0; i0 < ic; i0 += Products::kChunk) {
+    const int i1 = std::min(i0 + Products::kChunk, ic);
+    p.transform(b, i0, i1, s);
+    int o0 = 0;
+    for (; o0 + kChannelBlock <= oc; o0 += kChannelBlock)
+      p.template accumulate<kChannelBlock>(s, oc, o0, i0, i1);
+    for (; o0 < oc; ++o0) p.template accumulate<1>(s, oc, o0, i0, i1);
+  }
+}
+
+// A tile of 4 output rows of one block: the rows b.acc + j * b.acc_row, j = 0 .. 3.
+UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uint32_t* wino16,
+                               const float* bias, int ic, int oc, WinoScratch& s) {
+  if (wino16)
+    multiply_points(b, Bf16Products<XTaps>{wino16, (ic + 1) / 2}, ic, oc, s);
+  else
+    multiply_points(b, Float32Products<XTaps>{wino, ic}, ic, oc, s);
+  for (int o = 0; o < oc; ++o)
+    for (int m = 0; m < kVectors; ++m) {
+      __m512 p[kPoints];
+      for (int u = 0; u < kPoints; ++u) p[u] = _mm512_loadu_ps(s.sums(u, o, oc) + 16 * m);
+      for (int j = 0; j < kWinoRows; ++j) {
+        __m512 y = _mm512_set1_ps(bias[o]);
+        for (int u = 0; u < kPoints; ++u)
+          if (kAt[j][u] != 0) y = _mm512_fmadd_ps(_mm512_set1_ps(kAt[j][u]), p[u], y);
+        _mm512_storeu_ps(b.acc + o * b.acc_channel + j * b.acc_row + 16 * m, y);
+      }
+    }
+}
 // A tile of 4 rows by 4 lines of one block: b.acc + i * b.acc_row + j * b.acc_line, i, j < 4.
 UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d,
                                   const std::uint32_t* wino2d16, const float* bias, int ic, int oc,
                                   Wino2dScratch& s) {
   if (wino2d16)
-    multiply_points(b, Bf16Products2d{wino2d16, (ic + 1) / 2}, ic, oc, s);
+    multiply_points(b, Bf16Products<XYTaps>{wino2d16, (ic + 1) / 2}, ic, oc, s);
   else
-    multiply_points(b, Float32Products2d{wino2d, ic}, ic, oc, s);
+    multiply_points(b, Float32Products<XYTaps>{wino2d, ic}, ic, oc, s);
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
       __m512 r[kWinoRows][kPoints];  // r[i][v] = sum_u A^T[i][u] M[u][v]
