@@ -47,6 +47,20 @@ Problem problem(const Case& k, unsigned seed) {
   return p;
 }
 
+// The relative L2 error of a case's bf16 output in `tiles` against the direct loops (logged).
+double bf16_error(const Case& k, unsigned seed, WinogradTiles tiles) {
+  const Problem p = problem(k, seed);
+  backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
+  conv.set_bf16(true);
+  conv.set_winograd(tiles);
+  Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
+  conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
+  const double e = test::rel_l2(test::to_host(y), p.want);
+  UNSCOPED_INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x"
+                     << k.t << ", tiles " << int(tiles) << ": relative L2 " << e);
+  return e;
+}
+
 }  // namespace
 
 TEST_CASE("PlaneConv3d matches direct convolution", "[conv][plane]") {
@@ -105,15 +119,8 @@ TEST_CASE("PlaneConv3d's bf16 Winograd products stay within bf16 rounding of dir
   // over from the tiles (direct, float32).
   for (const Case k : {Case{72, 36, 8, 10, 6, 32}, Case{9, 13, 4, 6, 8, 8}, Case{7, 13, 5, 8, 5, 9},
                        Case{17, 25, 4, 6, 3, 64}, Case{1, 3, 4, 6, 4, 32}}) {
-    const Problem p = problem(k, 51);
-    backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
-    conv.set_bf16(true);
-    conv.set_winograd(WinogradTiles::x);  // X tiles everywhere; the tiles over X and Y below
-    Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
-    conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
-    const double e = test::rel_l2(test::to_host(y), p.want);
-    INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
-              << ": relative L2 " << e);
+    // X tiles everywhere; the tiles over X and Y below.
+    const double e = bf16_error(k, 51, WinogradTiles::x);
     // bf16 keeps 8 bits of mantissa (up to 2^-9 = 2e-3 of each rounded operand); Winograd's
     // transforms (constants up to 5 in, 8 out) make it 0.7-0.8 % of the output here, about 4x
     // a direct bf16 convolution's. A wrong channel pairing, point or weight is O(1).
@@ -127,14 +134,7 @@ TEST_CASE("PlaneConv3d's bf16 Winograd products stay within bf16 rounding of dir
   // about 3.5x the X tiles' (the effect on the models' accuracy: benchmarks/README.md).
   for (const Case k :
        {Case{72, 36, 8, 10, 8, 32}, Case{72, 36, 5, 7, 6, 32}, Case{31, 13, 4, 6, 4, 64}}) {
-    const Problem p = problem(k, 61);
-    backend::PlaneConv3d conv(k.in, k.out, p.w, p.b);
-    conv.set_bf16(true);
-    Tensor y = empty_tensor("plane.out", 1, k.out, k.rows, k.y, k.t);
-    conv.forward(slab_of(p.x, p.d, k.slab_rows), y);
-    const double e = test::rel_l2(test::to_host(y), p.want);
-    INFO(k.in << " -> " << k.out << " channels, " << k.rows << " rows of " << k.y << "x" << k.t
-              << ", tiles over X and Y: relative L2 " << e);
+    const double e = bf16_error(k, 61, WinogradTiles::xy);
     CHECK(e < 4e-2);
     CHECK(e > 1e-4);
   }
