@@ -34,7 +34,9 @@ feature names say which inputs the programs compute for it, so a head without it
 With --implicit first-report, the fourth input is that solve's value at the first report time
 instead (physics.implicit_first_report_dp_bar, only the first step's solve: about 0.01 s a case).
 With --implicit gravity, the buoyancy-aware estimate's maximum (physics.gravity_max_dp_bar, about
-1.5 s a case; its C++ twin about 0.7 s, computed by the programs for such a head).
+1.5 s a case; its C++ twin about 0.7 s, computed by the programs for such a head). With
+--implicit gravity-summary (the shipped head), that maximum, the estimate's first-report value and
+the report day of its maximum (physics.gravity_summary_features, one solve).
 
 The result is a copy of --model with group /max_dp_head added (docs/model-format.md); the C++
 programs use it for max_dP_bar when the dP model file has it (screening/KpiHeads.hpp). The output is

@@ -1227,7 +1227,8 @@ def max_dp_physics_features_x0(x0, times_days=None, dr=None, dz=None, chunk=64,
     time (decode; dr, dz as decode's): (features (N, len(names)), theis (N,)), names
     PHYSICS_FEATURE_NAMES, MAX_DP_FEATURE_NAMES (then also log(max(implicit_max_dp_bar,
     1e-3))), FIRST_REPORT_FEATURE_NAMES (then log(max(implicit_first_report_dp_bar, 1e-3))) or
-    GRAVITY_FEATURE_NAMES (then log(max(gravity_max_dp_bar, 1e-3)), about 1.5 s a case).
+    GRAVITY_FEATURE_NAMES (then log(max(gravity_max_dp_bar, 1e-3)), about 1.5 s a case) or
+    GRAVITY_SUMMARY_FEATURE_NAMES (then gravity_summary_features, from the same solve).
     The r-z solves run batched, `chunk` cases at a time (the implicit one 32)."""
     names = tuple(names)
     if names != PHYSICS_FEATURE_NAMES and names[3:] not in EXTRA_INPUTS.values():
