@@ -129,6 +129,13 @@ struct WinoScratch {
 };
 
 #if defined(__x86_64__)
+// init + sum_k row[k] x[k] over the nonzero constants of a transform's row (B^T's or A^T's).
+UFNO_AVX512 inline __m512 combine(const float (&row)[kPoints], const __m512* x, __m512 init) {
+  for (int k = 0; k < kPoints; ++k)
+    if (row[k] != 0) init = _mm512_fmadd_ps(_mm512_set1_ps(row[k]), x[k], init);
+  return init;
+}
+
 // V = B^T d for input channels [i0, i1) of the block's cells, at each of the 9 plane taps.
 UFNO_AVX512 void transform_input(const Block& b, int i0, int i1, WinoScratch& s) {
   for (int ic = i0; ic < i1; ++ic)
@@ -138,9 +145,7 @@ UFNO_AVX512 void transform_input(const Block& b, int i0, int i1, WinoScratch& s)
         __m512 d[kPoints];
         for (int i = 0; i < kPoints; ++i) d[i] = _mm512_loadu_ps(xp + i * b.row + 16 * m);
         for (int u = 0; u < kPoints; ++u) {
-          __m512 v = _mm512_setzero_ps();
-          for (int i = 0; i < kPoints; ++i)
-            if (kBt[u][i] != 0) v = _mm512_fmadd_ps(_mm512_set1_ps(kBt[u][i]), d[i], v);
+          const __m512 v = combine(kBt[u], d, _mm512_setzero_ps());
           _mm512_storeu_ps(s.in(ic - i0, u, tap) + 16 * m, v);
         }
       }
@@ -211,9 +216,7 @@ UFNO_AVX512_BF16 void transform_input_bf16(const Block& b, int i0, int i1, WinoS
           for (int i = 0; i < kPoints; ++i)
             d[i] = real ? _mm512_loadu_ps(xp + i * b.row) : _mm512_setzero_ps();
           for (int u = 0; u < kPoints; ++u) {
-            __m512 t = _mm512_setzero_ps();
-            for (int i = 0; i < kPoints; ++i)
-              if (kBt[u][i] != 0) t = _mm512_fmadd_ps(_mm512_set1_ps(kBt[u][i]), d[i], t);
+            const __m512 t = combine(kBt[u], d, _mm512_setzero_ps());
             v[h][u] = t;
           }
         }
@@ -304,17 +307,13 @@ UFNO_AVX512 void transform_input_2d(const Block& b, int i0, int i1, Wino2dScratc
         __m512 d[kPoints];
         for (int i = 0; i < kPoints; ++i) d[i] = _mm512_loadu_ps(xc + i * b.row + j * b.line);
         for (int u = 0; u < kPoints; ++u) {
-          __m512 a = _mm512_setzero_ps();
-          for (int i = 0; i < kPoints; ++i)
-            if (kBt[u][i] != 0) a = _mm512_fmadd_ps(_mm512_set1_ps(kBt[u][i]), d[i], a);
+          const __m512 a = combine(kBt[u], d, _mm512_setzero_ps());
           t[u][j] = a;
         }
       }
       for (int u = 0; u < kPoints; ++u)
         for (int v = 0; v < kPoints; ++v) {
-          __m512 a = _mm512_setzero_ps();
-          for (int j = 0; j < kPoints; ++j)
-            if (kBt[v][j] != 0) a = _mm512_fmadd_ps(_mm512_set1_ps(kBt[v][j]), t[u][j], a);
+          const __m512 a = combine(kBt[v], t[u], _mm512_setzero_ps());
           _mm512_storeu_ps(s.in(u * kPoints + v, ic - i0) + off, a);
         }
     }
@@ -405,9 +404,7 @@ UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uin
       __m512 p[kPoints];
       for (int u = 0; u < kPoints; ++u) p[u] = _mm512_loadu_ps(s.sums(u, o, oc) + 16 * m);
       for (int j = 0; j < kWinoRows; ++j) {
-        __m512 y = _mm512_set1_ps(bias[o]);
-        for (int u = 0; u < kPoints; ++u)
-          if (kAt[j][u] != 0) y = _mm512_fmadd_ps(_mm512_set1_ps(kAt[j][u]), p[u], y);
+        const __m512 y = combine(kAt[j], p, _mm512_set1_ps(bias[o]));
         _mm512_storeu_ps(b.acc + o * b.acc_channel + j * b.acc_row + 16 * m, y);
       }
     }
@@ -428,17 +425,13 @@ UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d,
         for (int u = 0; u < kPoints; ++u)
           p[u] = _mm512_loadu_ps(s.sums(u * kPoints + v, o, oc) + 16 * m);
         for (int i = 0; i < kWinoRows; ++i) {
-          __m512 a = _mm512_setzero_ps();
-          for (int u = 0; u < kPoints; ++u)
-            if (kAt[i][u] != 0) a = _mm512_fmadd_ps(_mm512_set1_ps(kAt[i][u]), p[u], a);
+          const __m512 a = combine(kAt[i], p, _mm512_setzero_ps());
           r[i][v] = a;
         }
       }
       for (int i = 0; i < kWinoRows; ++i)
         for (int j = 0; j < kWinoRows; ++j) {
-          __m512 y = _mm512_set1_ps(bias[o]);
-          for (int v = 0; v < kPoints; ++v)
-            if (kAt[j][v] != 0) y = _mm512_fmadd_ps(_mm512_set1_ps(kAt[j][v]), r[i][v], y);
+          const __m512 y = combine(kAt[j], r[i], _mm512_set1_ps(bias[o]));
           _mm512_storeu_ps(b.acc + o * b.acc_channel + i * b.acc_row + j * b.acc_line + 16 * m, y);
         }
     }
