@@ -71,10 +71,12 @@ struct KpiHead {
   // runtime/PressureEstimates.hpp (max_dp_physics_features) and estimates log(Flow's maximum
   // dP / Theis), so that its KPI is Theis x its output (empty: none). "envelope": a dP-envelope
   // head that reads those three and the r-z solve's envelope at physics_columns (its inputs
-  // named log_rz_envelope_r<column>) instead of the network's envelope. Not with
-  // reads_network().
+  // named log_rz_envelope_r<column>) instead of the network's envelope, then, if its inputs go
+  // on with log_rz_gravity_envelope_r<column>, the buoyancy-aware solve's envelope at
+  // physics_gravity_columns. Not with reads_network().
   std::string physics_inputs;
   std::vector<int> physics_columns;
+  std::vector<int> physics_gravity_columns;
   // What a maximum-dP head with physics inputs reads after the three physics estimates, set from
   // its feature names (runtime/KpiHeadEstimator.cpp): nothing, the implicit two-phase r-z
   // estimate's maximum or its first-report value, the buoyancy-aware estimate's maximum, or that

@@ -28,6 +28,16 @@ CaseMemo<std::vector<double>>& max_dp_estimate_memo() {
   return memo;
 }
 
+CaseMemo<GravitySummary>& gravity_summary_memo() {
+  static CaseMemo<GravitySummary> memo(64);
+  return memo;
+}
+
+GravitySummary memo_gravity_summary(const ReservoirCase& c, const std::vector<double>& times_days) {
+  return gravity_summary_memo().get(0, c, times_days,
+                                    [&] { return rz_gravity_two_phase_summary(c, times_days); });
+}
+
 CaseMemo<MaxDpPhysics>& max_dp_physics_memo() {
   static CaseMemo<MaxDpPhysics> memo(64);
   return memo;

@@ -67,6 +67,12 @@ using EstimateMemo = CaseMemo<double>;
 // (their logarithms), keyed by int(MaxDpExtraInputs): 64 cases, a pass's or more (about 30 KB
 // a case on the paper's grid).
 CaseMemo<std::vector<double>>& max_dp_estimate_memo();
+// The process's memo of the buoyancy-aware estimate's summary (rz_gravity_two_phase_summary:
+// the maximum-dP head's inputs and the dP-envelope head's, from one solve), as many cases (about
+// 2 KB a case on the paper's grid).
+CaseMemo<GravitySummary>& gravity_summary_memo();
+// rz_gravity_two_phase_summary through that memo.
+GravitySummary memo_gravity_summary(const ReservoirCase& c, const std::vector<double>& times_days);
 // The process's memo of max_dp_physics_features (the r-z solves both the peak match and the KPI
 // stage's maximum-dP and envelope heads read), as many cases.
 CaseMemo<MaxDpPhysics>& max_dp_physics_memo();

@@ -27,6 +27,9 @@ std::vector<double> dense(const DenseLayer& l, const std::vector<double>& x, boo
   return y;
 }
 
+const std::string kRzEnvelopePrefix = "log_rz_envelope_r";
+const std::string kGravityEnvelopePrefix = "log_rz_gravity_envelope_r";
+
 std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::to_string(y); }
 
 // The interval's per-case scale of each output (python/ufno/heads/intervals.py): 1, or for
@@ -66,6 +69,15 @@ std::vector<double> interval_scales(const HeadInterval& iv, const ReservoirCase&
   return scale;
 }
 
+// The column of an envelope input named <prefix><column> (at most five digits), else -1.
+int envelope_input_column(const std::string& name, const std::string& prefix) {
+  if (name.rfind(prefix, 0) != 0 || name.size() <= prefix.size() ||
+      name.size() - prefix.size() > 5 ||
+      name.find_first_not_of("0123456789", prefix.size()) != std::string::npos)
+    return -1;
+  return std::stoi(name.substr(prefix.size()));
+}
+
 }  // namespace
 
 const std::vector<MaxDpExtraNames>& max_dp_extra_names() {
@@ -102,21 +114,22 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
       head_.physics_extra = extra.inputs;
       break;
     }
-  // An envelope head's r-z envelope columns, named log_rz_envelope_r<column>: read from its own
-  // names, checked to be columns of its grid.
+  // An envelope head's r-z envelope columns, named log_rz_envelope_r<column>, then any of the
+  // buoyancy-aware solve's, named log_rz_gravity_envelope_r<column>: read from its own names,
+  // checked to be columns of its grid.
   if (head_.physics_inputs == "envelope") {
-    const std::string prefix = "log_rz_envelope_r";
     for (std::size_t i = names.size(); i < head_.features.size(); ++i) {
       const std::string& n = head_.features[i];
-      int col = -1;
-      if (n.rfind(prefix, 0) == 0 && n.size() > prefix.size() &&
-          n.find_first_not_of("0123456789", prefix.size()) == std::string::npos &&
-          n.size() - prefix.size() <= 5)
-        col = std::stoi(n.substr(prefix.size()));
+      // The buoyancy-aware columns come after the r-z ones and only those.
+      const bool gravity =
+          !head_.physics_columns.empty() && (!head_.physics_gravity_columns.empty() ||
+                                             envelope_input_column(n, kGravityEnvelopePrefix) >= 0);
+      const int col =
+          envelope_input_column(n, gravity ? kGravityEnvelopePrefix : kRzEnvelopePrefix);
       if (col < 0 || col >= head_.grid[1])
         throw InputError(head_.path, head_.group + "@features",
                          "input " + n + " is not an r-z envelope column of the head's grid");
-      head_.physics_columns.push_back(col);
+      (gravity ? head_.physics_gravity_columns : head_.physics_columns).push_back(col);
       names.push_back(n);
     }
     if (head_.physics_columns.empty())

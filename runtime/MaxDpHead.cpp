@@ -25,9 +25,10 @@ std::vector<double> extra_inputs(const KpiHead& h, const ReservoirCase& c,
       case MaxDpExtraInputs::implicit_first_report:
         return {floored_log(rz_implicit_first_report_dp_bar(c, times_days))};
       case MaxDpExtraInputs::gravity_max:
-        return {floored_log(rz_gravity_two_phase_max_dp_bar(c, times_days))};
+        return {floored_log(memo_gravity_summary(c, times_days).max_bar)};
       case MaxDpExtraInputs::gravity_summary: {
-        const GravitySummary s = rz_gravity_two_phase_summary(c, times_days);
+        // The solve the dP-envelope head may read too.
+        const GravitySummary s = memo_gravity_summary(c, times_days);
         return {floored_log(s.max_bar), floored_log(s.first_report_bar), std::log(s.max_day)};
       }
       case MaxDpExtraInputs::none:

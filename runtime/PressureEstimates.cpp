@@ -1170,6 +1170,10 @@ GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
   const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny), T = f.size() / (X * Y);
   GravitySummary s;
   s.max_bar = -std::numeric_limits<double>::infinity();
+  s.envelope_bar.assign(Y, -std::numeric_limits<double>::infinity());
+  for (std::size_t i = 0; i < T * X; ++i)
+    for (std::size_t y = 0; y < Y; ++y)
+      s.envelope_bar[y] = std::max(s.envelope_bar[y], f[i * Y + y]);
   for (std::size_t t = 0; t < T; ++t) {
     double column = -std::numeric_limits<double>::infinity();  // over the well column's layers
     for (std::size_t x = 0; x < X; ++x) column = std::max(column, f[(t * X + x) * Y]);

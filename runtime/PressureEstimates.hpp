@@ -105,9 +105,13 @@ double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
 // (the first report time that reaches it). A maximum-dP head whose inputs end with
 // log_rz_gravity_two_phase_max_dp_bar, log_rz_gravity_first_report_dp_bar and
 // log_rz_gravity_max_day reads their logarithms (the two buildups floored at 1e-3 bar): whether
-// the maximum is the first day's spike at the well or a gas column's later one.
+// the maximum is the first day's spike at the well or a gas column's later one. With them, from
+// the same solve, its envelope: the largest value over report times and layers per radial column
+// [bar] (Y), which a dP-envelope head whose inputs include log_rz_gravity_envelope_r<column>
+// reads as log(max(envelope, 0.01)) (physics.py gravity_envelope_bar).
 struct GravitySummary {
   double max_bar = 0, first_report_bar = 0, max_day = 0;
+  std::vector<double> envelope_bar;
 };
 GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
                                             const std::vector<double>& times_days);

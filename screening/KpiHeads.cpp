@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/InputError.hpp"
+#include "runtime/EstimateMemo.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
 #include "runtime/MaxDpHead.hpp"
 #include "runtime/PressureEstimates.hpp"
@@ -189,6 +190,11 @@ void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirC
     extra.assign(m.features.begin(), m.features.end());
     for (int col : h.physics_columns)
       extra.push_back(std::log(std::max(m.rz_envelope_bar[col], kRzEnvelopeFloorBar)));
+    if (!h.physics_gravity_columns.empty()) {  // then the buoyancy-aware solve's
+      const GravitySummary g = memo_gravity_summary(c, times_days);
+      for (int col : h.physics_gravity_columns)
+        extra.push_back(std::log(std::max(g.envelope_bar[col], kRzEnvelopeFloorBar)));
+    }
   } else {
     extra = field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar);
   }

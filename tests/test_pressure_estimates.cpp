@@ -371,7 +371,82 @@ TEST_CASE("pressure estimates: an envelope head's physics inputs name r-z envelo
   bad.features.push_back("log_rz_envelope_r48");  // the grid has 48 radial columns
   CHECK_THROWS_WITH(KpiHeadEstimator(bad), Catch::Contains("max_dp_head@features"));
   CHECK_THROWS_WITH(KpiHeadEstimator(*h), Catch::Contains("r-z envelope columns"));
+  // The buoyancy-aware solve's columns after the r-z ones; not before them, not mixed.
+  KpiHead both = good;
+  both.features.push_back("log_rz_gravity_envelope_r3");
+  both.features.push_back("log_rz_gravity_envelope_r40");
+  const KpiHeadEstimator e(both);
+  CHECK(e.head().physics_columns == std::vector<int>{0, 47});
+  CHECK(e.head().physics_gravity_columns == std::vector<int>{3, 40});
+  for (const std::vector<std::string>& tail :
+       {std::vector<std::string>{"log_rz_gravity_envelope_r3", "log_rz_envelope_r0"},
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r48"},
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r1",
+                                 "log_rz_envelope_r2"},
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r-1"},
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r123456"}}) {
+    KpiHead wrong = *h;
+    for (const auto& n : tail) wrong.features.push_back(n);
+    INFO(wrong.features.back());
+    CHECK_THROWS_WITH(KpiHeadEstimator(wrong), Catch::Contains("max_dp_head@features"));
+  }
   std::remove(copy.c_str());
+}
+
+TEST_CASE("pressure estimates: an envelope head reads the buoyancy-aware solve's envelope",
+          "[pressure][kpi_heads][gravity]") {
+  // An envelope head reading two r-z columns, then two of the buoyancy-aware solve's (the
+  // fixture's head widened by zero weights) is given log(max(envelope, 0.01)) of each solve's
+  // envelope at its columns: with its input ranges drawn tight around those values it
+  // estimates; with one range moved off its value it declines (an input outside its ranges).
+  const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_genv_head.h5");
+  test::set_string_attribute(copy, "physics_inputs", "envelope", "/max_dp_head");
+  std::optional<KpiHead> h = read_kpi_head(copy, "max_dp_head");
+  std::remove(copy.c_str());
+  REQUIRE(h);
+  const std::vector<double> times = paper_times_days(24);
+  const ReservoirCase c = read_case(example_paths().front());
+  const MaxDpPhysics m = max_dp_physics_features(c, times);
+  const GravitySummary g = rz_gravity_two_phase_summary(c, times);
+  std::vector<double> given;
+  for (int col : {0, 20}) {
+    h->features.push_back("log_rz_envelope_r" + std::to_string(col));
+    given.push_back(std::log(std::max(m.rz_envelope_bar[std::size_t(col)], 0.01)));
+  }
+  for (int col : {1, 30}) {
+    h->features.push_back("log_rz_gravity_envelope_r" + std::to_string(col));
+    given.push_back(std::log(std::max(g.envelope_bar[std::size_t(col)], 0.01)));
+  }
+  CHECK(given[2] != given[3]);  // so that swapped columns would show
+  for (auto& member : h->members) {
+    DenseLayer& l = member[0];
+    std::vector<double> w;
+    for (int o = 0; o < l.out; ++o) {
+      w.insert(w.end(), l.weight.begin() + std::ptrdiff_t(o) * l.in,
+               l.weight.begin() + std::ptrdiff_t(o + 1) * l.in);
+      w.insert(w.end(), given.size(), 0.0);
+    }
+    l.weight = w;
+    l.in += int(given.size());
+  }
+  for (double v : given) {
+    h->feature_mean.push_back(v);
+    h->feature_std.push_back(1.0);
+    h->feature_min.push_back(v - 1e-9);
+    h->feature_max.push_back(v + 1e-9);
+  }
+  Kpis k;
+  apply_dp_envelope_head(k, KpiHeadEstimator(*h), c, {}, KpiOptions{}, times);
+  CHECK(k.aor_from_head);
+  for (std::size_t i = 1; i <= given.size(); ++i) {
+    INFO("input " << h->features.size() - i);
+    KpiHead off = *h;
+    off.feature_min[off.features.size() - i] += 0.5;
+    off.feature_max[off.features.size() - i] += 0.5;
+    Kpis o;
+    apply_dp_envelope_head(o, KpiHeadEstimator(off), c, {}, KpiOptions{}, times);
+    CHECK_FALSE(o.aor_from_head);
+  }
 }
 
 TEST_CASE("pressure estimates: the buoyancy-aware estimate equals python's",
@@ -483,6 +558,15 @@ TEST_CASE("pressure estimates: the buoyancy-aware estimate's well column summari
     CHECK(s.max_bar == rz_gravity_two_phase_max_dp_bar(c, times));
     CHECK(s.first_report_bar == column.front());
     CHECK(s.max_day == times[std::size_t(top - column.begin())]);
+    // Its envelope: the field's largest value over report times and layers per radial column.
+    REQUIRE(s.envelope_bar.size() == Y);
+    for (std::size_t y = 0; y < Y; ++y) {
+      double e = -1e300;
+      for (std::size_t t = 0; t < times.size(); ++t)
+        for (std::size_t x = 0; x < X; ++x) e = std::max(e, f[(t * X + x) * Y + y]);
+      CHECK(s.envelope_bar[y] == e);
+    }
+    CHECK(s.envelope_bar.front() == s.max_bar);  // the well's column holds its maximum
   }
   const auto base = read_kpi_head(kFixture, "max_dp_head_gravity");
   REQUIRE(base);

@@ -62,8 +62,34 @@ def test_dp_envelope_head():
                     "--epochs", "400"], out)
         if os.path.exists(out):
             check_envelope_group(out, "dp_envelope_head", model, dp_envelope_head.COLUMNS, Y, 8)
+        # --physics --gravity-envelope: the r-z solve's envelope, then the buoyancy-aware
+        # solve's, at the head's columns, named so (the programs compute what the names say).
+        from ufno.heads import physics
+        grav = os.path.join(work, "dp_gravity_head.h5")
+        train(CLI, ["--data", data, "--model", model, "--members", "1", "--hidden", "4",
+                    "--epochs", "50", "--limit", "6", "--physics", "--gravity-envelope"], grav)
+        if os.path.exists(grav):
+            with h5py.File(grav, "r") as f:
+                names = f["dp_envelope_head"].attrs["features"]
+            names = (names.decode() if isinstance(names, bytes) else names).split(",")
+            check("--gravity-envelope: the head's last inputs are the buoyancy-aware columns",
+                  names[-len(dp_envelope_head.COLUMNS):] ==
+                  physics.gravity_envelope_feature_names(dp_envelope_head.COLUMNS) and
+                  names == dp_envelope_head.physics_input_names(gravity=True), names[-3:])
+            check("... which calibration reads from the names",
+                  dp_envelope_head.gravity_option(grav) and
+                  not dp_envelope_head.gravity_option(model))
+            f6, _, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity=True)
+            cs = [physics.decode(v) for v in x[:2, :, :, 0, :]]
+            g = physics.gravity_envelope_bar(cs)[:, list(dp_envelope_head.COLUMNS)]
+            check("... their values log(max(envelope, 0.01)) of the solve's envelope",
+                  np.allclose(f6[:, -len(dp_envelope_head.COLUMNS):],
+                              np.log(np.maximum(g, 0.01))))
         sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
         bad = os.path.join(work, "bad.h5")
+        refused("--gravity-envelope without --physics",
+                ["--data", data, "--model", model, "--out", bad, "--gravity-envelope"], bad,
+                "only with --physics")
         refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,
                 "variable")
         narrow = write_data(os.path.join(work, "narrow.h5"), x[:, :, :16],

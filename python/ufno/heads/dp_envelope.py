@@ -4,6 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.dp_envelope_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
+      [--physics [--gravity-envelope]]
 
 Why: the area of review a user reads (aor_radius_m) is where the largest dP a radius ever sees
 falls through the critical pressure: near the well for most cases (metres to tens of metres,
@@ -21,7 +22,15 @@ digest of the network it was fitted with (kpi_head.network_digest), and the prog
 it with another (a new dP network needs this command again).
 
 The targets are Flow's envelopes of the data set; the network's are computed here, on one thread
-(about twenty minutes for 4,000 cases). The result is a copy of --model with group
+(about twenty minutes for 4,000 cases).
+
+With --physics the head reads no network output: the physics estimates of the maximum dP and
+the single-phase r-z solve's envelope at COLUMNS (physics_inputs = "envelope"). With
+--gravity-envelope as well, also the buoyancy-aware two-phase solve's envelope at COLUMNS
+(physics.gravity_envelope_bar, about 1.5 s a case here; runtime/PressureEstimates.cpp computes
+it in C++ from the solve the maximum-dP head reads).
+
+The result is a copy of --model with group
 /dp_envelope_head added (docs/model-format.md), written to a temporary name and renamed: a
 failure leaves no file.
 """
@@ -42,10 +51,11 @@ def inputs(x0, network_envelope):
                            kpi_head.envelope_features(network_envelope, COLUMNS)], 1)
 
 
-def load_physics_data(path, limit=0):
+def load_physics_data(path, limit=0, gravity=False):
     """Inputs of a head with physics inputs (the 32 case features, the maximum-dP physics
-    estimates, the r-z solve's envelope at COLUMNS: python/ufno/heads/physics.py), Flow's
-    envelopes (N, Y) and split names; no network runs."""
+    estimates, the r-z solve's envelope at COLUMNS, with gravity also the buoyancy-aware
+    solve's: python/ufno/heads/physics.py), Flow's envelopes (N, Y) and split names; no network
+    runs."""
     from ufno.heads import physics as ph
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
@@ -54,15 +64,16 @@ def load_physics_data(path, limit=0):
         flow = np.stack([kpi_head.field_envelope(f["dP"][i:i + 1], active[i:i + 1])[0]
                          for i in range(n)])
         split = kpi_head.split_names(f, n)
-    extra = ph.envelope_physics_features_x0(x0, COLUMNS)
+    extra = ph.envelope_physics_features_x0(x0, COLUMNS, gravity=gravity)
     return (np.concatenate([kpi_head.features(x0), extra], 1),
             np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR), split)
 
 
-def physics_input_names():
+def physics_input_names(gravity=False):
     from ufno.heads import physics as ph
     return (kpi_head.FEATURES + list(ph.PHYSICS_FEATURE_NAMES) +
-            ph.rz_envelope_feature_names(COLUMNS))
+            ph.rz_envelope_feature_names(COLUMNS) +
+            (ph.gravity_envelope_feature_names(COLUMNS) if gravity else []))
 
 
 def load_data(path, model, limit=0, batch=25):
@@ -87,6 +98,19 @@ def load_data(path, model, limit=0, batch=25):
     return inputs(x0, mine), np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR), split
 
 
+def gravity_option(model):
+    """Whether the dP-envelope head of the dP model file `model` reads the buoyancy-aware
+    solve's envelope (load_physics_data's `gravity`): its input names say so."""
+    import h5py
+    from ufno.heads import physics as ph
+    with h5py.File(model, "r") as f:
+        if GROUP not in f:
+            return False
+        names = f[GROUP].attrs.get("features", "")
+    names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
+    return ph.gravity_envelope_feature_names(COLUMNS)[0] in names
+
+
 def network_attrs(model):
     """The attributes of a head that reads this dP network's envelope at COLUMNS."""
     return {"envelope_columns": np.asarray(COLUMNS, np.int32),
@@ -98,8 +122,8 @@ def input_names():
     return kpi_head.FEATURES + kpi_head.envelope_feature_names(COLUMNS)
 
 
-def write_head(head, grid, model, out, physics=False):
-    attrs, names = ((({"physics_inputs": "envelope"}, physics_input_names()) if physics
+def write_head(head, grid, model, out, physics=False, gravity=False):
+    attrs, names = ((({"physics_inputs": "envelope"}, physics_input_names(gravity)) if physics
                      else (network_attrs(model), input_names())))
     kpi_head.write_model_copy(
         model, "dP",
@@ -111,17 +135,27 @@ def read_head(path):
     return kpi_head.read_group(path, GROUP)
 
 
+def _load(a):
+    if a.gravity_envelope and not a.physics:
+        raise ValueError("--gravity-envelope: only with --physics")
+    return (load_physics_data(a.data, a.limit, a.gravity_envelope) if a.physics
+            else load_data(a.data, a.model, a.limit))
+
+
 def main(argv=None):
     # Scored at the well's column.
     kpi_head.train_cli(
         "dp_envelope_head", __doc__, "dP",
-        lambda a: (load_physics_data(a.data, a.limit) if a.physics
-                   else load_data(a.data, a.model, a.limit)),
-        lambda a, head, grid: write_head(head, grid, a.model, a.out, a.physics),
+        _load,
+        lambda a, head, grid: write_head(head, grid, a.model, a.out, a.physics,
+                                         a.gravity_envelope),
         lambda pred, env: (pred[:, 0], env[:, 0]), argv,
         extra=[(("--physics",), {"action": "store_true",
                                  "help": "read the physics estimates and the r-z solve's "
-                                         "envelope instead of the network's envelope"})])
+                                         "envelope instead of the network's envelope"}),
+               (("--gravity-envelope",), {"action": "store_true",
+                                          "help": "with --physics, also the buoyancy-aware "
+                                                  "solve's envelope (about 1.5 s a case)"})])
 
 if __name__ == "__main__":
     main()
