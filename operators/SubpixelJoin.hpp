@@ -114,19 +114,25 @@ inline void join_rows_into(const Tensor& skip, const Tensor& parts, int q0, int 
   const int C = int(parts.extent(4)) / 8, p = padding, Tp = T + 2;
   if (slab.channels() != Cs + C || J > slab.rows() || slab.ny() != Y || slab.nt() != T)
     throw std::invalid_argument("join_rows_into: the slab does not fit the join rows");
-  const long plane = long(X) * Y * T, to_channel = slab.channel_stride();
+  const long to_channel = slab.channel_stride();
   // Host threads: the slab is host memory, the input of a host-only kernel (kHostTensors).
+  // The skip half a (channel, row) plane at a time: one contiguous Y x T read, Y runs of T
+  // written (line by line, a line's 36 channels were 36 short runs a channel plane apart).
+  ufno::host_parallel_for("ufno::subpixel_join_skip_into_slab", long(Cs) * J, [=](const int64_t k) {
+    const int c = int(k / J), j = int(k % J), g = j0 + j;
+    float* dst = slab.interior(c, j);
+    const float* src = g >= 0 && g < X ? &skip(0, c, g, 0, 0) : nullptr;
+    for (int y = 0; y < Y; ++y)
+      for (int t = 0; t < T; ++t) dst[long(y) * Tp + t] = src ? src[long(y) * T + t] : 0.f;
+  });
   ufno::host_parallel_for("ufno::subpixel_join_into_slab", long(J) * Y, [=](const int64_t line) {
     const int j = int(line / Y), y = int(line % Y), g = j0 + j;
     float* dst = slab.interior(0, j) + long(y) * Tp;  // channel c at dst + c * to_channel
     if (g < 0 || g >= X) {
-      for (int c = 0; c < Cs + C; ++c)
+      for (int c = Cs; c < Cs + C; ++c)
         for (int t = 0; t < T; ++t) dst[c * to_channel + t] = 0.f;
       return;
     }
-    const float* src = &skip(0, 0, g, y, 0);
-    for (int c = 0; c < Cs; ++c)
-      for (int t = 0; t < T; ++t) dst[c * to_channel + t] = src[c * plane + t];
     // The upsampled half channel by channel, so each channel's line is written in one run
     // (cell by cell across channels, the stores scatter over C pages at once).
     thread_local std::vector<const float*> cell;
