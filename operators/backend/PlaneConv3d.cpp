@@ -392,13 +392,21 @@ void multiply_points(const Block& b, const Products& p, int ic, int oc, Scratch&
   }
 }
 
+// The same with the tile's weights in bf16 pairs when the layer has them (--bf16), else in
+// float32.
+template <class Taps, class Scratch>
+void multiply_points(const Block& b, const float* w, const std::uint32_t* w16, int ic, int oc,
+                     Scratch& s) {
+  if (w16)
+    multiply_points(b, Bf16Products<Taps>{w16, (ic + 1) / 2}, ic, oc, s);
+  else
+    multiply_points(b, Float32Products<Taps>{w, ic}, ic, oc, s);
+}
+
 // A tile of 4 output rows of one block: the rows b.acc + j * b.acc_row, j = 0 .. 3.
 UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uint32_t* wino16,
                                const float* bias, int ic, int oc, WinoScratch& s) {
-  if (wino16)
-    multiply_points(b, Bf16Products<XTaps>{wino16, (ic + 1) / 2}, ic, oc, s);
-  else
-    multiply_points(b, Float32Products<XTaps>{wino, ic}, ic, oc, s);
+  multiply_points<XTaps>(b, wino, wino16, ic, oc, s);
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
       __m512 p[kPoints];
@@ -413,10 +421,7 @@ UFNO_AVX512 void convolve_tile(const Block& b, const float* wino, const std::uin
 UFNO_AVX512 void convolve_tile_2d(const Block& b, const float* wino2d,
                                   const std::uint32_t* wino2d16, const float* bias, int ic, int oc,
                                   Wino2dScratch& s) {
-  if (wino2d16)
-    multiply_points(b, Bf16Products<XYTaps>{wino2d16, (ic + 1) / 2}, ic, oc, s);
-  else
-    multiply_points(b, Float32Products<XYTaps>{wino2d, ic}, ic, oc, s);
+  multiply_points<XYTaps>(b, wino2d, wino2d16, ic, oc, s);
   for (int o = 0; o < oc; ++o)
     for (int m = 0; m < kVectors; ++m) {
       __m512 r[kWinoRows][kPoints];  // r[i][v] = sum_u A^T[i][u] M[u][v]
