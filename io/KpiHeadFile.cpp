@@ -98,9 +98,13 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
   }
   if (f.has_attribute("physics_inputs", g)) {
     h.physics_inputs = f.string_attribute_required("physics_inputs", g);
-    if (h.physics_inputs != "max_dp" && h.physics_inputs != "envelope")
-      throw InputError(h.path, g + "@physics_inputs", "must be \"max_dp\" or \"envelope\"");
-    if (h.reads_network())
+    if (h.physics_inputs != "max_dp" && h.physics_inputs != "envelope" &&
+        h.physics_inputs != "plume_radius")
+      throw InputError(h.path, g + "@physics_inputs",
+                       "must be \"max_dp\", \"envelope\" or \"plume_radius\"");
+    // A plume-radius head may read the solve's radii and the network's; the pressure heads'
+    // physics inputs replace the network's envelope.
+    if (h.reads_network() && h.physics_inputs != "plume_radius")
       throw InputError(h.path, g + "@physics_inputs",
                        "a head reads either the network's outputs or the physics estimates");
   }
@@ -129,9 +133,10 @@ void read_interval_scale(const h5::File& f, const std::string& g, KpiHead& h) {
   iv.scale = f.string_attribute_required("interval_scale", g);
   if (iv.scale != "field_radius_disagreement")
     throw InputError(h.path, g + "@interval_scale", "must be \"field_radius_disagreement\"");
-  if (!(h.field_plume_radius_floor_m > 0))
+  if (!(h.field_plume_radius_floor_m > 0) && h.physics_inputs != "plume_radius")
     throw InputError(h.path, g + "@interval_scale",
-                     "field_radius_disagreement needs a head that reads the network's radii");
+                     "field_radius_disagreement needs a head that reads plume radii (the "
+                     "network's or the buoyancy-aware solve's)");
   const auto floor = finite_attribute(f, g, "interval_scale_floor");
   if (floor.size() != 1 || !(floor[0] > 0 && floor[0] <= 10))
     throw InputError(h.path, g + "@interval_scale_floor", "must be one number in (0, 10]");

@@ -29,9 +29,10 @@ struct HeadInterval {
   double distance_limit = 0;           // the farthest calibration case's distance
   std::string calibration;             // what the quantiles were computed on, in words
   // A per-case scale of the log bounds (intervals.py SCALES): "" for none, or
-  // "field_radius_disagreement" (a plume head that reads the network's radii: scale_floor + the
-  // RMS of log(head's radius / network's radius) over the report times within scale_window of
-  // the output's, or over all of them when scale_window is -1).
+  // "field_radius_disagreement" (a plume head that reads plume radii, the network's or the
+  // buoyancy-aware solve's, as its last inputs: scale_floor + the RMS of log(head's radius / the
+  // radius it reads) over the report times within scale_window of the output's, or over all of
+  // them when scale_window is -1).
   std::string scale;
   double scale_floor = 0;
   int scale_window = -1;
@@ -73,7 +74,10 @@ struct KpiHead {
   // head that reads those three and the r-z solve's envelope at physics_columns (its inputs
   // named log_rz_envelope_r<column>) instead of the network's envelope, then, if its inputs go
   // on with log_rz_gravity_envelope_r<column>, the buoyancy-aware solve's envelope at
-  // physics_gravity_columns. Not with reads_network().
+  // physics_gravity_columns. "plume_radius": a plume-radius head that reads the buoyancy-aware
+  // solve's plume radius at each of its report times (its inputs named
+  // log_rz_gravity_plume_radius_t<k>, floored at 1 m), before any of the network's radii. The
+  // others not with reads_network().
   std::string physics_inputs;
   std::vector<int> physics_columns;
   std::vector<int> physics_gravity_columns;

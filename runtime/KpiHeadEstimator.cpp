@@ -96,11 +96,15 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
   if (head_.interval.profile) check_profile_statistics(*head_.interval.profile);
   std::vector<std::string> names = kpi_head_feature_names();
   for (const auto& n : envelope_feature_names(head_.envelope_columns)) names.push_back(n);
+  // A plume-radius head's: the buoyancy-aware solve's plume radius at each report time, then
+  // the network's (last, as the interval's disagreement scale reads them).
+  if (head_.physics_inputs == "plume_radius")
+    for (const auto& n : gravity_plume_radius_feature_names(head_.outputs())) names.push_back(n);
   if (head_.field_plume_radius_floor_m > 0)
     for (const auto& n : field_radius_feature_names(head_.outputs())) names.push_back(n);
   // A maximum-dP head's physics inputs, as runtime/PressureEstimates.hpp names them
   // (max_dp_physics_feature_names; tests/test_pressure_estimates.cpp holds the two equal).
-  if (!head_.physics_inputs.empty())
+  if (head_.physics_inputs == "max_dp" || head_.physics_inputs == "envelope")
     for (const char* n :
          {"log_theis_max_dp_bar", "log_rz_two_phase_max_dp_bar", "log_rz_first_report_dp_bar"})
       names.push_back(n);

@@ -119,11 +119,20 @@ std::vector<double> field_envelope_features(const ReservoirCase& c, const std::v
   return f;
 }
 
-std::vector<std::string> field_radius_feature_names(int report_times) {
+namespace {
+std::vector<std::string> numbered(const std::string& prefix, int count) {
   std::vector<std::string> n;
-  for (int t = 0; t < report_times; ++t)
-    n.push_back("log_field_plume_radius_t" + std::to_string(t));
+  for (int t = 0; t < count; ++t) n.push_back(prefix + std::to_string(t));
   return n;
+}
+}  // namespace
+
+std::vector<std::string> field_radius_feature_names(int report_times) {
+  return numbered("log_field_plume_radius_t", report_times);
+}
+
+std::vector<std::string> gravity_plume_radius_feature_names(int report_times) {
+  return numbered("log_rz_gravity_plume_radius_t", report_times);
 }
 
 }  // namespace ufno

@@ -35,5 +35,8 @@ std::vector<double> field_envelope_features(const ReservoirCase& c, const std::v
 // `report_times` report times ("log_field_plume_radius_t<k>", python/ufno/heads/common.py
 // field_radius_feature_names).
 std::vector<std::string> field_radius_feature_names(int report_times);
+// The same for a plume head that reads the buoyancy-aware solve's plume radius instead
+// ("log_rz_gravity_plume_radius_t<k>", python/ufno/heads/plume_radius.py physics_feature_names).
+std::vector<std::string> gravity_plume_radius_feature_names(int report_times);
 
 }  // namespace ufno

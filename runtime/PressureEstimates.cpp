@@ -15,6 +15,7 @@
 #include "io/CaseEncoding.hpp"
 #include "runtime/Co2Density.hpp"
 #include "runtime/EstimateMemo.hpp"
+#include "runtime/PlumeFront.hpp"
 
 namespace ufno {
 namespace {
@@ -928,8 +929,10 @@ Buoyancy buoyancy(const ReservoirCase& c, const PressureProperties& p,
   return b;
 }
 
+// The buildup [bar] (T, X, Y); with `saturation`, also the gas saturation there (T, X, Y).
 std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProperties& p,
-                                      const std::vector<double>& times_days, double gravity) {
+                                      const std::vector<double>& times_days, double gravity,
+                                      std::vector<double>* saturation = nullptr) {
   require_whole(c);
   const int X = c.nx, Y = c.ny;
   const std::size_t XY = std::size_t(X) * Y;
@@ -1068,6 +1071,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
   const std::vector<double> t_rep = report_times_s(times_days);
   const int T = int(t_rep.size());
   std::vector<double> pres(XY, 0.0), s(XY, 0.0), out(std::size_t(T) * XY, 0.0);
+  if (saturation) saturation->assign(std::size_t(T) * XY, 0.0);
   std::vector<double> sink(XY), s_cur(XY), pprev(XY);
   double v_gas = 0.0, v_dis = 0.0, q = p.q, t_now = 0.0;
   for (int k = 0; k < T; ++k) {
@@ -1098,6 +1102,7 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
     pres = pn;
     s = s_cur;
     for (std::size_t i = 0; i < XY; ++i) out[std::size_t(k) * XY + i] = pres[i] / kBar;
+    if (saturation) std::copy(s.begin(), s.end(), saturation->begin() + std::size_t(k) * XY);
     t_now = tn;
   }
   return out;
@@ -1166,9 +1171,12 @@ std::vector<double> estimate_times_days(const ReservoirCase& c,
 
 GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
                                             const std::vector<double>& times_days) {
-  const std::vector<double> f = rz_gravity_two_phase_dp_bar(c, times_days);
+  std::vector<double> sat;
+  const std::vector<double> f =
+      gravity_two_phase(c, pressure_properties(c), times_days, kStandardGravity, &sat);
   const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny), T = f.size() / (X * Y);
   GravitySummary s;
+  s.plume_radius_m = plume_front_radii(c, sat, kGravityPlumeThreshold);
   s.max_bar = -std::numeric_limits<double>::infinity();
   s.envelope_bar.assign(Y, -std::numeric_limits<double>::infinity());
   for (std::size_t i = 0; i < T * X; ++i)

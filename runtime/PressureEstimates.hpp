@@ -108,10 +108,15 @@ double rz_gravity_two_phase_max_dp_bar(const ReservoirCase& c,
 // the maximum is the first day's spike at the well or a gas column's later one. With them, from
 // the same solve, its envelope: the largest value over report times and layers per radial column
 // [bar] (Y), which a dP-envelope head whose inputs include log_rz_gravity_envelope_r<column>
-// reads as log(max(envelope, 0.01)) (physics.py gravity_envelope_bar).
+// reads as log(max(envelope, 0.01)) (physics.py gravity_envelope_bar). And the plume radius of
+// its gas saturation at each report time [m] (T), by the KPI rule (runtime/PlumeFront.hpp) at
+// SG 0.01, a running maximum: a plume-radius head with physics_inputs = "plume_radius" reads
+// log(max(radius, 1 m)) (python/ufno/heads/plume_radius.py gravity_radii).
+constexpr double kGravityPlumeThreshold = 0.01;
 struct GravitySummary {
   double max_bar = 0, first_report_bar = 0, max_day = 0;
   std::vector<double> envelope_bar;
+  std::vector<double> plume_radius_m;
 };
 GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
                                             const std::vector<double>& times_days);

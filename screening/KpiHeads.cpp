@@ -19,6 +19,9 @@ constexpr double kDaysPerYear = 365.25;
 // Under the logarithm of the r-z envelope an envelope head with physics inputs reads
 // (python/ufno/heads/physics.py ENVELOPE_FLOOR_BAR).
 constexpr double kRzEnvelopeFloorBar = 0.01;
+// Under the logarithm of the buoyancy-aware solve's plume radius a plume-radius head reads
+// (python/ufno/heads/plume_radius.py MIN_RADIUS_M).
+constexpr double kGravityPlumeRadiusFloorM = 1.0;
 
 // Output o's interval of a head estimate, and the case's distance noted in k.
 KpiBounds bounds(const HeadEstimate& e, std::size_t o, Kpis& k) {
@@ -55,10 +58,12 @@ void KpiStageHead::validate() const {
     throw InputError(h.path, h.group + "@field_plume_radius_floor_m",
                      "only a plume-radius head reads the field's radii");
   const bool physics_ok = (h.physics_inputs == "max_dp" && &kind_ == &kMaxDpHead) ||
-                          (h.physics_inputs == "envelope" && &kind_ == &kDpEnvelopeHead);
+                          (h.physics_inputs == "envelope" && &kind_ == &kDpEnvelopeHead) ||
+                          (h.physics_inputs == "plume_radius" && &kind_ == &kPlumeRadiusHead);
   if (!h.physics_inputs.empty() && !physics_ok)
     throw InputError(h.path, h.group + "@physics_inputs",
-                     "\"max_dp\" is for a maximum-dP head, \"envelope\" for a dP-envelope head");
+                     "\"max_dp\" is for a maximum-dP head, \"envelope\" for a dP-envelope head, "
+                     "\"plume_radius\" for a plume-radius head");
   kind_.validate(h);
 }
 
@@ -89,6 +94,12 @@ const KpiHeadKind kPlumeRadiusHead{
       if (h.sg_threshold <= 0)
         throw InputError(h.path, h.group + "@sg_threshold",
                          "a plume-radius head needs the plume threshold it was fitted to");
+      // The solve's radii it reads are at that threshold (runtime/PressureEstimates.hpp).
+      if (h.physics_inputs == "plume_radius" &&
+          std::abs(h.sg_threshold - kGravityPlumeThreshold) > 1e-12)
+        throw InputError(h.path, h.group + "@sg_threshold",
+                         "a head on the buoyancy-aware solve's plume radius reads it at SG " +
+                             std::to_string(kGravityPlumeThreshold).substr(0, 4));
     },
     [](const KpiHeadEstimator& e, KpiHeadInput& in) {
       apply_plume_radius_head(in.kpis, e, in.c, in.sg, in.times_days, in.o);
@@ -133,11 +144,16 @@ void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const Reservoir
   const KpiHead& h = e.head();
   if (std::abs(o.sg_threshold - h.sg_threshold) > 1e-12 || !same_times(times_days, h.times_days))
     return;
-  auto est =
-      h.field_plume_radius_floor_m > 0
-          ? e.estimate_with_interval(
-                c, field_plume_radius_features(c, sg, h.sg_threshold, h.field_plume_radius_floor_m))
-          : e.estimate_with_interval(c);
+  // The solve's radii, then the network's (KpiHeadEstimator's order).
+  std::vector<double> extra;
+  if (h.physics_inputs == "plume_radius")
+    for (double r : memo_gravity_summary(c, times_days).plume_radius_m)
+      extra.push_back(std::log(std::max(r, kGravityPlumeRadiusFloorM)));
+  if (h.field_plume_radius_floor_m > 0)
+    for (double r :
+         field_plume_radius_features(c, sg, h.sg_threshold, h.field_plume_radius_floor_m))
+      extra.push_back(r);
+  auto est = e.estimate_with_interval(c, extra);
   if (!est) return;
   // The reach never recedes: running maxima of the estimate and of both bounds.
   std::vector<double>* series[] = {&est->value, &est->lo, &est->hi};

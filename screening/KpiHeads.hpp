@@ -5,7 +5,9 @@
 //   that also reads the network's envelope belongs to that network (its digest);
 // - the SG model's /plume_radius_head gives the plume radius and area (the field smears the
 //   front outward), for runs at the head's report times and plume threshold; one that also reads
-//   the network's own radii belongs to that network (its digest), like the envelope head;
+//   the network's own radii belongs to that network (its digest), like the envelope head; one
+//   may also read the buoyancy-aware r-z solve's plume radius (physics_inputs =
+//   "plume_radius");
 // - the SG model's /co2_mass_head gives the share of the injected CO2 still free gas at the last
 //   report, hence the CO2 mass in place (the field's mass sums the SG field's errors over the
 //   plume), for runs ending at the head's time with Span-Wagner densities.
@@ -100,8 +102,9 @@ void apply_max_dp_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& 
 // Each year's plume radius becomes the head's at that year's report time (the running maximum
 // over earlier ones: the reach never recedes), no larger than the field's mass-capped radius in
 // a year the field was capped; the area follows. A head with field radii also reads those of sg
-// (T, X, Y). Nothing changes when the run's report times or plume threshold are not the head's,
-// or the case is outside its ranges.
+// (T, X, Y); one with physics inputs the buoyancy-aware solve's at times_days (through
+// memo_gravity_summary, so a run whose dP heads read that solve adds none). Nothing changes when
+// the run's report times or plume threshold are not the head's, or the case is outside its ranges.
 void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirCase& c,
                              const std::vector<float>& sg, const std::vector<double>& times_days,
                              const KpiOptions& o);

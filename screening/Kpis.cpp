@@ -73,30 +73,6 @@ int outermost_ring(const ReservoirCase& c, const std::vector<char>& mask) {
   return ring;
 }
 
-// Where a front leaves the masked region, as a radius: in each layer, between the centres of its
-// outermost masked cell and the next cell out, where the values fall through the threshold
-// (linear interpolation; the outer edge of the grid or of the formation if the front gets there);
-// the farthest over the layers. Continuous, so a KPI does not jump by a log-spaced cell width.
-double front_radius(const ReservoirCase& c, const Geometry& g, const std::vector<double>& v,
-                    const std::vector<char>& mask, double threshold) {
-  double radius = 0;
-  for (int x = 0; x < c.nx; ++x) {
-    const std::size_t row = std::size_t(x) * c.ny;
-    int y = c.ny - 1;
-    while (y >= 0 && !mask[row + y]) --y;
-    if (y < 0) continue;
-    double r = g.r_out[y];
-    if (y + 1 < c.ny && c.permx[row + y + 1] > 0) {
-      const double a = v[row + y], b = v[row + y + 1];
-      const double f = a > b ? std::clamp((a - threshold) / (a - b), 0.0, 1.0) : 1.0;
-      const double c0 = (g.r_in[y] + g.r_out[y]) / 2, c1 = (g.r_in[y + 1] + g.r_out[y + 1]) / 2;
-      r = c0 + f * (c1 - c0);
-    }
-    radius = std::max(radius, r);
-  }
-  return radius;
-}
-
 struct PlumeReach {
   double radius_m = 0;
   bool capped = false;
@@ -117,7 +93,7 @@ PlumeReach plume_reach(const ReservoirCase& c, const Geometry& g, const Snapshot
     if (cum > injected_kg * (1 + tolerance)) break;
     filled = y;
   }
-  if (filled == reach) return {front_radius(c, g, s.sg, plume, threshold), false};
+  if (filled == reach) return {front_radius(c, s.sg, plume, threshold), false};
   return {filled < 0 ? 0.0 : g.r_out[filled], true};
 }
 
@@ -158,31 +134,6 @@ void validate_kpi_options(const KpiOptions& o, const std::string& source,
     if (!(y >= 0 && y <= 1000)) throw InputError(source, name("years"), "must be in [0, 1000]");
 }
 
-std::vector<char> connected_to_perforations(const ReservoirCase& c,
-                                            const std::vector<char>& inside) {
-  const int X = c.nx, Y = c.ny;
-  std::vector<char> mask(std::size_t(X) * Y, 0);
-  std::vector<int> stack;
-  for (int x = 0; x < X; ++x)
-    if (c.perforated[x] && inside[std::size_t(x) * Y]) {
-      mask[std::size_t(x) * Y] = 1;
-      stack.push_back(x * Y);
-    }
-  while (!stack.empty()) {
-    const int cell = stack.back(), x = cell / Y, y = cell % Y;
-    stack.pop_back();
-    const int nx[4] = {x - 1, x + 1, x, x}, ny[4] = {y, y, y - 1, y + 1};
-    for (int k = 0; k < 4; ++k) {
-      if (nx[k] < 0 || nx[k] >= X || ny[k] < 0 || ny[k] >= Y) continue;
-      const std::size_t n = std::size_t(nx[k]) * Y + ny[k];
-      if (mask[n] || !inside[n]) continue;
-      mask[n] = 1;
-      stack.push_back(int(n));
-    }
-  }
-  return mask;
-}
-
 Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
                   const std::vector<float>& dp, const std::vector<double>& times,
                   const KpiOptions& o) {
@@ -205,7 +156,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       k.mass_ratio = k.injected_mt > 0 ? k.co2_mass_mt / k.injected_mt : 0;
     }
     const auto aor = connected_to_perforations(c, above(c, s.dp, o.critical_dp_bar));
-    k.aor_radius_m = std::max(k.aor_radius_m, front_radius(c, g, s.dp, aor, o.critical_dp_bar));
+    k.aor_radius_m = std::max(k.aor_radius_m, front_radius(c, s.dp, aor, o.critical_dp_bar));
   }
   for (double year : o.years) {
     const int best = nearest_report(times, year);
@@ -233,24 +184,6 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
   k.max_dp_field_bar = k.max_dp_bar;
   k.aor_field_radius_m = k.aor_radius_m;
   return k;
-}
-
-std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<float>& sg,
-                                      double threshold) {
-  const std::size_t n = std::size_t(c.nx) * c.ny;
-  if (n == 0 || sg.size() % n)
-    throw InputError(c.path, "SG", "the field is not a whole number of the case's grids");
-  const Geometry g = geometry(c);
-  std::vector<double> radii;
-  std::vector<double> v(n);
-  for (std::size_t off = 0; off < sg.size(); off += n) {
-    for (std::size_t i = 0; i < n; ++i)
-      v[i] = c.permx[i] > 0 ? std::clamp(double(sg[off + i]), 0.0, 1.0 - c.swi) : 0.0;
-    const auto plume = connected_to_perforations(c, above(c, v, threshold));
-    const double r = front_radius(c, g, v, plume, threshold);
-    radii.push_back(radii.empty() ? r : std::max(r, radii.back()));
-  }
-  return radii;
 }
 
 }  // namespace ufno

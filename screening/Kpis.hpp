@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "io/CaseFile.hpp"
+#include "runtime/PlumeFront.hpp"  // the plume rule: connected_to_perforations, plume_front_radii
 
 namespace ufno {
 
@@ -89,16 +90,5 @@ struct Kpis {
 Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
                   const std::vector<float>& dp, const std::vector<double>& times_days,
                   const KpiOptions& o);
-
-// The cells connected (4-neighbours in layer and radius) to the perforated cells of the well
-// column through cells where `inside` (an (X, Y) mask) is set; seeds must be inside too.
-std::vector<char> connected_to_perforations(const ReservoirCase& c,
-                                            const std::vector<char>& inside);
-
-// The plume's front radius at each of the field's report times without the mass cap, as a running
-// maximum: what compute_kpis reports before the cap (python/ufno/heads/plume_radius.py
-// plume_radii). sg: (T, X, Y); a plume head that corrects the field reads these.
-std::vector<double> plume_front_radii(const ReservoirCase& c, const std::vector<float>& sg,
-                                      double threshold);
 
 }  // namespace ufno

@@ -681,7 +681,7 @@ TEST_CASE(
                              HeadRegistry::kMaxDpGroup);
   test::set_double_attribute(m, "interval_scale_floor", {0.05}, HeadRegistry::kMaxDpGroup);
   CHECK_THROWS_WITH(read_kpi_head(m, HeadRegistry::kMaxDpGroup),
-                    Catch::Contains("@interval_scale") && Catch::Contains("network's radii"));
+                    Catch::Contains("@interval_scale") && Catch::Contains("reads plume radii"));
   std::remove(p.c_str());
   std::remove(m.c_str());
 }

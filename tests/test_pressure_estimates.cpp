@@ -506,6 +506,136 @@ TEST_CASE("pressure estimates: the buoyancy-aware estimate at hand-checkable lim
   ReservoirCase none = c;
   none.rate_mt_per_year = 0.0;
   for (double v : rz_gravity_two_phase_dp_bar(none, times)) CHECK(v == 0.0);
+  // No gas, no plume: its plume radius is 0 at every report time.
+  const GravitySummary empty = rz_gravity_two_phase_summary(none, times);
+  REQUIRE(empty.plume_radius_m.size() == times.size());
+  for (double r : empty.plume_radius_m) CHECK(r == 0.0);
+}
+
+TEST_CASE("pressure estimates: the buoyancy-aware solve's plume radius equals python's",
+          "[pressure][gravity]") {
+  // Its gas saturation's plume radius at each report time, by the KPI rule at SG 0.01, on the
+  // examples and the hand-made case (python/ufno/conversion/fixtures.py
+  // add_gravity_pressure_estimates: plume_radius.plume_radii of physics.py's saturations): a
+  // running maximum that grows as the CO2 spreads.
+  const auto f = h5::File::open_read(kFixture);
+  for (int k = 0; k < 4; ++k) {
+    const std::string g = "case" + std::to_string(k);
+    INFO(g);
+    const ReservoirCase c = fixture_case(f, k);
+    const std::vector<double> times = f.read_numeric(g + "/times_days").values;
+    const std::vector<double> want = f.numeric_attribute("gravity_plume_radius_m", g);
+    const GravitySummary s = rz_gravity_two_phase_summary(c, times);
+    REQUIRE(s.plume_radius_m.size() == times.size());
+    REQUIRE(want.size() == times.size());
+    CHECK(max_rel(s.plume_radius_m, want, 1.0) < 1e-6);
+    for (std::size_t t = 1; t < times.size(); ++t)
+      CHECK(s.plume_radius_m[t] >= s.plume_radius_m[t - 1]);
+    CHECK(s.plume_radius_m.back() > s.plume_radius_m.front());
+  }
+}
+
+TEST_CASE("pressure estimates: a plume-radius head reads the buoyancy-aware solve's radius",
+          "[pressure][kpi_heads][gravity]") {
+  // A plume-radius head with physics_inputs = "plume_radius" reads, after the 32 features,
+  // log(max(radius, 1 m)) of the solve's plume radius at each of its report times, named
+  // log_rz_gravity_plume_radius_t<k>; other names or counts are a head from another version.
+  // With its input ranges drawn tight around the solve's values (the fixture's head widened by
+  // zero weights) it estimates; with one range moved off its value it declines.
+  const std::string copy =
+      test::copy_fixture(kData + "/plume_radius_head_small.h5", "pressure_estimates_plume.h5");
+  test::set_string_attribute(copy, "physics_inputs", "plume_radius", "/plume_radius_head");
+  std::optional<KpiHead> h = read_kpi_head(copy, "plume_radius_head");
+  std::remove(copy.c_str());
+  REQUIRE(h);
+  REQUIRE(h->outputs() == 24);
+  CHECK_THROWS_WITH(KpiHeadEstimator(*h), Catch::Contains("plume_radius_head@features"));
+  for (const std::string& last : {std::string("log_rz_gravity_plume_radius_t24"),
+                                  std::string("log_field_plume_radius_t23")}) {
+    KpiHead wrong = *h;
+    for (int t = 0; t < 23; ++t)
+      wrong.features.push_back("log_rz_gravity_plume_radius_t" + std::to_string(t));
+    wrong.features.push_back(last);
+    INFO(last);
+    CHECK_THROWS_WITH(KpiHeadEstimator(wrong), Catch::Contains("plume_radius_head@features"));
+  }
+  {
+    // A file's head may read the network's radii too (its digest with them); a maximum-dP
+    // head's physics inputs still exclude the network's outputs.
+    const std::string both_file = test::copy_fixture(kData + "/plume_radius_field_head_small.h5",
+                                                     "pressure_estimates_plume_field.h5");
+    test::set_string_attribute(both_file, "physics_inputs", "plume_radius", "/plume_radius_head");
+    const auto read = read_kpi_head(both_file, "plume_radius_head");
+    REQUIRE(read);
+    CHECK(read->physics_inputs == "plume_radius");
+    CHECK(read->field_plume_radius_floor_m > 0);
+    test::set_string_attribute(both_file, "physics_inputs", "max_dp", "/plume_radius_head");
+    CHECK_THROWS_WITH(read_kpi_head(both_file, "plume_radius_head"),
+                      Catch::Contains("plume_radius_head@physics_inputs"));
+    std::remove(both_file.c_str());
+  }
+  {
+    // With the network's radii as well: the solve's first, then the network's.
+    KpiHead both = *h, swapped = *h;
+    both.field_plume_radius_floor_m = swapped.field_plume_radius_floor_m = 1.0;
+    const auto gravity = gravity_plume_radius_feature_names(24);
+    const auto field = field_radius_feature_names(24);
+    both.features.insert(both.features.end(), gravity.begin(), gravity.end());
+    both.features.insert(both.features.end(), field.begin(), field.end());
+    CHECK_NOTHROW(KpiHeadEstimator(both));
+    swapped.features.insert(swapped.features.end(), field.begin(), field.end());
+    swapped.features.insert(swapped.features.end(), gravity.begin(), gravity.end());
+    CHECK_THROWS_WITH(KpiHeadEstimator(swapped), Catch::Contains("plume_radius_head@features"));
+  }
+  const std::vector<double> times = h->times_days;
+  const ReservoirCase c = read_case(example_paths().front());
+  const GravitySummary g = rz_gravity_two_phase_summary(c, times);
+  std::vector<double> given;
+  for (int t = 0; t < 24; ++t) {
+    h->features.push_back("log_rz_gravity_plume_radius_t" + std::to_string(t));
+    given.push_back(std::log(std::max(g.plume_radius_m[std::size_t(t)], 1.0)));
+  }
+  CHECK(given.front() < given.back());  // so that reversed times would show
+  for (auto& member : h->members) {
+    DenseLayer& l = member[0];
+    std::vector<double> w;
+    for (int o = 0; o < l.out; ++o) {
+      w.insert(w.end(), l.weight.begin() + std::ptrdiff_t(o) * l.in,
+               l.weight.begin() + std::ptrdiff_t(o + 1) * l.in);
+      w.insert(w.end(), given.size(), 0.0);
+    }
+    l.weight = w;
+    l.in += int(given.size());
+  }
+  for (double v : given) {
+    h->feature_mean.push_back(v);
+    h->feature_std.push_back(1.0);
+    h->feature_min.push_back(v - 1e-9);
+    h->feature_max.push_back(v + 1e-9);
+  }
+  KpiOptions o;
+  Kpis base = compute_kpis(c, std::vector<float>(times.size() * c.nx * c.ny, 0.5f),
+                           std::vector<float>(times.size() * c.nx * c.ny, 1.0f), times, o);
+  Kpis k = base;
+  apply_plume_radius_head(k, KpiHeadEstimator(*h), c, {}, times, o);
+  CHECK(k.plume_from_head);
+  for (std::size_t i = 1; i <= given.size(); i += 11) {
+    INFO("input " << h->features.size() - i);
+    KpiHead off = *h;
+    off.feature_min[off.features.size() - i] += 0.5;
+    off.feature_max[off.features.size() - i] += 0.5;
+    Kpis k2 = base;
+    apply_plume_radius_head(k2, KpiHeadEstimator(off), c, {}, times, o);
+    CHECK_FALSE(k2.plume_from_head);
+  }
+  // Such a head is a plume-radius head's kind, fitted at the solve's threshold.
+  KpiStageHead(KpiHeadEstimator(*h), kPlumeRadiusHead).validate();
+  CHECK_THROWS_WITH(KpiStageHead(KpiHeadEstimator(*h), kCo2MassHead).validate(),
+                    Catch::Contains("plume_radius_head@physics_inputs"));
+  KpiHead other = *h;
+  other.sg_threshold = 0.05;
+  CHECK_THROWS_WITH(KpiStageHead(KpiHeadEstimator(other), kPlumeRadiusHead).validate(),
+                    Catch::Contains("plume_radius_head@sg_threshold"));
 }
 
 TEST_CASE("pressure estimates: a maximum-dP head that reads the buoyancy-aware estimate",

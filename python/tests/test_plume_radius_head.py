@@ -4,7 +4,8 @@ fields (the front interpolated between cell centres, gas not connected to the pe
 out, the running maximum over time), a training run on a tiny synthetic data set that writes the
 head into a copy of an SG model file (the model's own arrays unchanged, the head read back
 predicting as trained, with its report times and threshold), the same with --field-radii (the
-network's own radii as inputs, its digest stored), and refusals of bad input (one
+network's own radii as inputs, its digest stored) and with --physics (the buoyancy-aware r-z
+solve's radii as inputs), and refusals of bad input (one
 line, exit non-zero, no output file)."""
 import os
 import tempfile
@@ -96,6 +97,52 @@ def field_radii_run(rng, work, model):
             "variable")
 
 
+def physics_run(work, data, model):
+    """--physics: the head reads the buoyancy-aware solve's plume radii, names them, says so in
+    physics_inputs and reads no network; with --field-radii too, the network's after them."""
+    from ufno.heads import physics
+    out = os.path.join(work, "sg_physics_head.h5")
+    train(CLI, ["--data", data, "--model", model, "--members", "2", "--hidden", "8",
+                "--epochs", "50", "--limit", "6", "--physics"], out)
+    if not os.path.exists(out):
+        return
+    with h5py.File(out) as b, h5py.File(data) as d:
+        g = b["plume_radius_head"]
+        names = g.attrs["features"].split(",")
+        physics_inputs = g.attrs["physics_inputs"]
+        has_digest = "network_digest" in g.attrs
+        times = d["TIMES"][()]
+        x0 = d["input"][:3, :, :, 0, :]
+    check("--physics: the head's last inputs name the solve's radius per report time",
+          names == kpi_head.FEATURES + plume_radius_head.physics_feature_names(times) and
+          names[-1] == "log_rz_gravity_plume_radius_t%d" % (len(times) - 1), names[-3:])
+    check("--physics: physics_inputs says so, no network digest, physics_option reads it",
+          physics_inputs == "plume_radius" and not has_digest and
+          plume_radius_head.physics_option(out) and not plume_radius_head.physics_option(model))
+    f3, _, _, _ = plume_radius_head.load_data(data, limit=3, physics=True)
+    cs = [physics.decode(x) for x in x0]
+    _dp, sat = physics.rz_gravity_two_phase_dp_bar(cs, times)
+    want = np.stack([plume_radius_head.plume_radii(np.moveaxis(sat[i], 0, -1), cs[i]["active"],
+                                                   cs[i]["perf"], cs[i]["swi"], cs[i]["dr"])
+                     for i in range(3)])
+    check("the inputs are log(max(radius, 1 m)) of the solve's saturation by the KPI rule",
+          np.allclose(f3[:, 32:], np.log(np.maximum(want, 1.0)), rtol=0, atol=1e-12) and
+          np.all(np.diff(want, axis=1) >= 0) and np.all(want[:, -1] > 0))
+    both = os.path.join(work, "sg_physics_field_head.h5")
+    train(CLI, ["--data", data, "--model", model, "--members", "2", "--hidden", "8",
+                "--epochs", "50", "--limit", "6", "--physics", "--field-radii"], both)
+    if os.path.exists(both):
+        with h5py.File(both) as b:
+            g = b["plume_radius_head"]
+            names = g.attrs["features"].split(",")
+            ok = (names == kpi_head.FEATURES + plume_radius_head.physics_feature_names(times) +
+                  kpi_head.field_radius_feature_names(len(times)) and
+                  g.attrs["physics_inputs"] == "plume_radius" and
+                  g.attrs["network_digest"] == kpi_head.network_digest(model))
+        check("--physics --field-radii: the solve's radii, then the network's (read last by "
+              "the interval's disagreement), with the network's digest", ok, names[32:36])
+
+
 def test_plume_radius_head():
     radius_rule()
     rng = np.random.default_rng(1)
@@ -133,6 +180,7 @@ def test_plume_radius_head():
             check("the head read back fits the synthetic radii (median error %.3f < 0.15)" % err,
                   est.shape == (n, T) and err < 0.15)
         field_radii_run(rng, work, model)
+        physics_run(work, data, model)
         dp_model = os.path.join(ROOT, "tests", "data", "ufno_small.h5")  # variable dP
         bad = os.path.join(work, "bad.h5")
         refused("a dP model file", ["--data", data, "--model", dp_model, "--out", bad,

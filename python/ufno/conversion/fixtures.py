@@ -54,8 +54,10 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     buoyancy-aware estimate (/caseK/gravity_dp_bar_near, its
                                     first 8 radial columns, and gravity_max_dp_bar) and
                                     /max_dp_head_gravity (36, the last its maximum) with
-                                    /expected_gravity (add_gravity_pressure_estimates adds
-                                    these to the file, the rest untouched)
+                                    /expected_gravity, and the plume radius of its gas
+                                    saturation per report time (gravity_plume_radius_m)
+                                    (add_gravity_pressure_estimates adds these to the file,
+                                    the rest untouched)
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -620,12 +622,14 @@ def make_pressure_estimates_fixture(out_dir, seed):
 def add_gravity_pressure_estimates(path, seed):
     """Adds the buoyancy-aware estimate (physics.rz_gravity_two_phase_dp_bar) to
     pressure_estimates.h5 at `path`, leaving what is there as it is: /caseK/gravity_dp_bar_near
-    (its first 8 radial columns, (T, X, 8)) and the attribute gravity_max_dp_bar (its largest
-    value in the well's column), and /max_dp_head_gravity (36 inputs, the last
+    (its first 8 radial columns, (T, X, 8)) and the attributes gravity_max_dp_bar (its largest
+    value in the well's column) and gravity_plume_radius_m (its gas saturation's plume radius at
+    each report time, plume_radius.plume_radii), and /max_dp_head_gravity (36 inputs, the last
     log_rz_gravity_two_phase_max_dp_bar) with its inputs and estimates under /expected_gravity."""
     from ufno.data import cases as ufno_cases
     from ufno.heads import common as kpi_head
     from ufno.heads import physics
+    from ufno.heads import plume_radius
     gravity_inputs, theis = [], []
     with h5py.File(path, "a") as f:
         k = 0
@@ -639,7 +643,11 @@ def add_gravity_pressure_estimates(path, seed):
                 case = pressure_estimates_hand_made_case()
                 times = PRESSURE_ESTIMATES_HAND_MADE_TIMES
             d = physics.from_case(case)
-            dp = physics.rz_gravity_two_phase_dp_bar([d], times, [physics.properties(d)])[0][0]
+            dps, sats = physics.rz_gravity_two_phase_dp_bar([d], times, [physics.properties(d)])
+            dp = dps[0]
+            # Its gas saturation's plume radius at every report time, by the KPI rule.
+            g.attrs["gravity_plume_radius_m"] = plume_radius.plume_radii(
+                np.moveaxis(sats[0], 0, -1), d["active"], d["perf"], d["swi"], d["dr"])
             if "gravity_dp_bar_near" in g:
                 del g["gravity_dp_bar_near"]
             g["gravity_dp_bar_near"] = dp[:, :, :8]

@@ -66,7 +66,8 @@ def _heads(model, data, flow_kpis):
                                else dp_envelope.load_data(data, model))
         elif module is plume_radius:
             f, truth, _, split = plume_radius.load_data(
-                data, model=model if reads_network else None)
+                data, model=model if reads_network else None,
+                physics=plume_radius.physics_option(model))
         else:
             if not flow_kpis:
                 print("kpi_intervals: %s: %s needs --flow-kpis; left as it is"
@@ -93,8 +94,8 @@ def joint_distances(model, data):
 
 def case_scales(group, head, f, est, floor=intervals.SCALE_FLOOR, window=intervals.SCALE_WINDOW):
     """(name, scales) of the per-case interval scale a head takes (intervals.SCALES), or
-    (None, None): the plume-radius head that reads the network's radii (its last inputs, one per
-    output) is scaled by its disagreement with them ((N, K) per report time within `window`, or
+    (None, None): the plume-radius head that reads the network's radii or the buoyancy-aware
+    solve's (its last inputs, one per output) is scaled by its disagreement with them ((N, K) per report time within `window`, or
     (N,) over all of them when window is None)."""
     est = np.asarray(est, np.float64).reshape(len(f), -1)
     if group != plume_radius.GROUP or f.shape[1] != len(head.f_mean) or \
