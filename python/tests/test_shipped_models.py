@@ -99,6 +99,9 @@ def test_shipped_models():
     with h5py.File(sg_model_path, "r") as f:
         g = f["plume_radius_head"] if "plume_radius_head" in f else None
         plume_reads_field = g is not None and "field_plume_radius_floor_m" in g.attrs
+        # A head that also reads the buoyancy-aware solve's radii, at its own report times.
+        plume_times = g.attrs["times_days"][()] if g is not None else None
+        plume_reads_solve = plume_radius_head.physics_option(sg_model_path)
         if plume_reads_field:
             check("... fitted to the shipped SG network (its digest)",
                   g.attrs["network_digest"] == kpi_head.network_digest(sg_model_path))
@@ -186,8 +189,10 @@ def test_shipped_models():
             flow_r = plume_radius_head.plume_radii(true["SG"].transpose(1, 2, 0), *args)[-1]
             field_radii = plume_radius_head.plume_radii(got["SG"].transpose(1, 2, 0), *args)
             field_r = field_radii[-1]
-            inputs = plume_radius_head.inputs(x0[None],
-                                              field_radii[None] if plume_reads_field else None)
+            inputs = plume_radius_head.inputs(
+                x0[None], field_radii[None] if plume_reads_field else None,
+                plume_radius_head.gravity_radii(x0[None], plume_times) if plume_reads_solve
+                else None)
             est = np.maximum.accumulate(plume.predict(inputs)[0])[-1]
             radius_err["head"].append(abs(est - flow_r) / flow_r)
             radius_err["field"].append(abs(field_r - flow_r) / flow_r)
