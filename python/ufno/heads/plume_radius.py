@@ -12,7 +12,7 @@ its field, the radius at 30 years is high by a median 13 % on the validation cas
 median 17 %). A head fitted to Flow's own radii of the training cases has no such bias.
 
 The targets are Flow's plume radii at every report time of the data set, by the rule of
-screening/Kpis.cpp (docs/kpis.md): gas above the threshold connected to the perforated cells, the
+runtime/PlumeFront.cpp (docs/kpis.md): gas above the threshold connected to the perforated cells, the
 front interpolated between cell centres per layer, the farthest layer, the running maximum over
 time. The mass cap is left out: Flow's gas never exceeds the injected mass. A radius below
 1 m is fitted as 1 m. The head (python/ufno/heads/common.py) predicts log(radius) at each report time;
@@ -33,10 +33,12 @@ rule as Flow's radii above, 1 m at least), named log_rz_gravity_plume_radius_t<k
 k (physics_inputs = "plume_radius"); with --field-radii as well, the network's radii after
 those. The solve moves the CO2 by its buoyancy and its own mobility,
 so its radius carries how the gas column spreads under the caprock, which the case features
-summarise only; on the 186 validation cases its head is within 10 % of Flow's radius in 166 /
-164 / 155 / 140 at 1 / 5 / 10 / 30 years against the field-radius head's 131 / 126 / 122 / 122
-(docs/accuracy.md). The solve takes about 1.5 s a case here (runtime/PressureEstimates.cpp
-computes the same in C++, faster). Its interval is scaled, as a field-radius head's, by the
+summarise only. On the 186 validation cases a head on the features and the solve's radii is
+within 10 % of Flow's radius in 166 / 164 / 155 / 140 at 1 / 5 / 10 / 30 years, one with the
+network's radii as well (the shipped head) in 154 / 148 / 137 / 134, the field-radius head
+alone in 131 / 126 / 122 / 122; on another generator's cases the network's radii are what keep
+the head right (docs/accuracy.md, "The plume radius: head or field"). The solve takes about
+1.5 s a case here (runtime/PressureEstimates.cpp computes the same in C++, faster). Its interval is scaled, as a field-radius head's, by the
 head's disagreement with the radii it reads last: the network's where it reads both, else the
 solve's.
 
@@ -61,7 +63,7 @@ TARGET = ("log(plume radius in m) at report time k = target_mean[k] + target_std
 
 def connected_to_perforations(inside, perf):
     """inside (T, X, Y) bool, perf (X,) bool -> the cells of `inside` connected (layer and radial
-    neighbours) to a perforated cell of the well column, as screening/Kpis.cpp."""
+    neighbours) to a perforated cell of the well column, as runtime/PlumeFront.cpp."""
     mask = np.zeros_like(inside)
     mask[:, :, 0] = inside[:, :, 0] & perf[None, :]
     while True:
@@ -78,7 +80,7 @@ def connected_to_perforations(inside, perf):
 
 def plume_radii(sg, active, perf, swi, dr, threshold=THRESHOLD):
     """The plume radius [m] of an SG field (Flow's or a network's) at each report time, its
-    running maximum, in double precision as screening/Kpis.cpp. sg (X, Y, T), active (X, Y), perf
+    running maximum, in double precision as runtime/PlumeFront.cpp. sg (X, Y, T), active (X, Y), perf
     (X,), dr (Y,) radial widths."""
     r_out = np.cumsum(np.asarray(dr, np.float64))
     r_in = r_out - dr
