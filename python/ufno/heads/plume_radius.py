@@ -12,9 +12,9 @@ its field, the radius at 30 years is high by a median 13 % on the validation cas
 median 17 %). A head fitted to Flow's own radii of the training cases has no such bias.
 
 The targets are Flow's plume radii at every report time of the data set, by the rule of
-runtime/PlumeFront.cpp (docs/kpis.md): gas above the threshold connected to the perforated cells, the
-front interpolated between cell centres per layer, the farthest layer, the running maximum over
-time. The mass cap is left out: Flow's gas never exceeds the injected mass. A radius below
+runtime/PlumeFront.cpp (docs/kpis.md): gas above the threshold connected to the perforated
+cells, the front interpolated between cell centres per layer, the farthest layer, the running
+maximum over time. The mass cap is left out: Flow's gas never exceeds the injected mass. A radius below
 1 m is fitted as 1 m. The head (python/ufno/heads/common.py) predicts log(radius) at each report time;
 the group stores those times and the threshold, and the C++ programs use the head only for runs
 at those times and that threshold.
@@ -26,21 +26,21 @@ radius rather than replacing it. Such a head belongs to one network, like the dP
 the group stores the network's digest (kpi_head.network_digest) and the programs do not use it
 with another. The network runs over every case here, on one thread.
 
-With --physics the head also reads, after the 32 case features, the log of the plume
-radius of the buoyancy-aware two-phase r-z solve (python/ufno/heads/physics.py
-rz_gravity_two_phase_dp_bar, its gas saturation at every report time of the data set, by the same
-rule as Flow's radii above, 1 m at least), named log_rz_gravity_plume_radius_t<k> for report time
-k (physics_inputs = "plume_radius"); with --field-radii as well, the network's radii after
-those. The solve moves the CO2 by its buoyancy and its own mobility,
-so its radius carries how the gas column spreads under the caprock, which the case features
-summarise only. On the 186 validation cases a head on the features and the solve's radii is
-within 10 % of Flow's radius in 166 / 164 / 155 / 140 at 1 / 5 / 10 / 30 years, one with the
-network's radii as well (the shipped head) in 154 / 148 / 137 / 134, the field-radius head
-alone in 131 / 126 / 122 / 122; on another generator's cases the network's radii are what keep
-the head right (docs/accuracy.md, "The plume radius: head or field"). The solve takes about
-1.5 s a case here (runtime/PressureEstimates.cpp computes the same in C++, faster). Its interval is scaled, as a field-radius head's, by the
-head's disagreement with the radii it reads last: the network's where it reads both, else the
-solve's.
+With --physics the head also reads, after the 32 case features, the log of the plume radius of
+the buoyancy-aware two-phase r-z solve (python/ufno/heads/physics.py
+rz_gravity_two_phase_dp_bar: its gas saturation at every report time of the data set by the
+same rule as Flow's radii above, 1 m at least), named log_rz_gravity_plume_radius_t<k> for
+report time k (physics_inputs = "plume_radius"); with --field-radii as well, the network's radii
+after those. The solve moves the CO2 by its buoyancy and its own mobility, so its radius
+carries how the gas column spreads under the caprock, which the case features summarise only.
+On the 186 validation cases a head on the features and the solve's radii is within 10 % of
+Flow's radius in 166 / 164 / 155 / 140 at 1 / 5 / 10 / 30 years, one with the network's radii
+as well (the shipped head) in 154 / 148 / 137 / 134, the field-radius head alone in 131 / 126 /
+122 / 122; on another generator's cases the network's radii are what keep the head right
+(docs/accuracy.md, "The plume radius: head or field"). The solve takes about 1.5 s a case here
+(runtime/PressureEstimates.cpp computes the same in C++, faster). The interval is scaled, as a
+field-radius head's, by the head's disagreement with the radii it reads last: the network's
+where it reads both, else the solve's.
 
 The result is a copy of --model with group /plume_radius_head added (docs/model-format.md),
 written to a temporary name and renamed: a failure leaves no file.
