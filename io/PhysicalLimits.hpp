@@ -12,12 +12,16 @@
 
 namespace ufno {
 
+// A scalar member of a case (an alias: nvcc's front end rewrites the bare pointer-to-member
+// declaration with parentheses that the host compiler then warns about).
+using CaseScalar = double ReservoirCase::*;
+
 struct PhysicalLimit {
   const char* name;
   double lo, hi;  // allowed: lo < v <= hi if lo_open, else lo <= v <= hi
   bool lo_open;
   const char* units;
-  double ReservoirCase::*scalar;  // the case's value of this name; null for a per-cell field
+  CaseScalar scalar;  // the case's value of this name; null for a per-cell field
 };
 
 // INJ_RATE, TEMP, PRESSURE, SWI, VG_LAMBDA, PERMX, PERMZ, PORO, DR, DZ; nullptr for other names.
