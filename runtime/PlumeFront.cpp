@@ -8,12 +8,6 @@ namespace ufno {
 
 namespace {
 
-std::vector<char> above(const ReservoirCase& c, const std::vector<double>& v, double threshold) {
-  std::vector<char> m(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) m[i] = c.permx[i] > 0 && v[i] > threshold;
-  return m;
-}
-
 template <class T>
 std::vector<double> front_radii(const ReservoirCase& c, const std::vector<T>& sg,
                                 double threshold) {
@@ -25,7 +19,7 @@ std::vector<double> front_radii(const ReservoirCase& c, const std::vector<T>& sg
   for (std::size_t off = 0; off < sg.size(); off += n) {
     for (std::size_t i = 0; i < n; ++i)
       v[i] = c.permx[i] > 0 ? std::clamp(double(sg[off + i]), 0.0, 1.0 - c.swi) : 0.0;
-    const auto plume = connected_to_perforations(c, above(c, v, threshold));
+    const auto plume = connected_above(c, v, threshold);
     const double r = front_radius(c, v, plume, threshold);
     radii.push_back(radii.empty() ? r : std::max(r, radii.back()));
   }
@@ -57,6 +51,13 @@ std::vector<char> connected_to_perforations(const ReservoirCase& c,
     }
   }
   return mask;
+}
+
+std::vector<char> connected_above(const ReservoirCase& c, const std::vector<double>& v,
+                                  double threshold) {
+  std::vector<char> m(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) m[i] = c.permx[i] > 0 && v[i] > threshold;
+  return connected_to_perforations(c, m);
 }
 
 double front_radius(const ReservoirCase& c, const std::vector<double>& v,

@@ -15,6 +15,11 @@ namespace ufno {
 std::vector<char> connected_to_perforations(const ReservoirCase& c,
                                             const std::vector<char>& inside);
 
+// The formation's cells (PERMX > 0) where v (X, Y) exceeds the threshold, connected to the
+// perforations: the plume (v the gas saturation) or the area of review (v the buildup).
+std::vector<char> connected_above(const ReservoirCase& c, const std::vector<double>& v,
+                                  double threshold);
+
 // Where a front leaves the masked region, as a radius: in each layer, between the centres of its
 // outermost masked cell and the next cell out, where the values v (X, Y) fall through the
 // threshold (linear interpolation; the outer edge of the grid or of the formation if the front

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "core/InputError.hpp"
@@ -31,6 +32,13 @@ KpiBounds bounds(const HeadEstimate& e, std::size_t o, Kpis& k) {
   b.trust = e.far ? IntervalTrust::Far : IntervalTrust::Calibrated;
   k.training_distance = std::max(k.training_distance, e.distance_ratio);
   return b;
+}
+
+// A threshold as a user reads it (0.01, not 0.010000).
+std::string threshold_text(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
 }
 
 bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
@@ -98,8 +106,9 @@ const KpiHeadKind kPlumeRadiusHead{
       if (h.physics_inputs == "plume_radius" &&
           std::abs(h.sg_threshold - kGravityPlumeThreshold) > 1e-12)
         throw InputError(h.path, h.group + "@sg_threshold",
-                         "a head on the buoyancy-aware solve's plume radius reads it at SG " +
-                             std::to_string(kGravityPlumeThreshold).substr(0, 4));
+                         "must be " + threshold_text(kGravityPlumeThreshold) +
+                             ", the threshold the buoyancy-aware solve's plume radius is taken "
+                             "at");
     },
     [](const KpiHeadEstimator& e, KpiHeadInput& in) {
       apply_plume_radius_head(in.kpis, e, in.c, in.sg, in.times_days, in.o);
@@ -149,10 +158,11 @@ void apply_plume_radius_head(Kpis& k, const KpiHeadEstimator& e, const Reservoir
   if (h.physics_inputs == "plume_radius")
     for (double r : memo_gravity_summary(c, times_days).plume_radius_m)
       extra.push_back(std::log(std::max(r, kGravityPlumeRadiusFloorM)));
-  if (h.field_plume_radius_floor_m > 0)
-    for (double r :
-         field_plume_radius_features(c, sg, h.sg_threshold, h.field_plume_radius_floor_m))
-      extra.push_back(r);
+  if (h.field_plume_radius_floor_m > 0) {
+    const auto field =
+        field_plume_radius_features(c, sg, h.sg_threshold, h.field_plume_radius_floor_m);
+    extra.insert(extra.end(), field.begin(), field.end());
+  }
   auto est = e.estimate_with_interval(c, extra);
   if (!est) return;
   // The reach never recedes: running maxima of the estimate and of both bounds.

@@ -97,12 +97,6 @@ PlumeReach plume_reach(const ReservoirCase& c, const Geometry& g, const Snapshot
   return {filled < 0 ? 0.0 : g.r_out[filled], true};
 }
 
-std::vector<char> above(const ReservoirCase& c, const std::vector<double>& v, double threshold) {
-  std::vector<char> m(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) m[i] = c.permx[i] > 0 && v[i] > threshold;
-  return m;
-}
-
 int nearest_report(const std::vector<double>& times, double year) {
   int best = 0;
   for (int t = 1; t < int(times.size()); ++t)
@@ -144,7 +138,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
   std::vector<PlumeReach> reach(T);
   for (int t = 0; t < T; ++t) {
     const Snapshot s = snapshot(c, g, sg, dp, t, o);
-    const auto plume = connected_to_perforations(c, above(c, s.sg, o.sg_threshold));
+    const auto plume = connected_above(c, s.sg, o.sg_threshold);
     reach[t] =
         plume_reach(c, g, s, plume, o.sg_threshold, injected_kg(c, times[t]), o.mass_tolerance);
     if (t == T - 1) {
@@ -155,7 +149,7 @@ Kpis compute_kpis(const ReservoirCase& c, const std::vector<float>& sg,
       k.injected_mt = injected_kg(c, times[t]) / 1e9;
       k.mass_ratio = k.injected_mt > 0 ? k.co2_mass_mt / k.injected_mt : 0;
     }
-    const auto aor = connected_to_perforations(c, above(c, s.dp, o.critical_dp_bar));
+    const auto aor = connected_above(c, s.dp, o.critical_dp_bar);
     k.aor_radius_m = std::max(k.aor_radius_m, front_radius(c, s.dp, aor, o.critical_dp_bar));
   }
   for (double year : o.years) {
