@@ -257,7 +257,9 @@ def reservoir_rate(rate_mt_per_year, temp_c, p_bar):
 # -- relative permeability and the Buckley-Leverett profile ---------------------------------
 def rel_perms(sg, swi, lam):
     """(krg, krw) of the decks' SGOF functions at gas saturation sg."""
-    s = np.clip(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0, 1.0)   # S*
+    # np.minimum/np.maximum, not np.clip: the solves call this on a column at a time, where
+    # np.clip's dispatch costs 7x the arithmetic (the same values).
+    s = np.minimum(np.maximum(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0), 1.0)   # S*
     krw = np.sqrt(s) * (1.0 - (1.0 - s ** (1.0 / lam)) ** lam) ** 2
     krg = (1.0 - s) ** 2 * (1.0 - s ** 2)
     return krg, krw
@@ -1122,7 +1124,9 @@ def gravity_max_dp_bar(cs, times_days=None, props=None):
 
 def rel_perms_arrays(sg, swi, lam):
     """rel_perms with swi and lam broadcasting against sg (arrays of cases)."""
-    s = np.clip(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0, 1.0)
+    # np.minimum/np.maximum, not np.clip: the solves call this on a column at a time, where
+    # np.clip's dispatch costs 7x the arithmetic (the same values).
+    s = np.minimum(np.maximum(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0), 1.0)
     krw = np.sqrt(s) * (1.0 - (1.0 - s ** (1.0 / lam)) ** lam) ** 2
     krg = (1.0 - s) ** 2 * (1.0 - s ** 2)
     return krg, krw
