@@ -256,7 +256,8 @@ def reservoir_rate(rate_mt_per_year, temp_c, p_bar):
 
 # -- relative permeability and the Buckley-Leverett profile ---------------------------------
 def rel_perms(sg, swi, lam):
-    """(krg, krw) of the decks' SGOF functions at gas saturation sg."""
+    """(krg, krw) of the decks' SGOF functions at gas saturation sg; swi and lam may be arrays
+    that broadcast against sg (the r-z solves' cases)."""
     # np.minimum/np.maximum, not np.clip: the solves call this on a column at a time, where
     # np.clip's dispatch costs 7x the arithmetic (the same values).
     s = np.minimum(np.maximum(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0), 1.0)   # S*
@@ -865,7 +866,7 @@ def rz_implicit_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisec
         shape (N, X, Y) (k = None) or (N, X) (k = 0)."""
         sl = (slice(None), slice(None), k) if k is not None else (Ellipsis,)
         sw, lm, mw, mg = swi[sl], lam[sl], mu_w[sl], mu_g[sl]
-        krg, krw = rel_perms_arrays(S, sw, lm)
+        krg, krw = rel_perms(S, sw, lm)
         lg, lw = krg / mg, krw / mw
         return (lg + lw) * mw, lg / (lg + lw)
 
@@ -995,7 +996,7 @@ def rz_gravity_two_phase_dp_bar(cs, times_days=None, props=None, iters=3, bisect
         """(brine relative permeability, CO2 mobility over brine's viscosity, CO2 fractional
         flow) at saturations S (N, X, Y) (k = None) or (N, X) (k = 0)."""
         sl = (slice(None), slice(None), k) if k is not None else (Ellipsis,)
-        krg, krw = rel_perms_arrays(S, swi[sl], lam[sl])
+        krg, krw = rel_perms(S, swi[sl], lam[sl])
         mg = krg * mu_w[sl] / mu_g[sl]
         return krw, mg, mg / (mg + krw)
 
@@ -1122,16 +1123,6 @@ def gravity_max_dp_bar(cs, times_days=None, props=None):
     """(N,) the largest rz_gravity_two_phase_dp_bar in the well's column over layers and
     report times [bar]."""
     return rz_gravity_two_phase_dp_bar(cs, times_days, props)[0][:, :, :, 0].max(axis=(1, 2))
-
-
-def rel_perms_arrays(sg, swi, lam):
-    """rel_perms with swi and lam broadcasting against sg (arrays of cases)."""
-    # np.minimum/np.maximum, not np.clip: the solves call this on a column at a time, where
-    # np.clip's dispatch costs 7x the arithmetic (the same values).
-    s = np.minimum(np.maximum(1.0 - np.asarray(sg, np.float64) / (1.0 - swi), 0.0), 1.0)
-    krw = np.sqrt(s) * (1.0 - (1.0 - s ** (1.0 / lam)) ** lam) ** 2
-    krg = (1.0 - s) ** 2 * (1.0 - s ** 2)
-    return krg, krw
 
 
 # -- the inputs of a maximum-dP head (physics_inputs = "max_dp") ------------------------------
