@@ -1,20 +1,14 @@
 #include "io/CaseFile.hpp"
 
 #include <cmath>
-#include <sstream>
 
+#include "core/NumberText.hpp"
 #include "io/Hdf5File.hpp"
 #include "io/PhysicalLimits.hpp"
 
 namespace ufno {
 
 namespace {
-
-std::string fmt(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
 
 void check_units(const h5::File& f, const std::string& name, const std::string& units) {
   auto u = f.string_attribute(name, "units");
@@ -77,13 +71,13 @@ void check_grid_values(const std::string& path, const ReservoirCase& c) {
     const std::string at =
         " at layer " + std::to_string(x + 1) + ", radial cell " + std::to_string(y + 1);
     if (c.permx[i] < 0)
-      throw InputError(path, "PERMX", "negative permeability " + fmt(c.permx[i]) + at);
+      throw InputError(path, "PERMX", "negative permeability " + number_text(c.permx[i]) + at);
     if (c.permz[i] < 0)
-      throw InputError(path, "PERMZ", "negative permeability " + fmt(c.permz[i]) + at);
+      throw InputError(path, "PERMZ", "negative permeability " + number_text(c.permz[i]) + at);
     if (c.permx[i] > 0 && c.permz[i] == 0)
       throw InputError(path, "PERMZ", "zero in an active cell (PERMX > 0)" + at);
     if (c.permx[i] > 0 && !(c.poro[i] > 0 && c.poro[i] <= 1))
-      throw InputError(path, "PORO", "porosity " + fmt(c.poro[i]) + " outside (0, 1]" + at);
+      throw InputError(path, "PORO", "porosity " + number_text(c.poro[i]) + " outside (0, 1]" + at);
     check_physical(path, "PERMX", c.permx[i], at);
     check_physical(path, "PERMZ", c.permz[i], at);
   }
@@ -195,8 +189,9 @@ std::vector<std::string> out_of_training_range(const ReservoirCase& c) {
   std::vector<std::string> w;
   auto check = [&](const char* name, double v, double lo, double hi, const char* units) {
     if (v < lo || v > hi)
-      w.push_back(std::string(name) + " = " + fmt(v) + " " + units +
-                  " is outside the training range [" + fmt(lo) + ", " + fmt(hi) + "]");
+      w.push_back(std::string(name) + " = " + number_text(v) + " " + units +
+                  " is outside the training range [" + number_text(lo) + ", " + number_text(hi) +
+                  "]");
   };
   check("INJ_RATE", c.rate_mt_per_year, 0.2, 2.0, "Mt/yr");
   check("TEMP", c.temperature_c, 30, 180, "degC");

@@ -1,9 +1,9 @@
 #include "io/PhysicalLimits.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "core/InputError.hpp"
+#include "core/NumberText.hpp"
 
 namespace ufno {
 
@@ -24,12 +24,6 @@ const PhysicalLimit kLimits[] = {
     {"DZ", 0, 1e4, true, "m", nullptr},
 };
 
-std::string fmt(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
 }  // namespace
 
 const PhysicalLimit* physical_limit(const std::string& name) {
@@ -46,15 +40,15 @@ std::vector<const PhysicalLimit*> case_scalar_limits() {
 }
 
 std::string physical_violation(const std::string& name, double v) {
-  if (!std::isfinite(v)) return "value " + fmt(v) + " is not finite";
+  if (!std::isfinite(v)) return "value " + number_text(v) + " is not finite";
   const PhysicalLimit* l = physical_limit(name);
   if (!l) return "";
   const bool low_ok = l->lo_open ? v > l->lo : v >= l->lo;
   const bool high_ok = name == "SWI" ? v < l->hi : v <= l->hi;
   if (low_ok && high_ok) return "";
-  return fmt(v) + " " + l->units + " is physically impossible (allowed " +
-         (l->lo_open ? "(" : "[") + fmt(l->lo) + ", " + fmt(l->hi) + (name == "SWI" ? ")" : "]") +
-         ")";
+  return number_text(v) + " " + l->units + " is physically impossible (allowed " +
+         (l->lo_open ? "(" : "[") + number_text(l->lo) + ", " + number_text(l->hi) +
+         (name == "SWI" ? ")" : "]") + ")";
 }
 
 void check_physical(const std::string& file, const std::string& name, double v,

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/InputError.hpp"
+#include "core/NumberText.hpp"
 #include "runtime/EstimateMemo.hpp"
 #include "runtime/KpiHeadFeatures.hpp"
 #include "runtime/MaxDpHead.hpp"
@@ -32,13 +32,6 @@ KpiBounds bounds(const HeadEstimate& e, std::size_t o, Kpis& k) {
   b.trust = e.far ? IntervalTrust::Far : IntervalTrust::Calibrated;
   k.training_distance = std::max(k.training_distance, e.distance_ratio);
   return b;
-}
-
-// A threshold as a user reads it (0.01, not 0.010000).
-std::string threshold_text(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
 }
 
 bool same_times(const std::vector<double>& a, const std::vector<double>& b) {
@@ -106,7 +99,7 @@ const KpiHeadKind kPlumeRadiusHead{
       if (h.physics_inputs == "plume_radius" &&
           std::abs(h.sg_threshold - kGravityPlumeThreshold) > 1e-12)
         throw InputError(h.path, h.group + "@sg_threshold",
-                         "must be " + threshold_text(kGravityPlumeThreshold) +
+                         "must be " + number_text(kGravityPlumeThreshold) +
                              ", the threshold the buoyancy-aware solve's plume radius is taken "
                              "at");
     },

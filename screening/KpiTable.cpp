@@ -1,7 +1,8 @@
 #include "screening/KpiTable.hpp"
 
 #include <limits>
-#include <sstream>
+
+#include "core/NumberText.hpp"
 
 namespace ufno {
 
@@ -14,12 +15,6 @@ constexpr const char* kMaxDpHead = "the dP model's max_dp_head, else the fields"
 constexpr const char* kEnvelopeHead = "the dP model's dp_envelope_head, else the fields";
 constexpr const char* kMassHead = "the SG model's co2_mass_head, else the fields";
 constexpr const char* kCase = "the case's rate x time";
-
-std::string year_string(double y) {
-  std::ostringstream s;
-  s << y;
-  return s.str();
-}
 
 constexpr const char* kInterval =
     "the head's calibrated interval (docs/kpis.md, Intervals); NaN where the KPI has none";
@@ -172,7 +167,7 @@ std::vector<KpiCsvColumn> csv_columns(const std::vector<std::string>& years) {
 
 std::vector<KpiCsvColumn> kpi_columns(const KpiOptions& o) {
   std::vector<std::string> years;
-  for (double y : o.years) years.push_back(year_string(y));
+  for (double y : o.years) years.push_back(number_text(y));
   return csv_columns(years);
 }
 
