@@ -385,8 +385,9 @@ def run_cases(a, res):
         return
     save = os.path.join(a.work, "cases_torch.npz")
     mem = MemoryPeak(a.device)
-    # The PyTorch side applies the maximum-dP head's physics in Python, case after case, far
-    # slower than the program's: it stops timing at its own deadline and reports the cases done.
+    # The PyTorch side applies the maximum-dP head's physics in Python, a batch's cases in one
+    # set of r-z solves (peak_match.head_estimates), still far slower than the program's threaded
+    # C++: it stops timing at its own deadline and reports the cases done.
     cmd = [sys.executable, os.path.abspath(__file__), "torch-cases", "--device", a.device,
            "--batch", str(a.batch), "--save", save, "--threads", str(a.threads),
            "--seconds", "%.0f" % max(5, time_left(a) - 15)] + cases

@@ -67,9 +67,9 @@ if [ "$DEVICE" = cpu ]; then
   BUILD=${BUILD:-$ROOT/build}
   PY=${PYTHON:-/usr/bin/python3}
   BIN_DIRS=("$BUILD/apps" "$BUILD/tests" "$BUILD/benchmarks")
-  # 4 cases at batch 2: the PyTorch side's Python maximum-dP physics takes about 6 s a case
-  # here, so a warm-up batch and one timed batch fit the step's time with room on a slow
-  # machine.
+  # 4 cases at batch 2: the PyTorch side's Python maximum-dP physics takes several seconds a
+  # case here (7-8 s alone, a batch's cases solved together faster), so a warm-up batch and one
+  # timed batch fit the step's time with room on a slow machine.
   TORCH_DEVICE=cpu THREADS=1 SMALL=(--small --repeat 2) CASES=4 BATCH=2
   # The tests: start each program and run no case (Kokkos, MPI and the libraries start).
   TEST_ARGS=("ufno-gpu-run rehearsal: no test case")

@@ -184,5 +184,10 @@ def test_physics_heads_compute_what_their_names_say():
                      for i, p in enumerate(paths)]
             check("%s: the peak match's estimate is the head's (%s)" % (group, peaks),
                   np.allclose(peaks, want, rtol=1e-5))
+            # ... and the same with the examples' r-z solves run together, as a pass runs them
+            together = peak_match.head_estimates(
+                path, [ufno_cases.read_case_h5(p) for p in paths], x0)
+            check("%s: the estimates of the examples together are each one's (%s)"
+                  % (group, together), np.allclose(together, want, rtol=1e-5))
     finally:
         shutil.rmtree(work)
