@@ -216,3 +216,63 @@ def test_pack():
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+
+
+def test_join():
+    """ufno.join concatenates data sets, copied or virtual, and refuses what cannot be one set."""
+    import subprocess
+    from ufno.data import join as ufno_join
+    work = tempfile.mkdtemp()
+    try:
+        def make(name, indices, times=(1.0, 2.0), ny=3):
+            path = os.path.join(work, name)
+            n = len(indices)
+            rng = np.random.default_rng(indices[0])
+            with h5py.File(path, "w") as f:
+                f["input"] = rng.random((n, 2, ny, len(times), 4), dtype=np.float32)
+                f["SG"] = rng.random((n, 2, ny, len(times)), dtype=np.float32)
+                f["dP"] = rng.random((n, 2, ny, len(times)), dtype=np.float32)
+                f["seed"] = np.full(n, 2)
+                f["index"] = np.array(indices)
+                f["TIMES"] = np.array(times)
+            return path
+        a, b = make("a.h5", [0, 1, 2]), make("b.h5", [7, 8])
+        for virtual in (False, True):
+            out = os.path.join(work, "joined%d.h5" % virtual)
+            check("join writes 5 cases (virtual=%s)" % virtual,
+                  ufno_join.join([a, b], out, virtual) == 5)
+            with h5py.File(out, "r") as o, h5py.File(a, "r") as fa, h5py.File(b, "r") as fb:
+                for name in ufno_join.PER_CASE:
+                    check("%s is A's then B's (virtual=%s)" % (name, virtual),
+                          np.array_equal(o[name][()], np.concatenate([fa[name][()], fb[name][()]])))
+                check("TIMES kept", np.array_equal(o["TIMES"][()], fa["TIMES"][()]))
+        refusals = [
+            ([a, make("dup.h5", [2, 3])], "also in"),               # a case twice
+            ([a, make("t.h5", [9], times=(1.0, 3.0))], "TIMES"),   # other report times
+            ([a, make("g.h5", [10], ny=4)], "shape"),            # another grid
+        ]
+        text = os.path.join(work, "text.h5")
+        with open(text, "w") as f:
+            f.write("not hdf5")
+        refusals.append(([a, text], "text.h5"))
+        for paths, word in refusals:
+            out = os.path.join(work, "bad.h5")
+            try:
+                ufno_join.join(paths, out)
+                check("join refuses %s" % paths[-1], False)
+            except ValueError as e:
+                check("join refuses %s naming it (%s)" % (os.path.basename(paths[-1]), e),
+                      word in str(e) and not os.path.exists(out))
+        try:
+            ufno_join.join([a, b], a)
+            check("join refuses to write over an input", False)
+        except ValueError as e:
+            check("join refuses to write over an input (%s)" % e, "a.h5" in str(e))
+        p = subprocess.run([sys.executable, "-m", "ufno.join", a, text, "--out",
+                            os.path.join(work, "cli.h5")], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=PY))
+        lines = p.stderr.strip().splitlines()
+        check("the command exits 1 with one line naming the file (%r)" % p.stderr,
+              p.returncode == 1 and len(lines) == 1 and "text.h5" in lines[0])
+    finally:
+        shutil.rmtree(work)
