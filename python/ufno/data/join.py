@@ -19,7 +19,7 @@ import sys
 import h5py
 import numpy as np
 
-from ufno.data.output_path import check_output
+from ufno.data.output_path import check_output, replace_when_done
 
 PER_CASE = ("input", "SG", "dP", "seed", "index")
 CHUNK = 64  # cases copied at a time
@@ -62,38 +62,37 @@ def join(paths, out, virtual=False):
             for f in files:
                 f.close()
             raise ValueError("%s: %s" % (p, e))
-    tmp = out + ".tmp%d" % os.getpid()
     try:
         _check(files, paths)
         n = sum(len(f["seed"]) for f in files)
-        with h5py.File(tmp, "w") as o:
+        with replace_when_done(out) as tmp, h5py.File(tmp, "w") as o:
             for name in PER_CASE:
-                shape = (n,) + files[0][name].shape[1:]
-                dtype = files[0][name].dtype
-                if virtual:
-                    lay = h5py.VirtualLayout(shape=shape, dtype=dtype)
-                else:
-                    d = o.create_dataset(name, shape=shape, dtype=dtype)
-                i = 0
-                for f, p in zip(files, paths):
-                    m = f[name].shape[0]
-                    if virtual:
-                        lay[i:i + m] = h5py.VirtualSource(os.path.abspath(p), name,
-                                                          shape=f[name].shape)
-                    else:
-                        for s in range(0, m, CHUNK):
-                            d[i + s:i + min(m, s + CHUNK)] = f[name][s:min(m, s + CHUNK)]
-                    i += m
-                if virtual:
-                    o.create_virtual_dataset(name, lay)
+                _join_dataset(o, name, files, paths, n, virtual)
             o["TIMES"] = files[0]["TIMES"][()]
-        os.replace(tmp, out)
         return n
     finally:
         for f in files:
             f.close()
-        if os.path.exists(tmp):
-            os.remove(tmp)
+
+
+def _join_dataset(o, name, files, paths, n, virtual):
+    """Dataset `name` of the open output o: the inputs' in order, copied or virtual."""
+    shape, dtype = (n,) + files[0][name].shape[1:], files[0][name].dtype
+    if virtual:
+        lay = h5py.VirtualLayout(shape=shape, dtype=dtype)
+    else:
+        d = o.create_dataset(name, shape=shape, dtype=dtype)
+    i = 0
+    for f, p in zip(files, paths):
+        m = f[name].shape[0]
+        if virtual:
+            lay[i:i + m] = h5py.VirtualSource(os.path.abspath(p), name, shape=f[name].shape)
+        else:
+            for s in range(0, m, CHUNK):
+                d[i + s:i + min(m, s + CHUNK)] = f[name][s:min(m, s + CHUNK)]
+        i += m
+    if virtual:
+        o.create_virtual_dataset(name, lay)
 
 
 def main(argv=None):

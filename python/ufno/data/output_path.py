@@ -2,6 +2,7 @@
 file that is none of the task's inputs. Every task writes to a temporary name and renames it over
 the output, which replaces whatever is there; so an output that is one of the inputs, under any
 name (a hard or symbolic link, "./a/../a"), is refused before anything is read or written."""
+import contextlib
 import os
 
 
@@ -42,3 +43,16 @@ def files_in(directory, suffix=".h5"):
         return []
     return [os.path.join(directory, n) for n in names
             if n.endswith(suffix) and os.path.isfile(os.path.join(directory, n))]
+
+
+@contextlib.contextmanager
+def replace_when_done(out):
+    """Yields a temporary path beside `out` to write; on leaving without an exception it is
+    renamed over `out`, otherwise removed: a failure leaves no half-written output."""
+    tmp = "%s.tmp%d" % (out, os.getpid())
+    try:
+        yield tmp
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)

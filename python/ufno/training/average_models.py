@@ -17,13 +17,12 @@ variable, output scaling). OUT is written to a temporary name and renamed, so a 
 leaves half a file.
 """
 import argparse
-import os
 import sys
 
 import h5py
 import numpy as np
 
-from ufno.data.output_path import check_output
+from ufno.data.output_path import check_output, replace_when_done
 
 
 # python/ufno/heads/common.py: fitted apart, never averaged (nor the training data's profile,
@@ -52,7 +51,6 @@ def average(out, paths, source=None):
     if len(paths) < 2:
         raise ValueError("give at least two model files")
     files = [h5py.File(p, "r") for p in paths]
-    tmp = out + ".tmp.%d" % os.getpid()
     try:
         first = arrays_of(files[0])
         for p, f in zip(paths[1:], files[1:]):
@@ -62,7 +60,7 @@ def average(out, paths, source=None):
             if not same_attrs(files[0], f):
                 raise ValueError("%s: its attributes (architecture, grid, scaling) differ from "
                                  "%s's" % (p, paths[0]))
-        with h5py.File(tmp, "w") as g:
+        with replace_when_done(out) as tmp, h5py.File(tmp, "w") as g:
             for k, v in files[0].attrs.items():
                 g.attrs[k] = v
             if source is not None:
@@ -77,12 +75,9 @@ def average(out, paths, source=None):
             for head in HEADS:
                 if head in files[0]:
                     files[0].copy(head, g)
-        os.replace(tmp, out)
     finally:
         for f in files:
             f.close()
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def main(argv=None):
