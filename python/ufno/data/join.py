@@ -27,11 +27,12 @@ CHUNK = 64  # cases copied at a time
 
 def _check(files, paths):
     """ValueError naming the file and dataset where the sets cannot be joined."""
-    times = files[0]["TIMES"][()] if "TIMES" in files[0] else None
     for f, p in zip(files, paths):
         for name in PER_CASE + ("TIMES",):
             if name not in f:
                 raise ValueError("%s: %s: missing" % (p, name))
+    times = files[0]["TIMES"][()]
+    for f, p in zip(files, paths):
         if not np.array_equal(f["TIMES"][()], times):
             raise ValueError("%s: TIMES: differ from %s's" % (p, paths[0]))
         n = len(f["seed"])
