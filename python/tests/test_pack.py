@@ -251,6 +251,10 @@ def test_join():
             ([a, make("t.h5", [9], times=(1.0, 3.0))], "TIMES"),   # other report times
             ([a, make("g.h5", [10], ny=4)], "shape"),            # another grid
         ]
+        nodp = make("nodp.h5", [11])
+        with h5py.File(nodp, "a") as f:
+            del f["dP"]
+        refusals.append(([a, nodp], "dP: missing"))                # a dataset short
         text = os.path.join(work, "text.h5")
         with open(text, "w") as f:
             f.write("not hdf5")
