@@ -81,6 +81,10 @@ struct KpiHead {
   std::string physics_inputs;
   std::vector<int> physics_columns;
   std::vector<int> physics_gravity_columns;
+  // Which of the buoyancy-aware solve's dissolution models those columns are from, by its name
+  // in python/ufno/heads/physics.py DISSOLUTION_MODELS: "pore_volume" (inputs named
+  // log_rz_gravity_envelope_r<column>) or "brine" (log_rz_gravity_brine_envelope_r<column>).
+  std::string physics_gravity_dissolution;
   // What a maximum-dP head with physics inputs reads after the three physics estimates, set from
   // its feature names (runtime/KpiHeadEstimator.cpp): nothing, the implicit two-phase r-z
   // estimate's maximum or its first-report value, the buoyancy-aware estimate's maximum, or that

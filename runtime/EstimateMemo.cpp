@@ -33,9 +33,11 @@ CaseMemo<GravitySummary>& gravity_summary_memo() {
   return memo;
 }
 
-GravitySummary memo_gravity_summary(const ReservoirCase& c, const std::vector<double>& times_days) {
-  return gravity_summary_memo().get(0, c, times_days,
-                                    [&] { return rz_gravity_two_phase_summary(c, times_days); });
+GravitySummary memo_gravity_summary(const ReservoirCase& c, const std::vector<double>& times_days,
+                                    Dissolution dissolution) {
+  return gravity_summary_memo().get(int(dissolution), c, times_days, [&] {
+    return rz_gravity_two_phase_summary(c, times_days, dissolution);
+  });
 }
 
 CaseMemo<MaxDpPhysics>& max_dp_physics_memo() {

@@ -71,8 +71,9 @@ CaseMemo<std::vector<double>>& max_dp_estimate_memo();
 // the maximum-dP head's inputs and the dP-envelope head's, from one solve), as many cases (about
 // 2 KB a case on the paper's grid).
 CaseMemo<GravitySummary>& gravity_summary_memo();
-// rz_gravity_two_phase_summary through that memo.
-GravitySummary memo_gravity_summary(const ReservoirCase& c, const std::vector<double>& times_days);
+// rz_gravity_two_phase_summary through that memo, each dissolution model its own entry.
+GravitySummary memo_gravity_summary(const ReservoirCase& c, const std::vector<double>& times_days,
+                                    Dissolution dissolution = Dissolution::kPoreVolume);
 // The process's memo of max_dp_physics_features (the r-z solves both the peak match and the KPI
 // stage's maximum-dP and envelope heads read), as many cases.
 CaseMemo<MaxDpPhysics>& max_dp_physics_memo();

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "core/InputError.hpp"
 #include "io/ModelFile.hpp"
@@ -28,7 +29,10 @@ std::vector<double> dense(const DenseLayer& l, const std::vector<double>& x, boo
 }
 
 const std::string kRzEnvelopePrefix = "log_rz_envelope_r";
-const std::string kGravityEnvelopePrefix = "log_rz_gravity_envelope_r";
+// The buoyancy-aware solve's envelope columns by dissolution model (physics.py
+// GRAVITY_ENVELOPE_PREFIXES).
+const std::pair<const char*, const char*> kGravityEnvelopePrefixes[] = {
+    {"pore_volume", "log_rz_gravity_envelope_r"}, {"brine", "log_rz_gravity_brine_envelope_r"}};
 
 std::string grid_string(int x, int y) { return std::to_string(x) + " x " + std::to_string(y); }
 
@@ -122,14 +126,18 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
   // buoyancy-aware solve's, named log_rz_gravity_envelope_r<column>: read from its own names,
   // checked to be columns of its grid.
   if (head_.physics_inputs == "envelope") {
+    std::string gravity_prefix;  // the first buoyancy-aware column's, which the others share
     for (std::size_t i = names.size(); i < head_.features.size(); ++i) {
       const std::string& n = head_.features[i];
       // The buoyancy-aware columns come after the r-z ones and only those.
-      const bool gravity =
-          !head_.physics_columns.empty() && (!head_.physics_gravity_columns.empty() ||
-                                             envelope_input_column(n, kGravityEnvelopePrefix) >= 0);
-      const int col =
-          envelope_input_column(n, gravity ? kGravityEnvelopePrefix : kRzEnvelopePrefix);
+      if (!head_.physics_columns.empty() && gravity_prefix.empty())
+        for (const auto& [model, prefix] : kGravityEnvelopePrefixes)
+          if (envelope_input_column(n, prefix) >= 0) {
+            gravity_prefix = prefix;
+            head_.physics_gravity_dissolution = model;
+          }
+      const bool gravity = !gravity_prefix.empty();
+      const int col = envelope_input_column(n, gravity ? gravity_prefix : kRzEnvelopePrefix);
       if (col < 0 || col >= head_.grid[1])
         throw InputError(head_.path, head_.group + "@features",
                          "input " + n + " is not an r-z envelope column of the head's grid");

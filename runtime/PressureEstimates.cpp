@@ -694,6 +694,22 @@ std::vector<double> two_phase(const ReservoirCase& c, const PressureProperties& 
 constexpr double kDissolvedMassFraction = 0.05;  // physics.DISSOLVED_MASS_FRACTION
 constexpr double kDissolvedDensity = 1190.0;     // physics.DISSOLVED_DENSITY [kg/m3]
 constexpr double kSweptSaturation = 1e-6;        // physics.SWEPT_SATURATION
+
+// physics.DISSOLUTION_MODELS: the gas saturation above which a cell's brine dissolves CO2, and
+// whether only the brine's share 1 - S of its pore volume does.
+struct DissolutionRule {
+  double threshold;
+  bool in_brine;
+};
+DissolutionRule dissolution_rule(Dissolution d) {
+  switch (d) {
+    case Dissolution::kBrine:
+      return {0.05, true};
+    case Dissolution::kPoreVolume:
+      break;
+  }
+  return {kSweptSaturation, false};
+}
 constexpr int kImplicitIterations = 3, kBisections = 22, kSweeps = 2;
 
 // The r-z system both implicit solves step (physics.py _rz_geometry): brine transmissibilities
@@ -734,10 +750,12 @@ RzGeometry rz_geometry(const ReservoirCase& c, const PressureProperties& p) {
 // The injected CO2's volumes at time t (physics.py `volumes`): vg, its mass as gas at the well's
 // mean buildup over the perforations; vd, what the CO2 dissolved in the brine of the cells
 // holding gas frees of it; wts (X, Y), those cells' shares of their pore volume, which the
-// dissolution sink follows.
+// dissolution sink follows. Which cells and how much of them dissolve: `d`.
 void injected_volumes(const ReservoirCase& c, const PressureProperties& p, const RzGeometry& g,
                       double t, const std::vector<double>& pres, const std::vector<double>& s,
-                      double& vg, double& vd, std::vector<double>& wts) {
+                      double& vg, double& vd, std::vector<double>& wts,
+                      Dissolution d = Dissolution::kPoreVolume) {
+  const DissolutionRule rule = dissolution_rule(d);
   const int X = c.nx, Y = c.ny;
   const std::size_t XY = std::size_t(X) * Y;
   auto at = [&](int x, int y) { return std::size_t(x) * Y + y; };
@@ -749,8 +767,9 @@ void injected_volumes(const ReservoirCase& c, const PressureProperties& p, const
   const double rho = co2_density_kg_m3(c.temperature_c, p.p_perf + dp_well);
   for (int x = 0; x < X; ++x)
     for (int y = 0; y < Y; ++y)
-      swept[at(x, y)] = g.pv[at(x, y)] * (s[at(x, y)] > kSweptSaturation ? 1.0 : 0.0) *
-                        (c.permx[at(x, y)] > 0 ? 1.0 : 0.0);
+      swept[at(x, y)] = g.pv[at(x, y)] * (s[at(x, y)] > rule.threshold ? 1.0 : 0.0) *
+                        (c.permx[at(x, y)] > 0 ? 1.0 : 0.0) *
+                        (rule.in_brine ? 1.0 - s[at(x, y)] : 1.0);
   const double total = np_sum(swept);
   const double m_dis = std::min(kDissolvedMassFraction * 1000.0 * total, 0.9 * mass);
   vg = mass / rho;
@@ -932,6 +951,7 @@ Buoyancy buoyancy(const ReservoirCase& c, const PressureProperties& p,
 // The buildup [bar] (T, X, Y); with `saturation`, also the gas saturation there (T, X, Y).
 std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProperties& p,
                                       const std::vector<double>& times_days, double gravity,
+                                      Dissolution dissolution,
                                       std::vector<double>* saturation = nullptr) {
   require_whole(c);
   const int X = c.nx, Y = c.ny;
@@ -1038,8 +1058,9 @@ std::vector<double> gravity_two_phase(const ReservoirCase& c, const PressureProp
 
   std::vector<double> wts;
   auto volumes = [&](double t, const std::vector<double>& pres, const std::vector<double>& s,
-                     double& vg,
-                     double& vd) { injected_volumes(c, p, g, t, pres, s, vg, vd, wts); };
+                     double& vg, double& vd) {
+    injected_volumes(c, p, g, t, pres, s, vg, vd, wts, dissolution);
+  };
 
   std::vector<double> krw(XY), mg(XY), buoy(XY);
   auto set_phases = [&](const std::vector<double>& sat) {
@@ -1151,8 +1172,8 @@ double rz_implicit_first_report_dp_bar(const ReservoirCase& c,
 
 std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,
                                                 const std::vector<double>& times_days,
-                                                double gravity) {
-  return gravity_two_phase(c, pressure_properties(c), times_days, gravity);
+                                                double gravity, Dissolution dissolution) {
+  return gravity_two_phase(c, pressure_properties(c), times_days, gravity, dissolution);
 }
 
 std::vector<double> estimate_times_days(const ReservoirCase& c,
@@ -1170,10 +1191,11 @@ std::vector<double> estimate_times_days(const ReservoirCase& c,
 }
 
 GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
-                                            const std::vector<double>& times_days) {
+                                            const std::vector<double>& times_days,
+                                            Dissolution dissolution) {
   std::vector<double> sat;
   const std::vector<double> f =
-      gravity_two_phase(c, pressure_properties(c), times_days, kStandardGravity, &sat);
+      gravity_two_phase(c, pressure_properties(c), times_days, kStandardGravity, dissolution, &sat);
   const std::size_t X = std::size_t(c.nx), Y = std::size_t(c.ny), T = f.size() / (X * Y);
   GravitySummary s;
   s.plume_radius_m = plume_front_radii(c, sat, kGravityPlumeThreshold);

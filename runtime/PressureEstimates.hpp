@@ -90,9 +90,16 @@ double rz_implicit_first_report_dp_bar(const ReservoirCase& c,
 // With gravity 0 it differs from rz_implicit_two_phase_dp_bar only in taking the vertical
 // connections' upstream total mobility in place of the two cells' mean.
 constexpr double kStandardGravity = 9.80665;  // physics.GRAVITY [m/s2]
+// Where the injected CO2 dissolves (physics.py DISSOLUTION_MODELS): kPoreVolume, the whole pore
+// volume of every cell the front has touched (gas above 1e-6; what the maximum-dP and
+// plume-radius heads read), or kBrine, the brine (1 - S of the pore volume) of the cells the
+// plume holds (gas above 0.01), whose far field is Flow's more closely (docs/kpis.md, "Area of
+// review").
+enum class Dissolution { kPoreVolume = 0, kBrine = 1 };
 std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,
                                                 const std::vector<double>& times_days,
-                                                double gravity = kStandardGravity);
+                                                double gravity = kStandardGravity,
+                                                Dissolution dissolution = Dissolution::kPoreVolume);
 // Its largest value in the well's column over layers and report times [bar] (physics.py
 // gravity_max_dp_bar): a maximum-dP head whose inputs end with
 // log_rz_gravity_two_phase_max_dp_bar reads log(max(this, 1e-3)). It catches the late maximum
@@ -119,7 +126,8 @@ struct GravitySummary {
   std::vector<double> plume_radius_m;
 };
 GravitySummary rz_gravity_two_phase_summary(const ReservoirCase& c,
-                                            const std::vector<double>& times_days);
+                                            const std::vector<double>& times_days,
+                                            Dissolution dissolution = Dissolution::kPoreVolume);
 
 // The inputs a maximum-dP head with physics_inputs = "max_dp" reads after the 32 case
 // features (physics.py max_dp_physics_features), with col0[t] the r-z solve's largest buildup

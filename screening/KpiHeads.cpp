@@ -210,7 +210,10 @@ void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirC
     for (int col : h.physics_columns)
       extra.push_back(std::log(std::max(m.rz_envelope_bar[col], kRzEnvelopeFloorBar)));
     if (!h.physics_gravity_columns.empty()) {  // then the buoyancy-aware solve's
-      const GravitySummary g = memo_gravity_summary(c, times_days);
+      const GravitySummary g =
+          memo_gravity_summary(c, times_days,
+                               h.physics_gravity_dissolution == "brine" ? Dissolution::kBrine
+                                                                        : Dissolution::kPoreVolume);
       for (int col : h.physics_gravity_columns)
         extra.push_back(std::log(std::max(g.envelope_bar[col], kRzEnvelopeFloorBar)));
     }

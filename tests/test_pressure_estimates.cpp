@@ -401,13 +401,24 @@ TEST_CASE("pressure estimates: an envelope head's physics inputs name r-z envelo
   const KpiHeadEstimator e(both);
   CHECK(e.head().physics_columns == std::vector<int>{0, 47});
   CHECK(e.head().physics_gravity_columns == std::vector<int>{3, 40});
+  CHECK(e.head().physics_gravity_dissolution == "pore_volume");
+  // The brine-dissolution solve's columns likewise, named by their own prefix; one model only.
+  KpiHead brine = good;
+  brine.features.push_back("log_rz_gravity_brine_envelope_r3");
+  brine.features.push_back("log_rz_gravity_brine_envelope_r40");
+  const KpiHeadEstimator eb(brine);
+  CHECK(eb.head().physics_gravity_columns == std::vector<int>{3, 40});
+  CHECK(eb.head().physics_gravity_dissolution == "brine");
   for (const std::vector<std::string>& tail :
        {std::vector<std::string>{"log_rz_gravity_envelope_r3", "log_rz_envelope_r0"},
         std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r48"},
         std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r1",
                                  "log_rz_envelope_r2"},
         std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r-1"},
-        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r123456"}}) {
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r123456"},
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_envelope_r1",
+                                 "log_rz_gravity_brine_envelope_r2"},
+        std::vector<std::string>{"log_rz_envelope_r0", "log_rz_gravity_brine_envelope_r48"}}) {
     KpiHead wrong = *h;
     for (const auto& n : tail) wrong.features.push_back(n);
     INFO(wrong.features.back());
@@ -424,35 +435,42 @@ TEST_CASE("pressure estimates: an envelope head reads the buoyancy-aware solve's
   // estimates; with one range moved off its value it declines (an input outside its ranges).
   const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_genv_head.h5");
   test::set_string_attribute(copy, "physics_inputs", "envelope", "/max_dp_head");
-  std::optional<KpiHead> h = read_kpi_head(copy, "max_dp_head");
+  const std::optional<KpiHead> read = read_kpi_head(copy, "max_dp_head");
   std::remove(copy.c_str());
-  REQUIRE(h);
+  REQUIRE(read);
   const std::vector<double> times = paper_times_days(24);
   const ReservoirCase c = read_case(example_paths().front());
   const MaxDpPhysics m = max_dp_physics_features(c, times);
-  const GravitySummary g = rz_gravity_two_phase_summary(c, times);
-  std::vector<double> given;
-  for (int col : {0, 20}) {
-    h->features.push_back("log_rz_envelope_r" + std::to_string(col));
-    given.push_back(std::log(std::max(m.rz_envelope_bar[std::size_t(col)], 0.01)));
-  }
-  for (int col : {1, 30}) {
-    h->features.push_back("log_rz_gravity_envelope_r" + std::to_string(col));
-    given.push_back(std::log(std::max(g.envelope_bar[std::size_t(col)], 0.01)));
-  }
-  CHECK(given[2] != given[3]);  // so that swapped columns would show
-  widen_with_tight_inputs(*h, given);
-  Kpis k;
-  apply_dp_envelope_head(k, KpiHeadEstimator(*h), c, {}, KpiOptions{}, times);
-  CHECK(k.aor_from_head);
-  for (std::size_t i = 1; i <= given.size(); ++i) {
-    INFO("input " << h->features.size() - i);
-    KpiHead off = *h;
-    off.feature_min[off.features.size() - i] += 0.5;
-    off.feature_max[off.features.size() - i] += 0.5;
-    Kpis o;
-    apply_dp_envelope_head(o, KpiHeadEstimator(off), c, {}, KpiOptions{}, times);
-    CHECK_FALSE(o.aor_from_head);
+  // Either dissolution model's envelope, as the head's input names say.
+  for (const auto& [d, prefix] :
+       {std::pair{Dissolution::kPoreVolume, "log_rz_gravity_envelope_r"},
+        std::pair{Dissolution::kBrine, "log_rz_gravity_brine_envelope_r"}}) {
+    INFO(prefix);
+    std::optional<KpiHead> h = read;
+    const GravitySummary g = rz_gravity_two_phase_summary(c, times, d);
+    std::vector<double> given;
+    for (int col : {0, 20}) {
+      h->features.push_back("log_rz_envelope_r" + std::to_string(col));
+      given.push_back(std::log(std::max(m.rz_envelope_bar[std::size_t(col)], 0.01)));
+    }
+    for (int col : {1, 30}) {
+      h->features.push_back(prefix + std::to_string(col));
+      given.push_back(std::log(std::max(g.envelope_bar[std::size_t(col)], 0.01)));
+    }
+    CHECK(given[2] != given[3]);  // so that swapped columns would show
+    widen_with_tight_inputs(*h, given);
+    Kpis k;
+    apply_dp_envelope_head(k, KpiHeadEstimator(*h), c, {}, KpiOptions{}, times);
+    CHECK(k.aor_from_head);
+    for (std::size_t i = 1; i <= given.size(); ++i) {
+      INFO("input " << h->features.size() - i);
+      KpiHead off = *h;
+      off.feature_min[off.features.size() - i] += 0.5;
+      off.feature_max[off.features.size() - i] += 0.5;
+      Kpis o;
+      apply_dp_envelope_head(o, KpiHeadEstimator(off), c, {}, KpiOptions{}, times);
+      CHECK_FALSE(o.aor_from_head);
+    }
   }
 }
 
@@ -490,6 +508,42 @@ TEST_CASE("pressure estimates: the buoyancy-aware estimate equals python's",
     for (std::size_t t = 1; t < times.size(); ++t)
       CHECK(s.plume_radius_m[t] >= s.plume_radius_m[t - 1]);
     CHECK(s.plume_radius_m.back() > s.plume_radius_m.front());
+  }
+}
+
+TEST_CASE("pressure estimates: the brine-dissolution estimate equals python's",
+          "[pressure][gravity]") {
+  // The "brine" dissolution model (physics.DISSOLUTION_MODELS): its first 8 radial columns and
+  // its envelope at every column on the examples and the hand-made case
+  // (add_brine_dissolution_estimates). It dissolves less CO2 than the pore-volume model, so its
+  // far field lies above that model's wherever the plume holds gas.
+  const auto f = h5::File::open_read(kFixture);
+  for (int k = 0; k < 4; ++k) {
+    const std::string g = "case" + std::to_string(k);
+    INFO(g);
+    const ReservoirCase c = fixture_case(f, k);
+    const std::vector<double> times = f.read_numeric(g + "/times_days").values;
+    const std::vector<double> dp =
+        rz_gravity_two_phase_dp_bar(c, times, kStandardGravity, Dissolution::kBrine);
+    const int T = int(times.size()), X = c.nx, Y = c.ny, W = 8;
+    REQUIRE(dp.size() == std::size_t(T) * X * Y);
+    const auto near = f.read_numeric(g + "/gravity_brine_dp_bar_near");
+    std::vector<double> mine;
+    for (int t = 0; t < T; ++t)
+      for (int x = 0; x < X; ++x)
+        for (int y = 0; y < W; ++y) mine.push_back(dp[(std::size_t(t) * X + x) * Y + y]);
+    double scale = 0;
+    for (double v : near.values) scale = std::max(scale, std::abs(v));
+    CHECK(max_rel(mine, near.values, 1e-3 * scale) < kTwin);
+    const std::vector<double> want = f.numeric_attribute("gravity_brine_envelope_bar", g);
+    const GravitySummary brine = rz_gravity_two_phase_summary(c, times, Dissolution::kBrine);
+    REQUIRE(brine.envelope_bar.size() == std::size_t(Y));
+    CHECK(max_rel(brine.envelope_bar, want, 1e-3 * scale) < kTwin);
+    const GravitySummary pore = rz_gravity_two_phase_summary(c, times);
+    CHECK(brine.envelope_bar.back() > pore.envelope_bar.back());
+    // The memo keeps the two apart.
+    CHECK(memo_gravity_summary(c, times, Dissolution::kBrine).envelope_bar == brine.envelope_bar);
+    CHECK(memo_gravity_summary(c, times).envelope_bar == pore.envelope_bar);
   }
 }
 

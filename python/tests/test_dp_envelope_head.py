@@ -77,7 +77,7 @@ def test_dp_envelope_head():
                   physics.gravity_envelope_feature_names(dp_envelope_head.COLUMNS) and
                   names == dp_envelope_head.physics_input_names(gravity=True), names[-3:])
             check("... which calibration reads from the names",
-                  dp_envelope_head.gravity_option(grav) and
+                  dp_envelope_head.gravity_option(grav) == "pore_volume" and
                   not dp_envelope_head.gravity_option(model))
             f6, _, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity=True)
             cs = [physics.decode(v) for v in x[:2, :, :, 0, :]]
@@ -85,11 +85,38 @@ def test_dp_envelope_head():
             check("... their values log(max(envelope, 0.01)) of the solve's envelope",
                   np.allclose(f6[:, -len(dp_envelope_head.COLUMNS):],
                               np.log(np.maximum(g, 0.01))))
+        # --gravity-envelope brine: the brine-dissolution solve's envelope, under its own names.
+        brine = os.path.join(work, "dp_brine_head.h5")
+        train(CLI, ["--data", data, "--model", model, "--members", "1", "--hidden", "4",
+                    "--epochs", "50", "--limit", "6", "--physics", "--gravity-envelope", "brine"],
+              brine)
+        if os.path.exists(brine):
+            with h5py.File(brine, "r") as f:
+                names = f["dp_envelope_head"].attrs["features"]
+            names = (names.decode() if isinstance(names, bytes) else names).split(",")
+            check("--gravity-envelope brine: the head's last inputs are the brine solve's columns",
+                  names[-len(dp_envelope_head.COLUMNS):] ==
+                  physics.gravity_envelope_feature_names(dp_envelope_head.COLUMNS, "brine") and
+                  names[-1].startswith("log_rz_gravity_brine_envelope_r"), names[-3:])
+            check("... which calibration reads from the names",
+                  dp_envelope_head.gravity_option(brine) == "brine")
+            fb, _, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine")
+            cs = [physics.decode(v) for v in x[:2, :, :, 0, :]]
+            gb = physics.gravity_envelope_bar(cs, dissolution="brine")
+            gp = physics.gravity_envelope_bar(cs)
+            check("... their values log(max(envelope, 0.01)) of the brine solve's envelope",
+                  np.allclose(fb[:, -len(dp_envelope_head.COLUMNS):],
+                              np.log(np.maximum(gb[:, list(dp_envelope_head.COLUMNS)], 0.01))))
+            check("... which dissolves less CO2: its far field above the pore-volume model's",
+                  np.all(gb[:, -1] > gp[:, -1]), (gb[:, -1], gp[:, -1]))
         sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
         bad = os.path.join(work, "bad.h5")
         refused("--gravity-envelope without --physics",
                 ["--data", data, "--model", model, "--out", bad, "--gravity-envelope"], bad,
                 "only with --physics")
+        refused("--gravity-envelope with an unknown dissolution model",
+                ["--data", data, "--model", model, "--out", bad, "--physics",
+                 "--gravity-envelope", "salt"], bad, "no dissolution model")
         refused("an SG model file", ["--data", data, "--model", sg_model, "--out", bad], bad,
                 "variable")
         narrow = write_data(os.path.join(work, "narrow.h5"), x[:, :, :16],

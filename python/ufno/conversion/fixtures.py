@@ -57,7 +57,9 @@ Files (all float32 unless noted; see python/README.md for the layouts):
                                     /expected_gravity, and the plume radius of its gas
                                     saturation per report time (gravity_plume_radius_m)
                                     (add_gravity_pressure_estimates adds these to the file,
-                                    the rest untouched)
+                                    the rest untouched); the same with the "brine"
+                                    dissolution model (gravity_brine_dp_bar_near and
+                                    gravity_brine_envelope_bar; add_brine_dissolution_estimates)
   max_dp_head_small.h5              a maximum-dP head (python/ufno/heads/max_dp.py: 2 members, hidden 8,
                                     random weights, grid 24 x 48) and, under /expected, the
                                     features (float64) and estimates of examples/opm/*/case.h5
@@ -617,6 +619,7 @@ def make_pressure_estimates_fixture(out_dir, seed):
         f["expected_first_report/ratio"] = ratio
         f["expected_first_report/max_dp_bar"] = np.asarray(theis_all) * ratio
     add_gravity_pressure_estimates(path, seed + 1)
+    add_brine_dissolution_estimates(path)
 
 
 def add_gravity_pressure_estimates(path, seed):
@@ -672,6 +675,46 @@ def add_gravity_pressure_estimates(path, seed):
         f["expected_gravity/inputs"] = inputs
         f["expected_gravity/ratio"] = ratio
         f["expected_gravity/max_dp_bar"] = np.asarray(theis) * ratio
+
+
+def add_brine_dissolution_estimates(path):
+    """Adds the buoyancy-aware estimate with the "brine" dissolution model
+    (physics.DISSOLUTION_MODELS) to pressure_estimates.h5 at `path`, leaving what is there as it
+    is: /caseK/gravity_brine_dp_bar_near (its first 8 radial columns, (T, X, 8)) and the
+    attribute gravity_brine_envelope_bar (its largest value over report times and layers at
+    every radial column, where the two models differ most)."""
+    from ufno.data import cases as ufno_cases
+    from ufno.heads import physics
+    with h5py.File(path, "a") as f:
+        k = 0
+        while "case%d" % k in f:
+            g = f["case%d" % k]
+            if "case" in g.attrs:
+                case = ufno_cases.read_case_h5(os.path.join(os.path.dirname(HERE),
+                                                            g.attrs["case"]))
+                times = None
+            else:
+                case = pressure_estimates_hand_made_case()
+                times = PRESSURE_ESTIMATES_HAND_MADE_TIMES
+            d = physics.from_case(case)
+            dp = physics.rz_gravity_two_phase_dp_bar([d], times, [physics.properties(d)],
+                                                     dissolution="brine")[0][0]
+            if "gravity_brine_dp_bar_near" in g:
+                del g["gravity_brine_dp_bar_near"]
+            g["gravity_brine_dp_bar_near"] = dp[:, :, :8]
+            g.attrs["gravity_brine_envelope_bar"] = dp.max(axis=(0, 1))
+            k += 1
+
+
+def pressure_estimates_brine_main():
+    """`python3 -c 'from ufno.conversion.fixtures import pressure_estimates_brine_main as m;
+    m()'`: adds the brine-dissolution estimate to tests/data/pressure_estimates.h5, the rest of
+    the file untouched (add_brine_dissolution_estimates)."""
+    p = argparse.ArgumentParser(description="add the brine-dissolution estimate to "
+                                "tests/data/pressure_estimates.h5")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(HERE), "tests", "data"))
+    args = p.parse_args()
+    add_brine_dissolution_estimates(os.path.join(args.out, "pressure_estimates.h5"))
 
 
 def pressure_estimates_gravity_main():

@@ -4,7 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.dp_envelope_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
-      [--physics [--gravity-envelope]]
+      [--physics [--gravity-envelope [pore_volume|brine]]]
 
 Why: the area of review a user reads (aor_radius_m) is where the largest dP a radius ever sees
 falls through the critical pressure: near the well for most cases (metres to tens of metres,
@@ -28,7 +28,9 @@ With --physics the head reads no network output: the physics estimates of the ma
 the single-phase r-z solve's envelope at COLUMNS (physics_inputs = "envelope"). With
 --gravity-envelope as well, also the buoyancy-aware two-phase solve's envelope at COLUMNS
 (physics.gravity_envelope_bar, about 1.5 s a case here; runtime/PressureEstimates.cpp computes
-it in C++ from the solve the maximum-dP head reads).
+it in C++), with the CO2 dissolving as its argument names (physics.DISSOLUTION_MODELS):
+"pore_volume", the default, is the solve the maximum-dP and plume-radius heads read; "brine"
+is a second solve whose far field is closer to Flow's.
 
 The result is a copy of --model with group
 /dp_envelope_head added (docs/model-format.md), written to a temporary name and renamed: a
@@ -53,9 +55,9 @@ def inputs(x0, network_envelope):
 
 def load_physics_data(path, limit=0, gravity=False):
     """Inputs of a head with physics inputs (the 32 case features, the maximum-dP physics
-    estimates, the r-z solve's envelope at COLUMNS, with gravity also the buoyancy-aware
-    solve's: python/ufno/heads/physics.py), Flow's envelopes (N, Y) and split names; no network
-    runs."""
+    estimates, the r-z solve's envelope at COLUMNS, with gravity (a dissolution model's name)
+    also the buoyancy-aware solve's: python/ufno/heads/physics.py), Flow's envelopes (N, Y) and
+    split names; no network runs."""
     from ufno.heads import physics as ph
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
@@ -73,7 +75,12 @@ def physics_input_names(gravity=False):
     from ufno.heads import physics as ph
     return (kpi_head.FEATURES + list(ph.PHYSICS_FEATURE_NAMES) +
             ph.rz_envelope_feature_names(COLUMNS) +
-            (ph.gravity_envelope_feature_names(COLUMNS) if gravity else []))
+            (ph.gravity_envelope_feature_names(COLUMNS, _dissolution(gravity)) if gravity
+             else []))
+
+
+def _dissolution(gravity):
+    return "pore_volume" if gravity is True else gravity
 
 
 def load_data(path, model, limit=0, batch=25):
@@ -99,8 +106,9 @@ def load_data(path, model, limit=0, batch=25):
 
 
 def gravity_option(model):
-    """Whether the dP-envelope head of the dP model file `model` reads the buoyancy-aware
-    solve's envelope (load_physics_data's `gravity`): its input names say so."""
+    """Which dissolution model's buoyancy-aware envelope the dP-envelope head of the dP model
+    file `model` reads, False for none (load_physics_data's `gravity`): its input names say
+    so."""
     import h5py
     from ufno.heads import physics as ph
     with h5py.File(model, "r") as f:
@@ -108,7 +116,10 @@ def gravity_option(model):
             return False
         names = f[GROUP].attrs.get("features", "")
     names = (names.decode() if isinstance(names, bytes) else str(names)).split(",")
-    return ph.gravity_envelope_feature_names(COLUMNS)[0] in names
+    for dissolution in ph.GRAVITY_ENVELOPE_PREFIXES:
+        if ph.gravity_envelope_feature_names(COLUMNS, dissolution)[0] in names:
+            return dissolution
+    return False
 
 
 def network_attrs(model):
@@ -138,6 +149,10 @@ def read_head(path):
 def _load(a):
     if a.gravity_envelope and not a.physics:
         raise ValueError("--gravity-envelope: only with --physics")
+    from ufno.heads import physics as ph
+    if a.gravity_envelope and a.gravity_envelope not in ph.DISSOLUTION_MODELS:
+        raise ValueError("--gravity-envelope: %r is no dissolution model (%s)"
+                         % (a.gravity_envelope, ", ".join(ph.DISSOLUTION_MODELS)))
     return (load_physics_data(a.data, a.limit, a.gravity_envelope) if a.physics
             else load_data(a.data, a.model, a.limit))
 
@@ -153,9 +168,11 @@ def main(argv=None):
         extra=[(("--physics",), {"action": "store_true",
                                  "help": "read the physics estimates and the r-z solve's "
                                          "envelope instead of the network's envelope"}),
-               (("--gravity-envelope",), {"action": "store_true",
+               (("--gravity-envelope",), {"nargs": "?", "const": "pore_volume",
+                                          "default": False, "metavar": "MODEL",
                                           "help": "with --physics, also the buoyancy-aware "
-                                                  "solve's envelope (about 1.5 s a case)"})])
+                                                  "solve's envelope (about 1.5 s a case), its "
+                                                  "CO2 dissolving as this names"})])
 
 if __name__ == "__main__":
     main()
