@@ -108,6 +108,14 @@ void read_targets(const h5::File& f, const std::string& g, KpiHead& h) {
       throw InputError(h.path, g + "@physics_inputs",
                        "a head reads either the network's outputs or the physics estimates");
   }
+  if (f.has_attribute("envelope_baseline", g)) {
+    h.envelope_baseline = f.string_attribute_required("envelope_baseline", g);
+    if (h.envelope_baseline != "gravity_envelope")
+      throw InputError(h.path, g + "@envelope_baseline", "must be \"gravity_envelope\"");
+    if (h.physics_inputs != "envelope")
+      throw InputError(h.path, g + "@envelope_baseline",
+                       "only a dP-envelope head with physics inputs (\"envelope\") has one");
+  }
   if (h.reads_network()) {
     if (!f.has_attribute("network_digest", g))
       throw InputError(h.path, g + "@network_digest",

@@ -85,6 +85,11 @@ struct KpiHead {
   // in python/ufno/heads/physics.py DISSOLUTION_MODELS: "pore_volume" (inputs named
   // log_rz_gravity_envelope_r<column>) or "brine" (log_rz_gravity_brine_envelope_r<column>).
   std::string physics_gravity_dissolution;
+  // "gravity_envelope": a dP-envelope head that estimates log(Flow's envelope / the
+  // buoyancy-aware solve's) at every radial column, the solve's (of physics_gravity_dissolution,
+  // floored at 0.01 bar) its baseline: the envelope is the baseline times the head's output, and
+  // so are its bounds. Empty: the head estimates the envelope itself.
+  std::string envelope_baseline;
   // What a maximum-dP head with physics inputs reads after the three physics estimates, set from
   // its feature names (runtime/KpiHeadEstimator.cpp): nothing, the implicit two-phase r-z
   // estimate's maximum or its first-report value, the buoyancy-aware estimate's maximum, or that

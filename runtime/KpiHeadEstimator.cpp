@@ -147,6 +147,10 @@ KpiHeadEstimator::KpiHeadEstimator(KpiHead head) : head_(std::move(head)) {
     if (head_.physics_columns.empty())
       throw InputError(head_.path, head_.group + "@features",
                        "an envelope head with physics inputs reads r-z envelope columns");
+    if (!head_.envelope_baseline.empty() && head_.physics_gravity_columns.empty())
+      throw InputError(head_.path, head_.group + "@envelope_baseline",
+                       "the buoyancy-aware solve's envelope as a baseline needs its columns "
+                       "among the head's inputs");
   }
   if (head_.features != names)
     throw InputError(head_.path, head_.group + "@features",

@@ -203,6 +203,7 @@ void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirC
                             const std::vector<double>& times_days, const MaxDpPhysics* physics) {
   const KpiHead& h = e.head();
   std::vector<double> extra;
+  std::optional<GravitySummary> g;  // the buoyancy-aware solve's, when the head reads it
   if (h.physics_inputs == "envelope") {
     // The physics estimates, then the r-z solve's envelope at the head's columns.
     const MaxDpPhysics m = physics ? *physics : max_dp_physics_features(c, times_days);
@@ -210,18 +211,25 @@ void apply_dp_envelope_head(Kpis& k, const KpiHeadEstimator& e, const ReservoirC
     for (int col : h.physics_columns)
       extra.push_back(std::log(std::max(m.rz_envelope_bar[col], kRzEnvelopeFloorBar)));
     if (!h.physics_gravity_columns.empty()) {  // then the buoyancy-aware solve's
-      const GravitySummary g =
-          memo_gravity_summary(c, times_days,
+      g = memo_gravity_summary(c, times_days,
                                h.physics_gravity_dissolution == "brine" ? Dissolution::kBrine
                                                                         : Dissolution::kPoreVolume);
       for (int col : h.physics_gravity_columns)
-        extra.push_back(std::log(std::max(g.envelope_bar[col], kRzEnvelopeFloorBar)));
+        extra.push_back(std::log(std::max(g->envelope_bar[col], kRzEnvelopeFloorBar)));
     }
   } else {
     extra = field_envelope_features(c, dp, h.envelope_columns, h.envelope_floor_bar);
   }
-  const auto env = e.estimate_with_interval(c, extra);
+  auto env = e.estimate_with_interval(c, extra);
   if (!env) return;
+  // A head over the solve's envelope: the envelope and its bounds are the solve's times the
+  // head's ratios (KpiHeadEstimator checks that the head reads that solve).
+  if (!h.envelope_baseline.empty())
+    for (std::size_t y = 0; y < env->value.size(); ++y) {
+      const double base = std::max(g->envelope_bar[y], kRzEnvelopeFloorBar);
+      env->value[y] *= base;
+      if (y < env->lo.size()) env->lo[y] *= base, env->hi[y] *= base;
+    }
   k.aor_radius_m = envelope_front_radius(c, env->value, o.critical_dp_bar);
   k.aor_from_head = true;
   // The envelope's bounds at every column give the radius's: a lower envelope falls through

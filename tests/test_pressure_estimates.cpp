@@ -474,6 +474,90 @@ TEST_CASE("pressure estimates: an envelope head reads the buoyancy-aware solve's
   }
 }
 
+TEST_CASE("pressure estimates: an envelope head over the brine solve's envelope scales it",
+          "[pressure][kpi_heads][gravity]") {
+  // A head with envelope_baseline = "gravity_envelope" estimates Flow's envelope over the
+  // buoyancy-aware solve's: here one whose members output log 2 at every column (zero weights)
+  // reading two r-z and two brine-solve columns, with a +-0.1 log interval. Its envelope is twice
+  // the brine solve's at every column, its bounds that times exp(-+0.1), and its area of review
+  // where they fall through the critical pressure; without the baseline the same head's
+  // envelope is 2 bar everywhere.
+  const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_base_head.h5");
+  test::set_string_attribute(copy, "physics_inputs", "envelope", "/max_dp_head");
+  std::optional<KpiHead> h = read_kpi_head(copy, "max_dp_head");
+  std::remove(copy.c_str());
+  REQUIRE(h);
+  const std::vector<double> times = paper_times_days(24);
+  const ReservoirCase c = read_case(example_paths().front());
+  const MaxDpPhysics m = max_dp_physics_features(c, times);
+  const GravitySummary g = rz_gravity_two_phase_summary(c, times, Dissolution::kBrine);
+  std::vector<double> given;
+  for (int col : {0, 20}) {
+    h->features.push_back("log_rz_envelope_r" + std::to_string(col));
+    given.push_back(std::log(std::max(m.rz_envelope_bar[std::size_t(col)], 0.01)));
+  }
+  for (int col : {1, 30}) {
+    h->features.push_back("log_rz_gravity_brine_envelope_r" + std::to_string(col));
+    given.push_back(std::log(std::max(g.envelope_bar[std::size_t(col)], 0.01)));
+  }
+  widen_with_tight_inputs(*h, given);
+  const std::size_t Y = std::size_t(c.ny);
+  for (auto& member : h->members) {
+    DenseLayer& last = member.back();
+    last.out = int(Y);
+    last.weight.assign(Y * std::size_t(last.in), 0.0);
+    last.bias.assign(Y, std::log(2.0));
+  }
+  h->target_mean.assign(Y, 0.0);
+  h->target_std.assign(Y, 1.0);
+  h->interval = HeadInterval{};
+  h->interval.coverage = 0.9;
+  h->interval.log_lo.assign(Y, -0.1);
+  h->interval.log_hi.assign(Y, 0.1);
+  h->interval.distance_limit = 1e9;
+  KpiHead plain = *h;
+  h->envelope_baseline = "gravity_envelope";
+  const KpiOptions o;
+  std::vector<double> want(Y), lo(Y), hi(Y);
+  for (std::size_t y = 0; y < Y; ++y) {
+    want[y] = 2.0 * std::max(g.envelope_bar[y], 0.01);
+    lo[y] = want[y] * std::exp(-0.1);
+    hi[y] = want[y] * std::exp(0.1);
+  }
+  REQUIRE(want.front() > o.critical_dp_bar);  // so that the radius is not 0 either way
+  Kpis k;
+  apply_dp_envelope_head(k, KpiHeadEstimator(*h), c, {}, o, times);
+  REQUIRE(k.aor_from_head);
+  CHECK(k.aor_radius_m == Approx(envelope_front_radius(c, want, o.critical_dp_bar)));
+  CHECK(k.aor_radius_m > 0);
+  CHECK(k.aor_bounds.lo == Approx(envelope_front_radius(c, lo, o.critical_dp_bar)));
+  CHECK(k.aor_bounds.hi == Approx(envelope_front_radius(c, hi, o.critical_dp_bar)));
+  CHECK(k.aor_bounds.lo < k.aor_radius_m);
+  Kpis p;
+  apply_dp_envelope_head(p, KpiHeadEstimator(plain), c, {}, o, times);
+  REQUIRE(p.aor_from_head);
+  CHECK(p.aor_radius_m == 0.0);  // 2 bar nowhere reaches 10
+  // A baseline needs the buoyancy-aware columns among the inputs, and a known name.
+  KpiHead no_columns = *h;
+  no_columns.features.resize(no_columns.features.size() - 2);
+  CHECK_THROWS_WITH(KpiHeadEstimator(no_columns), Catch::Contains("envelope_baseline"));
+}
+
+TEST_CASE("pressure estimates: a head file's envelope baseline is checked",
+          "[pressure][kpi_heads]") {
+  const std::string copy = test::copy_fixture(kFixture, "pressure_estimates_bad_base.h5");
+  test::set_string_attribute(copy, "envelope_baseline", "gravity_envelope", "/max_dp_head");
+  CHECK_THROWS_WITH(
+      read_kpi_head(copy, "max_dp_head"),
+      Catch::Contains("max_dp_head@envelope_baseline") && Catch::Contains("physics inputs"));
+  test::set_string_attribute(copy, "physics_inputs", "envelope", "/max_dp_head");
+  test::set_string_attribute(copy, "envelope_baseline", "theis", "/max_dp_head");
+  CHECK_THROWS_WITH(
+      read_kpi_head(copy, "max_dp_head"),
+      Catch::Contains("max_dp_head@envelope_baseline") && Catch::Contains("gravity_envelope"));
+  std::remove(copy.c_str());
+}
+
 TEST_CASE("pressure estimates: the buoyancy-aware estimate equals python's",
           "[pressure][gravity]") {
   // Its first 8 radial columns, its largest value in the well's column and its plume radius on

@@ -109,11 +109,31 @@ def test_dp_envelope_head():
                               np.log(np.maximum(gb[:, list(dp_envelope_head.COLUMNS)], 0.01))))
             check("... which dissolves less CO2: its far field above the pore-volume model's",
                   np.all(gb[:, -1] > gp[:, -1]), (gb[:, -1], gp[:, -1]))
+        # --baseline: the head estimates Flow's envelope over the brine solve's at every column.
+        based = os.path.join(work, "dp_baseline_head.h5")
+        train(CLI, ["--data", data, "--model", model, "--members", "1", "--hidden", "4",
+                    "--epochs", "50", "--limit", "6", "--physics", "--gravity-envelope", "brine",
+                    "--baseline"], based)
+        if os.path.exists(based):
+            with h5py.File(based, "r") as f:
+                attrs = dict(f["dp_envelope_head"].attrs)
+            check("--baseline: the head says what it multiplies",
+                  attrs.get("envelope_baseline") in ("gravity_envelope", b"gravity_envelope")
+                  and dp_envelope_head.baseline_option(based)
+                  and not dp_envelope_head.baseline_option(brine), attrs.get("target"))
+            _, ratio, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine",
+                                                            baseline=True)
+            _, env, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine")
+            check("... and its targets are Flow's envelope over the brine solve's",
+                  np.allclose(ratio * np.maximum(gb, 0.01), env), ratio[:, :3])
         sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
         bad = os.path.join(work, "bad.h5")
         refused("--gravity-envelope without --physics",
                 ["--data", data, "--model", model, "--out", bad, "--gravity-envelope"], bad,
                 "only with --physics")
+        refused("--baseline without --gravity-envelope",
+                ["--data", data, "--model", model, "--out", bad, "--physics", "--baseline"], bad,
+                "only with --physics --gravity-envelope")
         refused("--gravity-envelope with an unknown dissolution model",
                 ["--data", data, "--model", model, "--out", bad, "--physics",
                  "--gravity-envelope", "salt"], bad, "no dissolution model")

@@ -61,8 +61,10 @@ def _heads(model, data, flow_kpis):
             with h5py.File(model, "r") as m:
                 physics = m[module.GROUP].attrs.get("physics_inputs") in (b"envelope",
                                                                           "envelope")
+            # A head over the buoyancy-aware solve's envelope: its ratio has the KPI's residuals.
             f, truth, split = (dp_envelope.load_physics_data(
-                data, gravity=dp_envelope.gravity_option(model)) if physics
+                data, gravity=dp_envelope.gravity_option(model),
+                baseline=dp_envelope.baseline_option(model)) if physics
                                else dp_envelope.load_data(data, model))
         elif module is plume_radius:
             f, truth, _, split = plume_radius.load_data(

@@ -4,7 +4,7 @@
 Usage:
   PYTHONPATH=python /usr/bin/python3 -m ufno.dp_envelope_head --data train.h5 --model DP.h5 --out DP_WITH_HEAD.h5
       [--members 5] [--hidden 64] [--epochs 2000] [--weight-decay 1e-4] [--limit N]
-      [--physics [--gravity-envelope [pore_volume|brine]]]
+      [--physics [--gravity-envelope [pore_volume|brine] [--baseline]]]
 
 Why: the area of review a user reads (aor_radius_m) is where the largest dP a radius ever sees
 falls through the critical pressure: near the well for most cases (metres to tens of metres,
@@ -30,7 +30,11 @@ the single-phase r-z solve's envelope at COLUMNS (physics_inputs = "envelope"). 
 (physics.gravity_envelope_bar, about 1.5 s a case here; runtime/PressureEstimates.cpp computes
 it in C++), with the CO2 dissolving as its argument names (physics.DISSOLUTION_MODELS):
 "pore_volume", the default, is the solve the maximum-dP and plume-radius heads read; "brine"
-is a second solve whose far field is closer to Flow's.
+is a second solve whose far field is closer to Flow's. With --baseline as well, the head
+estimates log(Flow's envelope / that solve's envelope) at every column instead of log(Flow's
+envelope): the envelope is the solve's times the head's ratio (group attribute
+envelope_baseline = "gravity_envelope"), so the head corrects the solve where it is off and
+leaves it where it is right, and its interval is of that ratio.
 
 The result is a copy of --model with group
 /dp_envelope_head added (docs/model-format.md), written to a temporary name and renamed: a
@@ -45,6 +49,11 @@ GROUP = "dp_envelope_head"
 COLUMNS = (0, 1, 2, 3, 4, 6, 8, 10, 12, 15, 18, 21, 24, 27, 30, 33, 36, 40, 44, 47)
 TARGET = ("log(largest dP in bar over report times and layers) at radial column k = "
           "target_mean[k] + target_std[k] * mean of members[k]")
+BASELINE_TARGET = ("log(largest dP over report times and layers / the buoyancy-aware solve's, "
+                   "floored at 0.01 bar) at radial column k = target_mean[k] + target_std[k] * "
+                   "mean of members[k]")
+# What a head with envelope_baseline multiplies its ratio by (runtime/KpiHeadEstimator.cpp).
+BASELINES = ("gravity_envelope",)
 
 
 def inputs(x0, network_envelope):
@@ -53,11 +62,12 @@ def inputs(x0, network_envelope):
                            kpi_head.envelope_features(network_envelope, COLUMNS)], 1)
 
 
-def load_physics_data(path, limit=0, gravity=False):
+def load_physics_data(path, limit=0, gravity=False, baseline=False):
     """Inputs of a head with physics inputs (the 32 case features, the maximum-dP physics
     estimates, the r-z solve's envelope at COLUMNS, with gravity (a dissolution model's name)
     also the buoyancy-aware solve's: python/ufno/heads/physics.py), Flow's envelopes (N, Y) and
-    split names; no network runs."""
+    split names; no network runs. With baseline, Flow's envelopes over the buoyancy-aware
+    solve's (each floored at 0.01 bar), what such a head estimates."""
     from ufno.heads import physics as ph
     with kpi_head.open_data(path) as f:
         n = kpi_head.case_count(f, limit)
@@ -66,9 +76,17 @@ def load_physics_data(path, limit=0, gravity=False):
         flow = np.stack([kpi_head.field_envelope(f["dP"][i:i + 1], active[i:i + 1])[0]
                          for i in range(n)])
         split = kpi_head.split_names(f, n)
-    extra = ph.envelope_physics_features_x0(x0, COLUMNS, gravity=gravity)
-    return (np.concatenate([kpi_head.features(x0), extra], 1),
-            np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR), split)
+    flow = np.maximum(flow, kpi_head.ENVELOPE_FLOOR_BAR)
+    if not baseline:
+        extra = ph.envelope_physics_features_x0(x0, COLUMNS, gravity=gravity)
+        return np.concatenate([kpi_head.features(x0), extra], 1), flow, split
+    if not gravity:
+        raise ValueError("--baseline: only with --gravity-envelope")
+    base = np.maximum(ph.gravity_envelope_x0(x0, dissolution=_dissolution(gravity)),
+                      kpi_head.ENVELOPE_FLOOR_BAR)
+    extra = ph.envelope_physics_features_x0(x0, COLUMNS)
+    return (np.concatenate([kpi_head.features(x0), extra, np.log(base[:, list(COLUMNS)])], 1),
+            flow / base, split)
 
 
 def physics_input_names(gravity=False):
@@ -122,6 +140,17 @@ def gravity_option(model):
     return False
 
 
+def baseline_option(model):
+    """Whether the dP-envelope head of the dP model file `model` estimates Flow's envelope over
+    the buoyancy-aware solve's (load_physics_data's `baseline`)."""
+    import h5py
+    with h5py.File(model, "r") as f:
+        if GROUP not in f:
+            return False
+        v = f[GROUP].attrs.get("envelope_baseline", "")
+    return (v.decode() if isinstance(v, bytes) else str(v)) == "gravity_envelope"
+
+
 def network_attrs(model):
     """The attributes of a head that reads this dP network's envelope at COLUMNS."""
     return {"envelope_columns": np.asarray(COLUMNS, np.int32),
@@ -133,12 +162,15 @@ def input_names():
     return kpi_head.FEATURES + kpi_head.envelope_feature_names(COLUMNS)
 
 
-def write_head(head, grid, model, out, physics=False, gravity=False):
+def write_head(head, grid, model, out, physics=False, gravity=False, baseline=False):
     attrs, names = ((({"physics_inputs": "envelope"}, physics_input_names(gravity)) if physics
                      else (network_attrs(model), input_names())))
+    if baseline:
+        attrs["envelope_baseline"] = "gravity_envelope"
     kpi_head.write_model_copy(
-        model, "dP",
-        out, lambda f: kpi_head.write_group(f, GROUP, head, grid, TARGET, attrs, names))
+        model, "dP", out,
+        lambda f: kpi_head.write_group(f, GROUP, head, grid, BASELINE_TARGET if baseline
+                                       else TARGET, attrs, names))
 
 
 def read_head(path):
@@ -153,7 +185,9 @@ def _load(a):
     if a.gravity_envelope and a.gravity_envelope not in ph.DISSOLUTION_MODELS:
         raise ValueError("--gravity-envelope: %r is no dissolution model (%s)"
                          % (a.gravity_envelope, ", ".join(ph.DISSOLUTION_MODELS)))
-    return (load_physics_data(a.data, a.limit, a.gravity_envelope) if a.physics
+    if a.baseline and not (a.physics and a.gravity_envelope):
+        raise ValueError("--baseline: only with --physics --gravity-envelope")
+    return (load_physics_data(a.data, a.limit, a.gravity_envelope, a.baseline) if a.physics
             else load_data(a.data, a.model, a.limit))
 
 
@@ -163,7 +197,7 @@ def main(argv=None):
         "dp_envelope_head", __doc__, "dP",
         _load,
         lambda a, head, grid: write_head(head, grid, a.model, a.out, a.physics,
-                                         a.gravity_envelope),
+                                         a.gravity_envelope, a.baseline),
         lambda pred, env: (pred[:, 0], env[:, 0]), argv,
         extra=[(("--physics",), {"action": "store_true",
                                  "help": "read the physics estimates and the r-z solve's "
@@ -172,7 +206,10 @@ def main(argv=None):
                                           "default": False, "metavar": "MODEL",
                                           "help": "with --physics, also the buoyancy-aware "
                                                   "solve's envelope (about 1.5 s a case), its "
-                                                  "CO2 dissolving as this names"})])
+                                                  "CO2 dissolving as this names"}),
+               (("--baseline",), {"action": "store_true",
+                                  "help": "with --gravity-envelope, estimate Flow's envelope "
+                                          "over the buoyancy-aware solve's"})])
 
 if __name__ == "__main__":
     main()

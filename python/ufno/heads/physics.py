@@ -1317,7 +1317,17 @@ def envelope_physics_features_x0(x0, columns, times_days=None, dr=None, dz=None,
             out[i, 3:] = np.log(np.maximum(env[list(columns)], ENVELOPE_FLOOR_BAR))
     if not gravity:
         return out
-    dissolution = "pore_volume" if gravity is True else gravity
-    g = np.concatenate([gravity_envelope_bar(cs[s:s + 16], times_days, ps[s:s + 16], dissolution)
-                        for s in range(0, len(cs), 16)])
+    g = gravity_envelope_x0(x0, times_days, dr, dz,
+                            dissolution="pore_volume" if gravity is True else gravity)
     return np.concatenate([out, np.log(np.maximum(g[:, list(columns)], ENVELOPE_FLOOR_BAR))], 1)
+
+
+def gravity_envelope_x0(x0, times_days=None, dr=None, dz=None, chunk=16,
+                        dissolution="pore_volume"):
+    """(N, Y) gravity_envelope_bar of encoded inputs x0 (N, X, Y, >= 9 channels), `chunk`
+    cases a solve."""
+    cs = [decode(x, dr, dz) for x in np.asarray(x0)]
+    ps = [properties(c) for c in cs]
+    return np.concatenate([gravity_envelope_bar(cs[s:s + chunk], times_days, ps[s:s + chunk],
+                                                dissolution)
+                           for s in range(0, len(cs), chunk)])
