@@ -85,31 +85,8 @@ def test_dp_envelope_head():
             check("... their values log(max(envelope, 0.01)) of the solve's envelope",
                   np.allclose(f6[:, -len(dp_envelope_head.COLUMNS):],
                               np.log(np.maximum(g, 0.01))))
-        # --gravity-envelope brine: the brine-dissolution solve's envelope, under its own names.
-        brine = os.path.join(work, "dp_brine_head.h5")
-        train(CLI, ["--data", data, "--model", model, "--members", "1", "--hidden", "4",
-                    "--epochs", "50", "--limit", "6", "--physics", "--gravity-envelope", "brine"],
-              brine)
-        if os.path.exists(brine):
-            with h5py.File(brine, "r") as f:
-                names = f["dp_envelope_head"].attrs["features"]
-            names = (names.decode() if isinstance(names, bytes) else names).split(",")
-            check("--gravity-envelope brine: the head's last inputs are the brine solve's columns",
-                  names[-len(dp_envelope_head.COLUMNS):] ==
-                  physics.gravity_envelope_feature_names(dp_envelope_head.COLUMNS, "brine") and
-                  names[-1].startswith("log_rz_gravity_brine_envelope_r"), names[-3:])
-            check("... which calibration reads from the names",
-                  dp_envelope_head.gravity_option(brine) == "brine")
-            fb, _, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine")
-            cs = [physics.decode(v) for v in x[:2, :, :, 0, :]]
-            gb = physics.gravity_envelope_bar(cs, dissolution="brine")
-            gp = physics.gravity_envelope_bar(cs)
-            check("... their values log(max(envelope, 0.01)) of the brine solve's envelope",
-                  np.allclose(fb[:, -len(dp_envelope_head.COLUMNS):],
-                              np.log(np.maximum(gb[:, list(dp_envelope_head.COLUMNS)], 0.01))))
-            check("... which dissolves less CO2: its far field above the pore-volume model's",
-                  np.all(gb[:, -1] > gp[:, -1]), (gb[:, -1], gp[:, -1]))
-        # --baseline: the head estimates Flow's envelope over the brine solve's at every column.
+        # --gravity-envelope brine --baseline: the brine-dissolution solve's envelope under its
+        # own names, and the head estimates Flow's envelope over it at every column.
         based = os.path.join(work, "dp_baseline_head.h5")
         train(CLI, ["--data", data, "--model", model, "--members", "1", "--hidden", "4",
                     "--epochs", "50", "--limit", "6", "--physics", "--gravity-envelope", "brine",
@@ -117,15 +94,33 @@ def test_dp_envelope_head():
         if os.path.exists(based):
             with h5py.File(based, "r") as f:
                 attrs = dict(f["dp_envelope_head"].attrs)
+            names = attrs["features"]
+            names = (names.decode() if isinstance(names, bytes) else names).split(",")
+            check("--gravity-envelope brine: the head's last inputs are the brine solve's columns",
+                  names[-len(dp_envelope_head.COLUMNS):] ==
+                  physics.gravity_envelope_feature_names(dp_envelope_head.COLUMNS, "brine") and
+                  names[-1].startswith("log_rz_gravity_brine_envelope_r"), names[-3:])
+            check("... which calibration reads from the names",
+                  dp_envelope_head.gravity_option(based) == "brine")
             check("--baseline: the head says what it multiplies",
                   attrs.get("envelope_baseline") in ("gravity_envelope", b"gravity_envelope")
                   and dp_envelope_head.baseline_option(based)
-                  and not dp_envelope_head.baseline_option(brine), attrs.get("target"))
-            _, ratio, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine",
-                                                            baseline=True)
-            _, env, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine")
-            check("... and its targets are Flow's envelope over the brine solve's",
-                  np.allclose(ratio * np.maximum(gb, 0.01), env), ratio[:, :3])
+                  and not dp_envelope_head.baseline_option(grav), attrs.get("target"))
+            fb, ratio, _ = dp_envelope_head.load_physics_data(data, limit=2, gravity="brine",
+                                                             baseline=True)
+            gb = physics.gravity_envelope_bar([physics.decode(v) for v in x[:2, :, :, 0, :]],
+                                              dissolution="brine")
+            check("... its inputs log(max(envelope, 0.01)) of the brine solve's envelope",
+                  np.allclose(fb[:, -len(dp_envelope_head.COLUMNS):],
+                              np.log(np.maximum(gb[:, list(dp_envelope_head.COLUMNS)], 0.01))))
+            env = np.stack([kpi_head.field_envelope(dps[i:i + 1].astype(np.float32),
+                                                    x[i:i + 1, :, :, 0, 0] != 0)[0]
+                            for i in range(2)])
+            check("... its targets Flow's envelope over the brine solve's",
+                  np.allclose(ratio * np.maximum(gb, 0.01), np.maximum(env, 0.01)), ratio[:, :3])
+            # f6 holds the pore-volume solve's log envelope, its last column the outermost.
+            check("... which dissolves less CO2: its far field above the pore-volume model's",
+                  np.all(gb[:, -1] > np.exp(f6[:, -1])), (gb[:, -1], np.exp(f6[:, -1])))
         sg_model = os.path.join(ROOT, "tests", "data", "fno_small.h5")  # variable SG
         bad = os.path.join(work, "bad.h5")
         refused("--gravity-envelope without --physics",
