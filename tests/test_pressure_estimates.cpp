@@ -99,6 +99,33 @@ void widen_with_tight_inputs(KpiHead& h, const std::vector<double>& given) {
   }
 }
 
+// Calls check(group, case, its report times) for each of the fixture's four cases.
+template <class Check>
+void for_each_fixture_case(const h5::File& f, Check check) {
+  for (int k = 0; k < 4; ++k) {
+    const std::string g = "case" + std::to_string(k);
+    INFO(g);
+    check(g, fixture_case(f, k), f.read_numeric(g + "/times_days").values);
+  }
+}
+
+// A buoyancy-aware estimate dp (T, X, Y) of case group g against the fixture's first 8 radial
+// columns of it (dataset g/name, (T, X, 8)), relative to its largest value; returns that value.
+double check_near_columns(const h5::File& f, const std::string& g, const std::string& name,
+                          const ReservoirCase& c, const std::vector<double>& dp) {
+  const auto near = f.read_numeric(g + "/" + name);
+  const int X = c.nx, Y = c.ny, W = 8, T = int(near.values.size()) / (X * W);
+  REQUIRE(dp.size() == std::size_t(T) * X * Y);
+  std::vector<double> mine;
+  for (int t = 0; t < T; ++t)
+    for (int x = 0; x < X; ++x)
+      for (int y = 0; y < W; ++y) mine.push_back(dp[(std::size_t(t) * X + x) * Y + y]);
+  double scale = 0;
+  for (double v : near.values) scale = std::max(scale, std::abs(v));
+  CHECK(max_rel(mine, near.values, 1e-3 * scale) < kTwin);
+  return scale;
+}
+
 }  // namespace
 
 TEST_CASE("pressure estimates equal python's on the examples and a hand-made case", "[pressure]") {
@@ -564,35 +591,22 @@ TEST_CASE("pressure estimates: the buoyancy-aware estimate equals python's",
   // the examples and the hand-made case (python/ufno/conversion/fixtures.py
   // add_gravity_pressure_estimates).
   const auto f = h5::File::open_read(kFixture);
-  for (int k = 0; k < 4; ++k) {
-    const std::string g = "case" + std::to_string(k);
-    INFO(g);
-    const ReservoirCase c = fixture_case(f, k);
-    const std::vector<double> times = f.read_numeric(g + "/times_days").values;
-    const std::vector<double> dp = rz_gravity_two_phase_dp_bar(c, times);
-    const int T = int(times.size()), X = c.nx, Y = c.ny, W = 8;
-    REQUIRE(dp.size() == std::size_t(T) * X * Y);
-    const auto near = f.read_numeric(g + "/gravity_dp_bar_near");
-    std::vector<double> mine;
-    for (int t = 0; t < T; ++t)
-      for (int x = 0; x < X; ++x)
-        for (int y = 0; y < W; ++y) mine.push_back(dp[(std::size_t(t) * X + x) * Y + y]);
-    double scale = 0;
-    for (double v : near.values) scale = std::max(scale, std::abs(v));
-    CHECK(max_rel(mine, near.values, 1e-3 * scale) < kTwin);
-    CHECK(rz_gravity_two_phase_max_dp_bar(c, times) ==
-          Approx(attr(f, g, "gravity_max_dp_bar")).epsilon(kTwin));
-    // Its gas saturation's plume radius at each report time by the KPI rule at SG 0.01
-    // (plume_radius.plume_radii of physics.py's saturations): a running maximum that grows.
-    const std::vector<double> want = f.numeric_attribute("gravity_plume_radius_m", g);
-    const GravitySummary s = rz_gravity_two_phase_summary(c, times);
-    REQUIRE(s.plume_radius_m.size() == times.size());
-    REQUIRE(want.size() == times.size());
-    CHECK(max_rel(s.plume_radius_m, want, 1.0) < 1e-6);
-    for (std::size_t t = 1; t < times.size(); ++t)
-      CHECK(s.plume_radius_m[t] >= s.plume_radius_m[t - 1]);
-    CHECK(s.plume_radius_m.back() > s.plume_radius_m.front());
-  }
+  for_each_fixture_case(
+      f, [&](const std::string& g, const ReservoirCase& c, const std::vector<double>& times) {
+        check_near_columns(f, g, "gravity_dp_bar_near", c, rz_gravity_two_phase_dp_bar(c, times));
+        CHECK(rz_gravity_two_phase_max_dp_bar(c, times) ==
+              Approx(attr(f, g, "gravity_max_dp_bar")).epsilon(kTwin));
+        // Its gas saturation's plume radius at each report time by the KPI rule at SG 0.01
+        // (plume_radius.plume_radii of physics.py's saturations): a running maximum that grows.
+        const std::vector<double> want = f.numeric_attribute("gravity_plume_radius_m", g);
+        const GravitySummary s = rz_gravity_two_phase_summary(c, times);
+        REQUIRE(s.plume_radius_m.size() == times.size());
+        REQUIRE(want.size() == times.size());
+        CHECK(max_rel(s.plume_radius_m, want, 1.0) < 1e-6);
+        for (std::size_t t = 1; t < times.size(); ++t)
+          CHECK(s.plume_radius_m[t] >= s.plume_radius_m[t - 1]);
+        CHECK(s.plume_radius_m.back() > s.plume_radius_m.front());
+      });
 }
 
 TEST_CASE("pressure estimates: the brine-dissolution estimate equals python's",
@@ -602,33 +616,21 @@ TEST_CASE("pressure estimates: the brine-dissolution estimate equals python's",
   // (add_brine_dissolution_estimates). It dissolves less CO2 than the pore-volume model, so its
   // far field lies above that model's wherever the plume holds gas.
   const auto f = h5::File::open_read(kFixture);
-  for (int k = 0; k < 4; ++k) {
-    const std::string g = "case" + std::to_string(k);
-    INFO(g);
-    const ReservoirCase c = fixture_case(f, k);
-    const std::vector<double> times = f.read_numeric(g + "/times_days").values;
-    const std::vector<double> dp =
-        rz_gravity_two_phase_dp_bar(c, times, kStandardGravity, Dissolution::kBrine);
-    const int T = int(times.size()), X = c.nx, Y = c.ny, W = 8;
-    REQUIRE(dp.size() == std::size_t(T) * X * Y);
-    const auto near = f.read_numeric(g + "/gravity_brine_dp_bar_near");
-    std::vector<double> mine;
-    for (int t = 0; t < T; ++t)
-      for (int x = 0; x < X; ++x)
-        for (int y = 0; y < W; ++y) mine.push_back(dp[(std::size_t(t) * X + x) * Y + y]);
-    double scale = 0;
-    for (double v : near.values) scale = std::max(scale, std::abs(v));
-    CHECK(max_rel(mine, near.values, 1e-3 * scale) < kTwin);
+  for_each_fixture_case(f, [&](const std::string& g, const ReservoirCase& c,
+                               const std::vector<double>& times) {
+    const double scale = check_near_columns(
+        f, g, "gravity_brine_dp_bar_near", c,
+        rz_gravity_two_phase_dp_bar(c, times, kStandardGravity, Dissolution::kBrine));
     const std::vector<double> want = f.numeric_attribute("gravity_brine_envelope_bar", g);
     const GravitySummary brine = rz_gravity_two_phase_summary(c, times, Dissolution::kBrine);
-    REQUIRE(brine.envelope_bar.size() == std::size_t(Y));
+    REQUIRE(brine.envelope_bar.size() == std::size_t(c.ny));
     CHECK(max_rel(brine.envelope_bar, want, 1e-3 * scale) < kTwin);
     const GravitySummary pore = rz_gravity_two_phase_summary(c, times);
     CHECK(brine.envelope_bar.back() > pore.envelope_bar.back());
     // The memo keeps the two apart.
     CHECK(memo_gravity_summary(c, times, Dissolution::kBrine).envelope_bar == brine.envelope_bar);
     CHECK(memo_gravity_summary(c, times).envelope_bar == pore.envelope_bar);
-  }
+  });
 }
 
 TEST_CASE("pressure estimates: the buoyancy-aware estimate at hand-checkable limits",

@@ -622,6 +622,24 @@ def make_pressure_estimates_fixture(out_dir, seed):
     add_brine_dissolution_estimates(path)
 
 
+def _fixture_cases(f):
+    """(group, decoded case, report times or None) of every /caseK of an open
+    pressure_estimates.h5: the examples it names, at their own times, and the hand-made case."""
+    from ufno.data import cases as ufno_cases
+    from ufno.heads import physics
+    k = 0
+    while "case%d" % k in f:
+        g = f["case%d" % k]
+        if "case" in g.attrs:
+            case = ufno_cases.read_case_h5(os.path.join(os.path.dirname(HERE), g.attrs["case"]))
+            times = None
+        else:
+            case = pressure_estimates_hand_made_case()
+            times = PRESSURE_ESTIMATES_HAND_MADE_TIMES
+        yield g, physics.from_case(case), times
+        k += 1
+
+
 def add_gravity_pressure_estimates(path, seed):
     """Adds the buoyancy-aware estimate (physics.rz_gravity_two_phase_dp_bar) to
     pressure_estimates.h5 at `path`, leaving what is there as it is: /caseK/gravity_dp_bar_near
@@ -629,23 +647,12 @@ def add_gravity_pressure_estimates(path, seed):
     value in the well's column) and gravity_plume_radius_m (its gas saturation's plume radius at
     each report time, plume_radius.plume_radii), and /max_dp_head_gravity (36 inputs, the last
     log_rz_gravity_two_phase_max_dp_bar) with its inputs and estimates under /expected_gravity."""
-    from ufno.data import cases as ufno_cases
     from ufno.heads import common as kpi_head
     from ufno.heads import physics
     from ufno.heads import plume_radius
     gravity_inputs, theis = [], []
     with h5py.File(path, "a") as f:
-        k = 0
-        while "case%d" % k in f:
-            g = f["case%d" % k]
-            if "case" in g.attrs:
-                case = ufno_cases.read_case_h5(os.path.join(os.path.dirname(HERE),
-                                                            g.attrs["case"]))
-                times = None
-            else:
-                case = pressure_estimates_hand_made_case()
-                times = PRESSURE_ESTIMATES_HAND_MADE_TIMES
-            d = physics.from_case(case)
+        for g, d, times in _fixture_cases(f):
             dps, sats = physics.rz_gravity_two_phase_dp_bar([d], times, [physics.properties(d)])
             dp = dps[0]
             # Its gas saturation's plume radius at every report time, by the KPI rule.
@@ -659,7 +666,6 @@ def add_gravity_pressure_estimates(path, seed):
                 gravity_inputs.append(math.log(max(dp[:, :, 0].max(),
                                                    physics.PHYSICS_FLOOR_BAR)))
                 theis.append(g.attrs["theis_bar"])
-            k += 1
         base = f["expected/inputs"][()]
         inputs = np.concatenate([base, np.asarray(gravity_inputs)[:, None]], 1)
         torch.manual_seed(seed)
@@ -683,27 +689,15 @@ def add_brine_dissolution_estimates(path):
     is: /caseK/gravity_brine_dp_bar_near (its first 8 radial columns, (T, X, 8)) and the
     attribute gravity_brine_envelope_bar (its largest value over report times and layers at
     every radial column, where the two models differ most)."""
-    from ufno.data import cases as ufno_cases
     from ufno.heads import physics
     with h5py.File(path, "a") as f:
-        k = 0
-        while "case%d" % k in f:
-            g = f["case%d" % k]
-            if "case" in g.attrs:
-                case = ufno_cases.read_case_h5(os.path.join(os.path.dirname(HERE),
-                                                            g.attrs["case"]))
-                times = None
-            else:
-                case = pressure_estimates_hand_made_case()
-                times = PRESSURE_ESTIMATES_HAND_MADE_TIMES
-            d = physics.from_case(case)
+        for g, d, times in _fixture_cases(f):
             dp = physics.rz_gravity_two_phase_dp_bar([d], times, [physics.properties(d)],
                                                      dissolution="brine")[0][0]
             if "gravity_brine_dp_bar_near" in g:
                 del g["gravity_brine_dp_bar_near"]
             g["gravity_brine_dp_bar_near"] = dp[:, :, :8]
             g.attrs["gravity_brine_envelope_bar"] = dp.max(axis=(0, 1))
-            k += 1
 
 
 def pressure_estimates_brine_main():
