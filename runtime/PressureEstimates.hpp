@@ -93,7 +93,7 @@ constexpr double kStandardGravity = 9.80665;  // physics.GRAVITY [m/s2]
 // Where the injected CO2 dissolves (physics.py DISSOLUTION_MODELS): kPoreVolume, the whole pore
 // volume of every cell the front has touched (gas above 1e-6; what the maximum-dP and
 // plume-radius heads read), or kBrine, the brine (1 - S of the pore volume) of the cells the
-// plume holds (gas above 0.01), whose far field is Flow's more closely (docs/kpis.md, "Area of
+// plume holds (gas above 0.05), whose far field is Flow's more closely (docs/kpis.md, "Area of
 // review").
 enum class Dissolution { kPoreVolume = 0, kBrine = 1 };
 std::vector<double> rz_gravity_two_phase_dp_bar(const ReservoirCase& c,

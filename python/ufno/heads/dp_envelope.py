@@ -52,8 +52,6 @@ TARGET = ("log(largest dP in bar over report times and layers) at radial column 
 BASELINE_TARGET = ("log(largest dP over report times and layers / the buoyancy-aware solve's, "
                    "floored at 0.01 bar) at radial column k = target_mean[k] + target_std[k] * "
                    "mean of members[k]")
-# What a head with envelope_baseline multiplies its ratio by (runtime/KpiHeadEstimator.cpp).
-BASELINES = ("gravity_envelope",)
 
 
 def inputs(x0, network_envelope):
