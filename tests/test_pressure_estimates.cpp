@@ -582,6 +582,14 @@ TEST_CASE("pressure estimates: a head file's envelope baseline is checked",
   CHECK_THROWS_WITH(
       read_kpi_head(copy, "max_dp_head"),
       Catch::Contains("max_dp_head@envelope_baseline") && Catch::Contains("gravity_envelope"));
+  // 32 KB of text (HDF5 keeps an attribute under 64 KB) and a number where the name belongs:
+  // refused the same way.
+  test::set_string_attribute(copy, "envelope_baseline", std::string(1 << 15, 'g'), "/max_dp_head");
+  CHECK_THROWS_WITH(read_kpi_head(copy, "max_dp_head"),
+                    Catch::Contains("max_dp_head@envelope_baseline"));
+  test::set_double_attribute(copy, "envelope_baseline", {1.0}, "/max_dp_head");
+  CHECK_THROWS_WITH(read_kpi_head(copy, "max_dp_head"),
+                    Catch::Contains("envelope_baseline") && Catch::Contains("not a string"));
   std::remove(copy.c_str());
 }
 
